@@ -1,0 +1,67 @@
+import { Config, Context, Effect, Layer, type LogLevel, Option, Redacted, Schema, SchemaTransformation } from "effect"
+
+export interface AppConfigShape {
+  readonly port: number
+  readonly host: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly dataDir: string
+  readonly publicBaseUrl: string
+  readonly dashboardUrl: string
+  readonly logLevel: LogLevel.LogLevel
+  readonly metricsPort: Option.Option<number>
+  readonly databasePoolSize: number
+}
+
+const HttpUrl = Schema.String.check(
+  Schema.makeFilter((raw: string) => {
+    const url = URL.parse(raw)
+    return (url !== null && (url.protocol === "http:" || url.protocol === "https:")) || "Expected an absolute http(s) URL"
+  })
+).pipe(
+  Schema.decodeTo(
+    Schema.String,
+    SchemaTransformation.transform({ decode: (url) => url.replace(/\/+$/, ""), encode: (url) => url })
+  )
+)
+
+const NonEmpty = Schema.String.check(Schema.isNonEmpty())
+
+export const appConfig = Config.all({
+  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.schema(NonEmpty, "HOST").pipe(Config.withDefault("127.0.0.1")),
+  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  dataDir: Config.schema(NonEmpty, "LEAD_INTAKE_DATA_DIR").pipe(Config.withDefault(".data")),
+  publicBaseUrl: Config.option(Config.schema(HttpUrl, "PUBLIC_BASE_URL")),
+  dashboardUrl: Config.schema(HttpUrl, "DASHBOARD_URL").pipe(Config.withDefault("http://localhost:3000")),
+  logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const)),
+  metricsPort: Config.option(Config.Port("METRICS_PORT")),
+  databasePoolSize: Config.schema(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })),
+    "DATABASE_POOL_SIZE"
+  ).pipe(Config.withDefault(16))
+}).pipe(
+  Config.map(
+    (raw): AppConfigShape => ({
+      ...raw,
+      publicBaseUrl: Option.getOrElse(raw.publicBaseUrl, () => `http://${urlHost(raw.host)}:${raw.port}`)
+    })
+  )
+)
+
+const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
+
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("lead-intake/AppConfig") {
+  static readonly layer = Layer.effect(AppConfig, appConfig)
+  static readonly layerWith = (overrides: Partial<AppConfigShape>) =>
+    Layer.effect(
+      AppConfig,
+      Effect.map(appConfig, (config) => ({ ...config, ...overrides }))
+    )
+}
+
+export const redactedDatabaseUrl = (url: Redacted.Redacted): string => {
+  const parsed = URL.parse(Redacted.value(url))
+  if (parsed === null) return "<unparseable DATABASE_URL>"
+  if (parsed.password !== "") parsed.password = "****"
+  return parsed.toString()
+}

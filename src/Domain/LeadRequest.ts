@@ -1,0 +1,276 @@
+import { Schema } from "effect"
+import { isAcceptablePhone } from "./Phone.ts"
+
+export const Limits = {
+  bodyBytes: 64_000,
+  nombre: 200,
+  mensaje: 2_000,
+  extrasEntries: 20,
+  extrasKey: 60,
+  extrasValue: 200,
+  email: 254,
+  externalCode: 100,
+  idempotencyKey: 200
+} as const
+
+const codePoints = (text: string) => {
+  let count = 0
+  for (const _ of text) count++
+  return count
+}
+
+/** A string rule with the JSON Schema it stands for, so the OpenAPI document states exactly what is checked. */
+const rule = (check: (text: string) => boolean, expected: string, jsonSchema: Record<string, unknown>) =>
+  Schema.makeFilter((text: string) => check(text) || `Expected ${expected}`, {
+    expected,
+    toJsonSchema: () => jsonSchema
+  })
+
+const maxCodePoints = (max: number) =>
+  rule((text) => codePoints(text) <= max, `at most ${max} characters`, { maxLength: max })
+
+const betweenCodePoints = (min: number, max: number, prepare: (text: string) => string = (text) => text) =>
+  rule(
+    (text) => {
+      const length = codePoints(prepare(text))
+      return length >= min && length <= max
+    },
+    `${min} to ${max} characters`,
+    { minLength: min, maxLength: max }
+  )
+
+export const Nombre = Schema.String.check(betweenCodePoints(1, Limits.nombre)).annotate({
+  description: "Contact name. Trimmed, inner whitespace collapsed and NFC-normalised, then 1 to 200 characters."
+})
+
+export const Telefono = Schema.String.check(
+  rule(isAcceptablePhone, "a phone with at least 10 digits", {
+    pattern: "^\\+?[0-9 .()-]*([0-9][ .()-]*){10,}$"
+  })
+).annotate({
+  description:
+    "Phone in any format: at least 10 digits; only digits, spaces, hyphens, dots, parentheses and one leading +. The only matching criterion for an existing lead."
+})
+
+const emailShape = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
+
+export const Email = Schema.String.check(
+  rule((text) => text.length <= Limits.email && emailShape.test(text), "an e-mail address", {
+    format: "email",
+    maxLength: Limits.email
+  })
+).annotate({
+  description: "E-mail address (local@domain.tld, no spaces, at most 254 characters). Stored lowercase."
+})
+
+export const Mensaje = Schema.String.check(maxCodePoints(Limits.mensaje)).annotate({
+  description: "Free text, stored as a note. Longer than 2000 characters is rejected, never trimmed."
+})
+
+export const Codigo = Schema.String.check(Schema.isPattern(/^[A-Za-z]{3}-[0-9]{4}$/)).annotate({
+  description: "The service's own property code: three letters, a hyphen and four digits (letters case-insensitive)."
+})
+
+export const ExternalCode = Schema.String.check(betweenCodePoints(1, Limits.externalCode)).annotate({
+  description: "The organization's own code for the property, as in its catalog."
+})
+
+export const PropertyId = Schema.String.check(Schema.isUUID()).annotate({
+  description: "Internal UUID of the property record."
+})
+
+export const Propiedad = Schema.Union([
+  Schema.Struct({ codigo: Codigo }),
+  Schema.Struct({ external_code: ExternalCode }),
+  Schema.Struct({ id: PropertyId })
+]).annotate({
+  title: "PropertyReference",
+  description: "Property of interest: exactly one of `codigo`, `external_code` or `id`."
+})
+
+export const ExtrasKey = Schema.String.check(betweenCodePoints(1, Limits.extrasKey, (key) => key.trim()))
+
+const ExtrasText = Schema.String.check(maxCodePoints(Limits.extrasValue))
+
+export const ExtrasValue = Schema.Union([ExtrasText, Schema.Finite, Schema.Boolean, Schema.Null])
+
+export const Extras = Schema.Record(ExtrasKey, ExtrasValue)
+  .check(Schema.isMaxProperties(Limits.extrasEntries))
+  .annotate({
+    description:
+      "Up to 20 key-value pairs appended to the lead's notes as `key: value`. Keys 1-60 characters (trimmed), values a string of at most 200 characters, a number, a boolean or null. Null and blank values are ignored but count toward the 20."
+  })
+
+export const LeadRequest = Schema.Struct({
+  nombre: Nombre,
+  telefono: Schema.optionalKey(Schema.NullOr(Telefono)),
+  email: Schema.optionalKey(Schema.NullOr(Email)),
+  mensaje: Schema.optionalKey(Schema.NullOr(Mensaje)),
+  propiedad: Schema.optionalKey(Schema.NullOr(Propiedad)),
+  extras: Schema.optionalKey(Schema.NullOr(Extras))
+}).annotate({
+  identifier: "LeadRequest",
+  description: "A lead to create, or to enrich the existing lead with the same phone. Unknown fields are rejected."
+})
+
+export type PropertyReference =
+  | { readonly by: "codigo"; readonly value: string }
+  | { readonly by: "external_code"; readonly value: string }
+  | { readonly by: "id"; readonly value: string }
+
+export interface LeadInput {
+  readonly nombre: string
+  readonly telefono: string | null
+  readonly email: string | null
+  readonly mensaje: string | null
+  readonly propiedad: PropertyReference | null
+  /** Stored extras in the order sent, values as text; null and blank values already dropped. */
+  readonly extras: ReadonlyArray<readonly [key: string, value: string]>
+}
+
+export interface FieldProblem {
+  readonly field: string
+  readonly message: string
+}
+
+type Checked<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly problem: FieldProblem }
+
+const ok = <A>(value: A): Checked<A> => ({ ok: true, value })
+const problem = (field: string, message: string): Checked<never> => ({ ok: false, problem: { field, message } })
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const knownFields = new Set(["nombre", "telefono", "email", "mensaje", "propiedad", "extras"])
+const propertyKeys = new Set(["codigo", "external_code", "id"])
+
+const isNombre = Schema.is(Nombre)
+const isTelefono = Schema.is(Telefono)
+const isEmail = Schema.is(Email)
+const isMensaje = Schema.is(Mensaje)
+const isCodigo = Schema.is(Codigo)
+const isExternalCode = Schema.is(ExternalCode)
+const isPropertyId = Schema.is(PropertyId)
+const isExtrasKey = Schema.is(ExtrasKey)
+const isExtrasValue = Schema.is(ExtrasValue)
+
+export const normalizeNombre = (raw: string) => raw.normalize("NFC").trim().replace(/\s+/gu, " ")
+
+const checkNombre = (raw: unknown): Checked<string> => {
+  if (typeof raw !== "string") return problem("nombre", "nombre is required and must be a string")
+  const nombre = normalizeNombre(raw)
+  return isNombre(nombre) ? ok(nombre) : problem("nombre", `nombre must be 1 to ${Limits.nombre} characters`)
+}
+
+const checkTelefono = (raw: unknown): Checked<string | null> => {
+  if (raw === undefined || raw === null) return ok(null)
+  return typeof raw === "string" && isTelefono(raw)
+    ? ok(raw)
+    : problem(
+        "telefono",
+        "telefono must have at least 10 digits and only digits, spaces, hyphens, dots, parentheses and a leading +"
+      )
+}
+
+const checkEmail = (raw: unknown): Checked<string | null> => {
+  if (raw === undefined || raw === null) return ok(null)
+  if (typeof raw !== "string") return problem("email", "email must be a string")
+  const email = raw.trim().toLowerCase()
+  return isEmail(email) ? ok(email) : problem("email", "email must look like local@domain.tld")
+}
+
+const checkMensaje = (raw: unknown): Checked<string | null> => {
+  if (raw === undefined || raw === null) return ok(null)
+  if (typeof raw !== "string") return problem("mensaje", "mensaje must be a string")
+  if (!isMensaje(raw)) return problem("mensaje", `mensaje must be at most ${Limits.mensaje} characters`)
+  const mensaje = raw.trim()
+  return ok(mensaje === "" ? null : mensaje)
+}
+
+const checkPropiedad = (raw: unknown): Checked<PropertyReference | null> => {
+  if (raw === undefined || raw === null) return ok(null)
+  const shapeMessage = "propiedad must be an object with exactly one of codigo, external_code or id"
+  if (!isPlainObject(raw)) return problem("propiedad", shapeMessage)
+  const keys = Object.keys(raw)
+  const [key] = keys
+  if (keys.length !== 1 || key === undefined || !propertyKeys.has(key)) return problem("propiedad", shapeMessage)
+  const value = raw[key]
+  if (typeof value !== "string" || value === "") return problem("propiedad", `propiedad.${key} must be a non-empty string`)
+  switch (key) {
+    case "codigo":
+      return isCodigo(value)
+        ? ok({ by: "codigo", value: value.toUpperCase() })
+        : problem("propiedad.codigo", "propiedad.codigo must be three letters, a hyphen and four digits")
+    case "id":
+      return isPropertyId(value)
+        ? ok({ by: "id", value: value.toLowerCase() })
+        : problem("propiedad.id", "propiedad.id must be a UUID")
+    default:
+      return isExternalCode(value)
+        ? ok({ by: "external_code", value })
+        : problem("propiedad", `propiedad.external_code must be at most ${Limits.externalCode} characters`)
+  }
+}
+
+const extrasText = (value: string | number | boolean) => (typeof value === "string" ? value.trim() : JSON.stringify(value))
+
+const checkExtras = (raw: unknown): Checked<LeadInput["extras"]> => {
+  if (raw === undefined || raw === null) return ok([])
+  if (!isPlainObject(raw)) return problem("extras", "extras must be an object")
+  const entries = Object.entries(raw)
+  if (entries.length > Limits.extrasEntries) {
+    return problem("extras", `extras must have at most ${Limits.extrasEntries} entries`)
+  }
+  const stored: Array<readonly [string, string]> = []
+  for (const [key, value] of entries) {
+    if (key.trim() === "") return problem("extras", "extras keys must not be empty")
+    if (!isExtrasKey(key)) return problem(`extras.${key}`, `extras keys must be at most ${Limits.extrasKey} characters`)
+    if (!isExtrasValue(value)) {
+      return problem(
+        `extras.${key}`,
+        `extras values must be a string of at most ${Limits.extrasValue} characters, a number, a boolean or null`
+      )
+    }
+    if (value === null) continue
+    const text = extrasText(value)
+    if (text !== "") stored.push([key.trim(), text])
+  }
+  return ok(stored)
+}
+
+/**
+ * Validates and normalises a parsed body. Checks run in the contract's order, so the first
+ * failing field is the one reported: nombre, telefono, email, mensaje, propiedad, extras,
+ * then unknown fields.
+ */
+export const decodeLeadInput = (body: unknown): Checked<LeadInput> => {
+  if (!isPlainObject(body)) return problem("body", "The body must be a JSON object")
+  const nombre = checkNombre(body.nombre)
+  if (!nombre.ok) return nombre
+  const telefono = checkTelefono(body.telefono)
+  if (!telefono.ok) return telefono
+  const email = checkEmail(body.email)
+  if (!email.ok) return email
+  const mensaje = checkMensaje(body.mensaje)
+  if (!mensaje.ok) return mensaje
+  const propiedad = checkPropiedad(body.propiedad)
+  if (!propiedad.ok) return propiedad
+  const extras = checkExtras(body.extras)
+  if (!extras.ok) return extras
+  const unknownField = Object.keys(body).find((key) => !knownFields.has(key))
+  if (unknownField !== undefined) return problem(unknownField, `Unknown field "${unknownField}"`)
+  return ok({
+    nombre: nombre.value,
+    telefono: telefono.value,
+    email: email.value,
+    mensaje: mensaje.value,
+    propiedad: propiedad.value,
+    extras: extras.value
+  })
+}
+
+/** The note a request adds to its lead: the message, then one `key: value` line per extra. */
+export const noteBody = (input: LeadInput): string | null => {
+  const lines = [...(input.mensaje === null ? [] : [input.mensaje]), ...input.extras.map(([k, v]) => `${k}: ${v}`)]
+  return lines.length === 0 ? null : lines.join("\n")
+}

@@ -1,0 +1,129 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
+import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
+
+export const leaseMillis = 30_000
+export const memoryMillis = 24 * 60 * 60 * 1000
+
+export interface StoredResponse {
+  readonly status: 200 | 201
+  readonly body: { readonly lead_id: string; readonly status: "created" | "enriched"; readonly lead_url: string }
+}
+
+/** What the first step of a request with an Idempotency-Key found. */
+export type Reservation =
+  | { readonly _tag: "Reserved"; readonly token: string }
+  | { readonly _tag: "Replay"; readonly response: StoredResponse }
+  | { readonly _tag: "Conflict" }
+  | { readonly _tag: "InProgress" }
+
+export interface IdempotencySlot {
+  readonly originId: string
+  readonly key: string
+}
+
+/**
+ * Idempotency keys per origin. A reservation holds the key for a 30 s lease (a worker that dies
+ * frees it by itself); success is recorded by the lead write, in its own transaction, and
+ * remembered for 24 h; any failure releases the key.
+ */
+export class IdempotencyStore extends Context.Service<
+  IdempotencyStore,
+  {
+    reserve(slot: IdempotencySlot, fingerprint: string): Effect.Effect<Reservation, StoreUnavailable>
+    release(slot: IdempotencySlot, token: string): Effect.Effect<void>
+  }
+>()("lead-intake/IdempotencyStore") {
+  static readonly layer = Layer.effect(
+    IdempotencyStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      return IdempotencyStore.of({
+        reserve: Effect.fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
+          const now = yield* Clock.currentTimeMillis
+          const token = crypto.randomUUID()
+          const rows = yield* sql<{
+            reserved: boolean
+            state: string | null
+            fingerprint: string | null
+            http_status: number | null
+            response: StoredResponse["body"] | null
+          }>`
+            WITH reserved AS (
+              INSERT INTO idempotency_keys AS k (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+              VALUES (${slot.originId}, ${slot.key}, ${fingerprint}, 'in_progress', ${token}, ${new Date(now + leaseMillis)})
+              ON CONFLICT (origin_id, key) DO UPDATE
+                SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
+                    lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
+                WHERE (k.state = 'in_progress' AND k.lease_expires_at <= ${new Date(now)})
+                   OR (k.state = 'completed' AND k.completed_at <= ${new Date(now - memoryMillis)})
+              RETURNING 1
+            )
+            SELECT true AS reserved, NULL AS state, NULL AS fingerprint, NULL::integer AS http_status, NULL::jsonb AS response
+            FROM reserved
+            UNION ALL
+            SELECT false, state, fingerprint, http_status, response FROM idempotency_keys
+            WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND NOT EXISTS (SELECT 1 FROM reserved)`.pipe(
+            availableOrFail("IdempotencyStore.reserve")
+          )
+          const row = rows[0]
+          const reservation: Reservation =
+            row?.reserved === true
+              ? { _tag: "Reserved", token }
+              : row === undefined || row.state === "in_progress"
+                ? { _tag: "InProgress" }
+                : row.fingerprint !== fingerprint
+                  ? { _tag: "Conflict" }
+                  : { _tag: "Replay", response: { status: row.http_status as 200 | 201, body: row.response! } }
+          yield* Effect.annotateCurrentSpan({ "idempotency.outcome": reservation._tag })
+          return reservation
+        }),
+        release: Effect.fn("IdempotencyStore.release")(function* (slot, token) {
+          yield* sql`
+            DELETE FROM idempotency_keys
+            WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(
+            Effect.timeout(2_000),
+            Effect.catchCause((cause) =>
+              Effect.logWarning("idempotency key not released; its lease will free it", cause)
+            )
+          )
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    IdempotencyStore,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+      return IdempotencyStore.of({
+        reserve: Effect.fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
+          const now = yield* Clock.currentTimeMillis
+          const id = idempotencySlot(slot.originId, slot.key)
+          const existing = store.idempotency.get(id)
+          const free =
+            existing === undefined ||
+            (existing.state === "in_progress" && existing.leaseExpiresAt <= now) ||
+            (existing.state === "completed" && existing.completedAt <= now - memoryMillis)
+          if (free) {
+            const token = crypto.randomUUID()
+            store.idempotency.set(id, { state: "in_progress", fingerprint, token, leaseExpiresAt: now + leaseMillis })
+            return { _tag: "Reserved", token } as const
+          }
+          if (existing.state === "in_progress") return { _tag: "InProgress" } as const
+          if (existing.fingerprint !== fingerprint) return { _tag: "Conflict" } as const
+          return {
+            _tag: "Replay",
+            response: { status: existing.status as 200 | 201, body: existing.response as StoredResponse["body"] }
+          } as const
+        }),
+        release: Effect.fn("IdempotencyStore.release")(function* (slot, token) {
+          const id = idempotencySlot(slot.originId, slot.key)
+          const existing = store.idempotency.get(id)
+          if (existing?.state === "in_progress" && existing.token === token) store.idempotency.delete(id)
+        })
+      })
+    })
+  )
+}

@@ -1,0 +1,87 @@
+import { Context, Layer } from "effect"
+
+/**
+ * The state behind every `layerMemory`: one object shared by the in-memory services so they
+ * see each other's writes the way the PostgreSQL layers see each other's tables.
+ */
+export interface MemoryState {
+  readonly organizations: Map<string, { id: string; name: string; country: string }>
+  readonly agents: Map<string, { id: string; organizationId: string; name: string }>
+  readonly origins: Map<string, { id: string; organizationId: string; label: string; rateLimit: number }>
+  readonly keys: Map<
+    string,
+    { id: string; originId: string; publicId: string; prefix: string; hash: string; createdAt: number; revokedAt: number | null }
+  >
+  readonly properties: Map<
+    string,
+    { id: string; organizationId: string; codigo: string; externalCode: string | null; archived: boolean }
+  >
+  readonly rules: Array<{
+    id: string
+    organizationId: string
+    priority: number
+    originId: string | null
+    propertyId: string | null
+    agentIds: ReadonlyArray<string>
+    roundRobin: boolean
+    rotation: number
+    seq: number
+  }>
+  readonly leads: Map<
+    string,
+    {
+      id: string
+      organizationId: string
+      originId: string
+      nombre: string
+      telefono: string | null
+      phoneKey: string | null
+      email: string | null
+      propertyId: string | null
+      assigneeId: string | null
+      createdAt: number
+    }
+  >
+  readonly notes: Array<{ leadId: string; body: string; requestId: string; createdAt: number }>
+  readonly tasks: Array<{ leadId: string; kind: string; assigneeId: string | null; dueAt: number; createdAt: number }>
+  readonly events: Array<{ leadId: string; organizationId: string; type: string; createdAt: number }>
+  readonly idempotency: Map<
+    string,
+    | { state: "in_progress"; fingerprint: string; token: string; leaseExpiresAt: number }
+    | { state: "completed"; fingerprint: string; status: number; response: unknown; completedAt: number }
+  >
+  readonly windows: Map<string, number>
+  readonly requests: Array<RequestLogRow>
+}
+
+export interface RequestLogRow {
+  readonly requestId: string
+  readonly at: number
+  readonly originId: string | null
+  readonly keyPrefix: string | null
+  readonly status: number
+  readonly outcome: string
+  readonly leadId: string | null
+  readonly idempotencyKey: string | null
+  readonly durationMs: number
+}
+
+export const idempotencySlot = (originId: string, key: string) => `${originId}\u0000${key}`
+
+export class MemoryStore extends Context.Service<MemoryStore, MemoryState>()("lead-intake/MemoryStore") {
+  static readonly layer = Layer.sync(MemoryStore, () => ({
+    organizations: new Map(),
+    agents: new Map(),
+    origins: new Map(),
+    keys: new Map(),
+    properties: new Map(),
+    rules: [],
+    leads: new Map(),
+    notes: [],
+    tasks: [],
+    events: [],
+    idempotency: new Map(),
+    windows: new Map(),
+    requests: []
+  }))
+}

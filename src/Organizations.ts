@@ -1,0 +1,59 @@
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { UnknownEntity } from "./Domain/Errors.ts"
+import { MemoryStore } from "./MemoryStore.ts"
+
+export interface Organization {
+  readonly id: string
+  readonly name: string
+  readonly country: string
+}
+
+export class Organizations extends Context.Service<
+  Organizations,
+  {
+    create(input: { readonly name: string; readonly country: string }): Effect.Effect<Organization>
+    get(id: string): Effect.Effect<Organization, UnknownEntity>
+  }
+>()("lead-intake/Organizations") {
+  static readonly layer = Layer.effect(
+    Organizations,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      return Organizations.of({
+        create: Effect.fn("Organizations.create")(function* (input) {
+          const [row] = yield* sql<Organization>`
+            INSERT INTO organizations (name, country) VALUES (${input.name}, ${input.country})
+            RETURNING id, name, country`.pipe(Effect.orDie)
+          return row!
+        }),
+        get: Effect.fn("Organizations.get")(function* (id) {
+          const [row] = yield* sql<Organization>`SELECT id, name, country FROM organizations WHERE id = ${id}`.pipe(
+            Effect.orDie
+          )
+          if (row === undefined) return yield* new UnknownEntity({ entity: "organization", id })
+          return row
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    Organizations,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+      return Organizations.of({
+        create: Effect.fn("Organizations.create")(function* (input) {
+          const organization = { id: crypto.randomUUID(), ...input }
+          store.organizations.set(organization.id, organization)
+          return organization
+        }),
+        get: Effect.fn("Organizations.get")(function* (id) {
+          const organization = store.organizations.get(id)
+          if (organization === undefined) return yield* new UnknownEntity({ entity: "organization", id })
+          return organization
+        })
+      })
+    })
+  )
+}

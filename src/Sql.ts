@@ -1,0 +1,134 @@
+import { PgClient } from "@effect/sql-pg"
+import { Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { Migrator, SqlClient, type SqlError } from "effect/sql"
+import { migrations } from "../migrations/index.ts"
+import { AppConfig, redactedDatabaseUrl } from "./Config.ts"
+import { acquireEmbeddedCluster } from "./Sql/EmbeddedPostgres.ts"
+
+/** The store could not be reached in bounded time: the request may be retried, nothing was written. */
+export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
+  operation: Schema.String
+}) {}
+
+const unavailableReasons = new Set(["ConnectionError", "AuthenticationError", "StatementTimeoutError"])
+
+export const statementTimeout = Duration.seconds(2)
+
+/**
+ * Connection loss and timeouts become `StoreUnavailable` (503); every other SQL failure is a
+ * defect (500), because it means a bug or a broken schema rather than a transient outage.
+ */
+export const availableOrFail =
+  (operation: string) =>
+  <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError> | StoreUnavailable, R> =>
+    self.pipe(
+      Effect.timeoutOrElse({
+        duration: statementTimeout,
+        orElse: () => Effect.fail(new StoreUnavailable({ operation }))
+      }),
+      Effect.catchIf(
+        (error): error is SqlError.SqlError => isSqlError(error),
+        (error) =>
+          unavailableReasons.has(error.reason._tag)
+            ? Effect.fail(new StoreUnavailable({ operation }))
+            : Effect.die(error)
+      )
+    ) as never
+
+const isSqlError = (error: unknown): error is SqlError.SqlError =>
+  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "SqlError"
+
+export interface DatabaseLocation {
+  readonly description: string
+}
+
+export class Database extends Context.Service<Database, DatabaseLocation>()("lead-intake/Database") {}
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+
+const embeddedClient = (dataDir: string, maxConnections: number) =>
+  Effect.gen(function* () {
+    const cluster = yield* Effect.acquireRelease(
+      Effect.promise(() => acquireEmbeddedCluster(dataDir, log)),
+      (cluster) => Effect.promise(() => cluster.release())
+    )
+    const connect = { host: "127.0.0.1", port: cluster.port, username: cluster.user, password: Redacted.make(cluster.password) }
+    yield* ensureDatabase(connect, "lead_intake")
+    const client = yield* PgClient.make({ ...connect, database: "lead_intake", ...poolOptions(maxConnections) })
+    return { client, description: `embedded PostgreSQL at 127.0.0.1:${cluster.port}, data in ${cluster.clusterDir}` }
+  })
+
+const poolOptions = (maxConnections: number) => ({
+  maxConnections,
+  minConnections: 1,
+  connectTimeout: Duration.millis(1500),
+  idleTimeout: Duration.minutes(5),
+  applicationName: "lead-intake"
+})
+
+const ensureDatabase = (
+  connect: { host: string; port: number; username: string; password: Redacted.Redacted },
+  database: string
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const admin = yield* PgClient.makeClient({ ...connect, database: "postgres" })
+      const rows = yield* admin<{ exists: boolean }>`SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ${database}) AS exists`
+      if (rows[0]?.exists !== true) {
+        yield* admin.unsafe(`CREATE DATABASE ${database}`).pipe(
+          Effect.catchIf(
+            (error) => error.reason._tag === "UniqueViolation",
+            () => Effect.void
+          )
+        )
+      }
+    })
+  )
+
+/** PgClient + SqlClient on `DATABASE_URL`, or on the embedded cluster under the data directory. */
+export const layerClient = Layer.effectContext(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const { client, description } = yield* Option.match(config.databaseUrl, {
+      onNone: () => embeddedClient(config.dataDir, config.databasePoolSize),
+      onSome: (url) =>
+        Effect.map(PgClient.make({ url, ...poolOptions(config.databasePoolSize) }), (client) => ({
+          client,
+          description: `PostgreSQL at ${redactedDatabaseUrl(url)}`
+        }))
+    })
+    return Context.make(PgClient.PgClient, client).pipe(
+      Context.add(SqlClient.SqlClient, client),
+      Context.add(Database, { description })
+    )
+  })
+).pipe(Layer.provide(Reactivity.layer))
+
+const migrationLockKey = 4_812_775_001
+
+const runMigrations = Migrator.make({})
+
+/** Applies pending migrations; an advisory lock makes concurrent starts wait for each other. */
+export const migrate = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql.withTransaction(
+    Effect.andThen(
+      sql`SELECT pg_advisory_xact_lock(${migrationLockKey})`,
+      runMigrations({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
+    )
+  )
+}).pipe(
+  Effect.map((applied) => applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)),
+  Effect.withSpan("Sql.migrate")
+)
+
+export const layerMigrated = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const applied = yield* migrate
+    if (applied.length > 0) yield* Effect.logInfo("migrations applied").pipe(Effect.annotateLogs({ applied }))
+  }).pipe(Effect.orDie)
+)
+
+/** The client with the schema brought up to date: what the server and the CLI run on. */
+export const layer = layerMigrated.pipe(Layer.provideMerge(layerClient))

