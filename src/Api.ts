@@ -52,7 +52,10 @@ export const LeadEnriched = Schema.Struct({
   lead_url: Uri,
   request_id: RequestId,
   replay: Replay
-}).annotate({ identifier: "LeadEnriched", description: "The existing lead with the same phone was enriched." })
+}).annotate({
+  identifier: "LeadEnriched",
+  description: "The existing lead with the same phone was enriched."
+})
 
 export const DryRunResult = Schema.Struct({
   status: Schema.Literal("dry_run"),
@@ -81,12 +84,14 @@ export const IndexResponse = Schema.Struct({
 
 const printableAscii = /^[\x20-\x7E]+$/
 
-export const isIdempotencyKey = (key: string) => key.length <= Limits.idempotencyKey && printableAscii.test(key)
+export const isIdempotencyKey = (key: string) =>
+  key.length <= Limits.idempotencyKey && printableAscii.test(key)
 
 export const LeadHeaders = Schema.Struct({
   "x-service-dry-run": Schema.optionalKey(
     Schema.Literal("true").annotate({
-      description: "Only allowed value `true`: validate, resolve the property and look for a match, write nothing."
+      description:
+        "Only allowed value `true`: validate, resolve the property and look for a match, write nothing."
     })
   ),
   "idempotency-key": Schema.optionalKey(
@@ -129,9 +134,12 @@ export class Authentication extends HttpApiMiddleware.Service<Authentication, { 
   }
 ) {}
 
-export class RateLimit extends HttpApiMiddleware.Service<RateLimit, { requires: Caller }>()("lead-intake/RateLimit", {
-  error: RateLimited
-}) {}
+export class RateLimit extends HttpApiMiddleware.Service<RateLimit, { requires: Caller }>()(
+  "lead-intake/RateLimit",
+  {
+    error: [RateLimited, TemporarilyUnavailable]
+  }
+) {}
 
 export class BodyGuard extends HttpApiMiddleware.Service<BodyGuard, { provides: RequestBody }>()(
   "lead-intake/BodyGuard",
@@ -139,17 +147,29 @@ export class BodyGuard extends HttpApiMiddleware.Service<BodyGuard, { provides: 
 ) {}
 
 const rateLimitHeaders = {
-  "X-RateLimit-Limit": { description: "Requests allowed per minute for this key.", schema: { type: "integer" } },
-  "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer" } },
+  "X-RateLimit-Limit": {
+    description: "Requests allowed per minute for this key.",
+    schema: { type: "integer" }
+  },
+  "X-RateLimit-Remaining": {
+    description: "Requests left in the current window.",
+    schema: { type: "integer" }
+  },
   "X-RateLimit-Reset": {
     description: "Unix time in seconds when the window restarts (the next Unix minute).",
     schema: { type: "integer" }
   },
-  "RateLimit-Policy": { description: 'IETF draft policy, e.g. `"default";q=60;w=60`.', schema: { type: "string" } },
+  "RateLimit-Policy": {
+    description: 'IETF draft policy, e.g. `"default";q=60;w=60`.',
+    schema: { type: "string" }
+  },
   RateLimit: { description: 'IETF draft state, e.g. `"default";r=59;t=42`.', schema: { type: "string" } }
 }
 const requestIdHeader = {
-  "X-Request-Id": { description: "Unique id of this request; equals `request_id` in the body.", schema: { type: "string" } }
+  "X-Request-Id": {
+    description: "Unique id of this request; equals `request_id` in the body.",
+    schema: { type: "string" }
+  }
 }
 const retryAfterHeader = {
   "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } }
@@ -161,7 +181,10 @@ const replayedHeader = {
   }
 }
 
-type OpenApiOperation = { responses?: Record<string, { headers?: Record<string, unknown> }> } & Record<string, unknown>
+type OpenApiOperation = { responses?: Record<string, { headers?: Record<string, unknown> }> } & Record<
+  string,
+  unknown
+>
 
 /** Headers set outside the typed body (request id, rate limit, Retry-After) are documented here. */
 const documentHeaders =
@@ -186,7 +209,12 @@ const documentIdempotencyKey = (operation: Record<string, unknown>) => {
   const parameters = (operation.parameters ?? []) as Array<{ name: string; schema?: Record<string, unknown> }>
   for (const parameter of parameters) {
     if (parameter.name === "idempotency-key") {
-      parameter.schema = { type: "string", minLength: 1, maxLength: Limits.idempotencyKey, pattern: "^[\\x20-\\x7E]+$" }
+      parameter.schema = {
+        type: "string",
+        minLength: 1,
+        maxLength: Limits.idempotencyKey,
+        pattern: "^[\\x20-\\x7E]+$"
+      }
     }
   }
   return operation
@@ -222,26 +250,30 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
 
 const publicHeaders = documentHeaders(() => ({}))
 
-export class PublicGroup extends HttpApiGroup.make("public")
-  .add(
-    HttpApiEndpoint.get("index", "/v1", { success: IndexResponse }).annotateMerge(
-      OpenApi.annotations({ summary: "API index", transform: publicHeaders })
-    ),
-    HttpApiEndpoint.get("openapi", "/v1/openapi.json", {
-      success: Schema.Record(Schema.String, Schema.Json).annotate({ description: "The OpenAPI 3.1 document." })
-    }).annotateMerge(
-      OpenApi.annotations({
-        summary: "This OpenAPI 3.1 document",
-        description: "Cacheable for 5 minutes (`Cache-Control: public, max-age=300`).",
-        transform: documentHeaders(() => ({
-          "Cache-Control": { description: "`public, max-age=300`", schema: { type: "string" } }
-        }))
-      })
-    ),
-    HttpApiEndpoint.get("docs", "/v1/docs", {
-      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
-    }).annotateMerge(OpenApi.annotations({ summary: "Human documentation, with an anchor per error code", transform: publicHeaders }))
-  ) {}
+export class PublicGroup extends HttpApiGroup.make("public").add(
+  HttpApiEndpoint.get("index", "/v1", { success: IndexResponse }).annotateMerge(
+    OpenApi.annotations({ summary: "API index", transform: publicHeaders })
+  ),
+  HttpApiEndpoint.get("openapi", "/v1/openapi.json", {
+    success: Schema.Record(Schema.String, Schema.Json).annotate({ description: "The OpenAPI 3.1 document." })
+  }).annotateMerge(
+    OpenApi.annotations({
+      summary: "This OpenAPI 3.1 document",
+      description: "Cacheable for 5 minutes (`Cache-Control: public, max-age=300`).",
+      transform: documentHeaders(() => ({
+        "Cache-Control": { description: "`public, max-age=300`", schema: { type: "string" } }
+      }))
+    })
+  ),
+  HttpApiEndpoint.get("docs", "/v1/docs", {
+    success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
+  }).annotateMerge(
+    OpenApi.annotations({
+      summary: "Human documentation, with an anchor per error code",
+      transform: publicHeaders
+    })
+  )
+) {}
 
 export class Api extends HttpApi.make("lead-intake")
   .add(PublicGroup)

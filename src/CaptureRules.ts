@@ -25,7 +25,10 @@ export interface NewRule {
 export class CaptureRules extends Context.Service<
   CaptureRules,
   {
-    addAgent(input: { readonly organizationId: string; readonly name: string }): Effect.Effect<Agent, UnknownEntity>
+    addAgent(input: {
+      readonly organizationId: string
+      readonly name: string
+    }): Effect.Effect<Agent, UnknownEntity>
     addRule(rule: NewRule): Effect.Effect<{ readonly id: string }, UnknownEntity | Rejected>
   }
 >()("lead-intake/CaptureRules") {
@@ -64,9 +67,15 @@ export class CaptureRules extends Context.Service<
         }),
         addRule: Effect.fn("CaptureRules.addRule")(function* (rule) {
           yield* requireOrganization(rule.organizationId)
-          if (rule.agentIds.length === 0) return yield* new Rejected({ reason: "a rule needs at least one agent" })
+          if (rule.agentIds.length === 0)
+            return yield* new Rejected({ reason: "a rule needs at least one agent" })
           yield* requireInOrganization("agents", "agent", rule.organizationId, rule.agentIds)
-          yield* requireInOrganization("origins", "origin", rule.organizationId, rule.originId === null ? [] : [rule.originId])
+          yield* requireInOrganization(
+            "origins",
+            "origin",
+            rule.organizationId,
+            rule.originId === null ? [] : [rule.originId]
+          )
           yield* requireInOrganization(
             "properties",
             "property",
@@ -89,7 +98,9 @@ export class CaptureRules extends Context.Service<
     Effect.gen(function* () {
       const store = yield* MemoryStore
       const requireOrganization = (id: string) =>
-        store.organizations.has(id) ? Effect.void : Effect.fail(new UnknownEntity({ entity: "organization", id }))
+        store.organizations.has(id)
+          ? Effect.void
+          : Effect.fail(new UnknownEntity({ entity: "organization", id }))
       const requireIn = (
         entity: string,
         organizationId: string,
@@ -108,13 +119,20 @@ export class CaptureRules extends Context.Service<
         }),
         addRule: Effect.fn("CaptureRules.addRule")(function* (rule) {
           yield* requireOrganization(rule.organizationId)
-          if (rule.agentIds.length === 0) return yield* new Rejected({ reason: "a rule needs at least one agent" })
+          if (rule.agentIds.length === 0)
+            return yield* new Rejected({ reason: "a rule needs at least one agent" })
           yield* requireIn("agent", rule.organizationId, rule.agentIds, (id) => store.agents.get(id))
-          yield* requireIn("origin", rule.organizationId, rule.originId === null ? [] : [rule.originId], (id) =>
-            store.origins.get(id)
+          yield* requireIn(
+            "origin",
+            rule.organizationId,
+            rule.originId === null ? [] : [rule.originId],
+            (id) => store.origins.get(id)
           )
-          yield* requireIn("property", rule.organizationId, rule.propertyId === null ? [] : [rule.propertyId], (id) =>
-            store.properties.get(id)
+          yield* requireIn(
+            "property",
+            rule.organizationId,
+            rule.propertyId === null ? [] : [rule.propertyId],
+            (id) => store.properties.get(id)
           )
           const id = crypto.randomUUID()
           store.rules.push({ id, ...rule, rotation: 0, seq: store.rules.length })

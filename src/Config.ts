@@ -1,4 +1,14 @@
-import { Config, Context, Effect, Layer, type LogLevel, Option, Redacted, Schema, SchemaTransformation } from "effect"
+import {
+  Config,
+  Context,
+  Effect,
+  Layer,
+  type LogLevel,
+  Option,
+  Redacted,
+  Schema,
+  SchemaTransformation
+} from "effect"
 
 export interface AppConfigShape {
   readonly port: number
@@ -15,7 +25,10 @@ export interface AppConfigShape {
 const HttpUrl = Schema.String.check(
   Schema.makeFilter((raw: string) => {
     const url = URL.parse(raw)
-    return (url !== null && (url.protocol === "http:" || url.protocol === "https:")) || "Expected an absolute http(s) URL"
+    return (
+      (url !== null && (url.protocol === "http:" || url.protocol === "https:")) ||
+      "Expected an absolute http(s) URL"
+    )
   })
 ).pipe(
   Schema.decodeTo(

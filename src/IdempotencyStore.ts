@@ -8,7 +8,11 @@ export const memoryMillis = 24 * 60 * 60 * 1000
 
 export interface StoredResponse {
   readonly status: 200 | 201
-  readonly body: { readonly lead_id: string; readonly status: "created" | "enriched"; readonly lead_url: string }
+  readonly body: {
+    readonly lead_id: string
+    readonly status: "created" | "enriched"
+    readonly lead_url: string
+  }
 }
 
 /** What the first step of a request with an Idempotency-Key found. */
@@ -75,7 +79,10 @@ export class IdempotencyStore extends Context.Service<
                 ? { _tag: "InProgress" }
                 : row.fingerprint !== fingerprint
                   ? { _tag: "Conflict" }
-                  : { _tag: "Replay", response: { status: row.http_status as 200 | 201, body: row.response! } }
+                  : {
+                      _tag: "Replay",
+                      response: { status: row.http_status as 200 | 201, body: row.response! }
+                    }
           yield* Effect.annotateCurrentSpan({ "idempotency.outcome": reservation._tag })
           return reservation
         }),
@@ -108,14 +115,22 @@ export class IdempotencyStore extends Context.Service<
             (existing.state === "completed" && existing.completedAt <= now - memoryMillis)
           if (free) {
             const token = crypto.randomUUID()
-            store.idempotency.set(id, { state: "in_progress", fingerprint, token, leaseExpiresAt: now + leaseMillis })
+            store.idempotency.set(id, {
+              state: "in_progress",
+              fingerprint,
+              token,
+              leaseExpiresAt: now + leaseMillis
+            })
             return { _tag: "Reserved", token } as const
           }
           if (existing.state === "in_progress") return { _tag: "InProgress" } as const
           if (existing.fingerprint !== fingerprint) return { _tag: "Conflict" } as const
           return {
             _tag: "Replay",
-            response: { status: existing.status as 200 | 201, body: existing.response as StoredResponse["body"] }
+            response: {
+              status: existing.status as 200 | 201,
+              body: existing.response as StoredResponse["body"]
+            }
           } as const
         }),
         release: Effect.fn("IdempotencyStore.release")(function* (slot, token) {

@@ -33,12 +33,17 @@ export class KeyStore extends Context.Service<
       readonly organizationId: string
       readonly label: string
       readonly rateLimit: number
-    }): Effect.Effect<{ readonly id: string; readonly label: string; readonly rateLimit: number } & IssuedKey, UnknownEntity | Rejected>
+    }): Effect.Effect<
+      { readonly id: string; readonly label: string; readonly rateLimit: number } & IssuedKey,
+      UnknownEntity | Rejected
+    >
     setRateLimit(originId: string, rateLimit: number): Effect.Effect<void, UnknownEntity>
     listOrigins(organizationId: string): Effect.Effect<ReadonlyArray<OriginSummary>, UnknownEntity>
     /** Issues a new key for the origin; the previous one is revoked in the same instant. */
     rotate(originId: string): Effect.Effect<IssuedKey, UnknownEntity>
-    revoke(originId: string): Effect.Effect<{ readonly prefix: string; readonly revokedAt: Date }, UnknownEntity | Rejected>
+    revoke(
+      originId: string
+    ): Effect.Effect<{ readonly prefix: string; readonly revokedAt: Date }, UnknownEntity | Rejected>
   }
 >()("lead-intake/KeyStore") {
   static readonly layer = Layer.effect(
@@ -64,7 +69,11 @@ export class KeyStore extends Context.Service<
         authenticate: Effect.fn("KeyStore.authenticate")(function* (token) {
           const parsed = parseApiKey(token)
           if (parsed === undefined) {
-            return yield* new KeyRejected({ reason: "malformed", prefix: visiblePrefixOf(token) ?? null, originId: null })
+            return yield* new KeyRejected({
+              reason: "malformed",
+              prefix: visiblePrefixOf(token) ?? null,
+              originId: null
+            })
           }
           yield* Effect.annotateCurrentSpan({ "key.prefix": parsed.prefix })
           const rows = yield* sql<{
@@ -85,12 +94,23 @@ export class KeyStore extends Context.Service<
             WHERE k.public_id = ${parsed.publicId}`.pipe(availableOrFail("KeyStore.authenticate"))
           const row = rows[0]
           if (row === undefined || !hashesEqual(row.key_hash, hashApiKey(token))) {
-            return yield* new KeyRejected({ reason: "unknown", prefix: parsed.prefix, originId: row?.origin_id ?? null })
+            return yield* new KeyRejected({
+              reason: "unknown",
+              prefix: parsed.prefix,
+              originId: row?.origin_id ?? null
+            })
           }
           if (row.revoked) {
-            return yield* new KeyRejected({ reason: "revoked", prefix: parsed.prefix, originId: row.origin_id })
+            return yield* new KeyRejected({
+              reason: "revoked",
+              prefix: parsed.prefix,
+              originId: row.origin_id
+            })
           }
-          yield* Effect.annotateCurrentSpan({ "origin.id": row.origin_id, "organization.id": row.organization_id })
+          yield* Effect.annotateCurrentSpan({
+            "origin.id": row.origin_id,
+            "organization.id": row.organization_id
+          })
           return {
             keyId: row.key_id,
             prefix: parsed.prefix,
@@ -103,9 +123,8 @@ export class KeyStore extends Context.Service<
         }),
 
         createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${input.organizationId}`.pipe(
-            Effect.orDie
-          )
+          const [organization] =
+            yield* sql`SELECT 1 FROM organizations WHERE id = ${input.organizationId}`.pipe(Effect.orDie)
           if (organization === undefined) {
             return yield* new UnknownEntity({ entity: "organization", id: input.organizationId })
           }
@@ -123,22 +142,31 @@ export class KeyStore extends Context.Service<
             .pipe(
               Effect.catchIf(
                 (error) => error.reason._tag === "UniqueViolation",
-                () => Effect.fail(new Rejected({ reason: `the organization already has an origin labelled "${input.label}"` }))
+                () =>
+                  Effect.fail(
+                    new Rejected({
+                      reason: `the organization already has an origin labelled "${input.label}"`
+                    })
+                  )
               ),
               Effect.orDie
             )
         }),
 
         setRateLimit: Effect.fn("KeyStore.setRateLimit")(function* (originId, rateLimit) {
-          const rows = yield* sql`UPDATE origins SET rate_limit = ${rateLimit} WHERE id = ${originId} RETURNING id`.pipe(
-            Effect.orDie
-          )
+          const rows =
+            yield* sql`UPDATE origins SET rate_limit = ${rateLimit} WHERE id = ${originId} RETURNING id`.pipe(
+              Effect.orDie
+            )
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "origin", id: originId })
         }),
 
         listOrigins: Effect.fn("KeyStore.listOrigins")(function* (organizationId) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(Effect.orDie)
-          if (organization === undefined) return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(
+            Effect.orDie
+          )
+          if (organization === undefined)
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
           const rows = yield* sql<{ id: string; label: string; prefix: string | null; revoked: boolean }>`
             SELECT o.id, o.label, k.prefix, (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked
             FROM origins o
@@ -205,24 +233,40 @@ export class KeyStore extends Context.Service<
 
       const requireOrigin = (id: string) => {
         const origin = store.origins.get(id)
-        return origin === undefined ? Effect.fail(new UnknownEntity({ entity: "origin", id })) : Effect.succeed(origin)
+        return origin === undefined
+          ? Effect.fail(new UnknownEntity({ entity: "origin", id }))
+          : Effect.succeed(origin)
       }
 
       const latestKey = (originId: string) =>
-        [...store.keys.values()].filter((key) => key.originId === originId).sort((a, b) => b.createdAt - a.createdAt)[0]
+        [...store.keys.values()]
+          .filter((key) => key.originId === originId)
+          .sort((a, b) => b.createdAt - a.createdAt)[0]
 
       return KeyStore.of({
         authenticate: Effect.fn("KeyStore.authenticate")(function* (token) {
           const parsed = parseApiKey(token)
           if (parsed === undefined) {
-            return yield* new KeyRejected({ reason: "malformed", prefix: visiblePrefixOf(token) ?? null, originId: null })
+            return yield* new KeyRejected({
+              reason: "malformed",
+              prefix: visiblePrefixOf(token) ?? null,
+              originId: null
+            })
           }
           const key = store.keys.get(parsed.publicId)
           if (key === undefined || !hashesEqual(key.hash, hashApiKey(token))) {
-            return yield* new KeyRejected({ reason: "unknown", prefix: parsed.prefix, originId: key?.originId ?? null })
+            return yield* new KeyRejected({
+              reason: "unknown",
+              prefix: parsed.prefix,
+              originId: key?.originId ?? null
+            })
           }
           if (key.revokedAt !== null) {
-            return yield* new KeyRejected({ reason: "revoked", prefix: parsed.prefix, originId: key.originId })
+            return yield* new KeyRejected({
+              reason: "revoked",
+              prefix: parsed.prefix,
+              originId: key.originId
+            })
           }
           const origin = store.origins.get(key.originId)!
           const organization = store.organizations.get(origin.organizationId)!
@@ -244,7 +288,9 @@ export class KeyStore extends Context.Service<
             (o) => o.organizationId === input.organizationId && o.label === input.label
           )
           if (taken) {
-            return yield* new Rejected({ reason: `the organization already has an origin labelled "${input.label}"` })
+            return yield* new Rejected({
+              reason: `the organization already has an origin labelled "${input.label}"`
+            })
           }
           const origin = { id: crypto.randomUUID(), ...input }
           store.origins.set(origin.id, origin)
@@ -263,7 +309,12 @@ export class KeyStore extends Context.Service<
             .filter((origin) => origin.organizationId === organizationId)
             .map((origin) => {
               const key = latestKey(origin.id)
-              return { id: origin.id, label: origin.label, prefix: key?.prefix ?? null, revoked: key?.revokedAt !== null }
+              return {
+                id: origin.id,
+                label: origin.label,
+                prefix: key?.prefix ?? null,
+                revoked: key?.revokedAt !== null
+              }
             })
         }),
         rotate: Effect.fn("KeyStore.rotate")(function* (originId) {

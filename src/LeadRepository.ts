@@ -34,7 +34,11 @@ export interface LeadDetail {
   readonly assignee_id: string | null
   readonly created_at: string
   readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: string }>
-  readonly tasks: ReadonlyArray<{ readonly kind: string; readonly assignee_id: string | null; readonly due_at: string }>
+  readonly tasks: ReadonlyArray<{
+    readonly kind: string
+    readonly assignee_id: string | null
+    readonly due_at: string
+  }>
   readonly events: ReadonlyArray<{ readonly type: string; readonly created_at: string }>
 }
 
@@ -59,7 +63,10 @@ export const leadUrl = (base: string, leadId: string) => `${base}/leads/${leadId
 export class LeadRepository extends Context.Service<
   LeadRepository,
   {
-    findMatch(organizationId: string, phoneKey: string): Effect.Effect<Option.Option<string>, StoreUnavailable>
+    findMatch(
+      organizationId: string,
+      phoneKey: string
+    ): Effect.Effect<Option.Option<string>, StoreUnavailable>
     createOrEnrich(write: LeadWrite): Effect.Effect<LeadWritten, StoreUnavailable>
     show(id: string): Effect.Effect<LeadDetail, UnknownEntity>
     list(organizationId: string, limit: number): Effect.Effect<ReadonlyArray<LeadSummary>, UnknownEntity>
@@ -193,8 +200,11 @@ export class LeadRepository extends Context.Service<
         }),
 
         list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(Effect.orDie)
-          if (organization === undefined) return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(
+            Effect.orDie
+          )
+          if (organization === undefined)
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
           const rows = yield* sql<{
             id: string
             nombre: string
@@ -223,7 +233,9 @@ export class LeadRepository extends Context.Service<
       const matching = (organizationId: string, phoneKey: string | null) =>
         phoneKey === null
           ? undefined
-          : [...store.leads.values()].find((lead) => lead.organizationId === organizationId && lead.phoneKey === phoneKey)
+          : [...store.leads.values()].find(
+              (lead) => lead.organizationId === organizationId && lead.phoneKey === phoneKey
+            )
 
       const assign = (write: LeadWrite): string | null => {
         const rule = store.rules
@@ -275,9 +287,15 @@ export class LeadRepository extends Context.Service<
             existing.propertyId ??= write.propertyId
           }
           const note = noteBody(input)
-          if (note !== null) store.notes.push({ leadId: lead.id, body: note, requestId: write.requestId, createdAt: now })
+          if (note !== null)
+            store.notes.push({ leadId: lead.id, body: note, requestId: write.requestId, createdAt: now })
           const outcome = existing === undefined ? "created" : "enriched"
-          store.events.push({ leadId: lead.id, organizationId: write.organizationId, type: `lead.${outcome}`, createdAt: now })
+          store.events.push({
+            leadId: lead.id,
+            organizationId: write.organizationId,
+            type: `lead.${outcome}`,
+            createdAt: now
+          })
           if (write.idempotency !== null) {
             const slot = idempotencySlot(write.originId, write.idempotency.key)
             const reservation = store.idempotency.get(slot)
@@ -286,7 +304,11 @@ export class LeadRepository extends Context.Service<
                 state: "completed",
                 fingerprint: reservation.fingerprint,
                 status: outcome === "created" ? 201 : 200,
-                response: { lead_id: lead.id, status: outcome, lead_url: leadUrl(write.leadUrlBase, lead.id) },
+                response: {
+                  lead_id: lead.id,
+                  status: outcome,
+                  lead_url: leadUrl(write.leadUrlBase, lead.id)
+                },
                 completedAt: now
               })
             }
@@ -306,11 +328,15 @@ export class LeadRepository extends Context.Service<
             property_id: lead.propertyId,
             assignee_id: lead.assigneeId,
             created_at: iso(lead.createdAt),
-            notes: store.notes.filter((n) => n.leadId === id).map((n) => ({ body: n.body, created_at: iso(n.createdAt) })),
+            notes: store.notes
+              .filter((n) => n.leadId === id)
+              .map((n) => ({ body: n.body, created_at: iso(n.createdAt) })),
             tasks: store.tasks
               .filter((t) => t.leadId === id)
               .map((t) => ({ kind: t.kind, assignee_id: t.assigneeId, due_at: iso(t.dueAt) })),
-            events: store.events.filter((e) => e.leadId === id).map((e) => ({ type: e.type, created_at: iso(e.createdAt) }))
+            events: store.events
+              .filter((e) => e.leadId === id)
+              .map((e) => ({ type: e.type, created_at: iso(e.createdAt) }))
           }
         }),
         list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {

@@ -10,7 +10,15 @@ export interface MemoryState {
   readonly origins: Map<string, { id: string; organizationId: string; label: string; rateLimit: number }>
   readonly keys: Map<
     string,
-    { id: string; originId: string; publicId: string; prefix: string; hash: string; createdAt: number; revokedAt: number | null }
+    {
+      id: string
+      originId: string
+      publicId: string
+      prefix: string
+      hash: string
+      createdAt: number
+      revokedAt: number | null
+    }
   >
   readonly properties: Map<
     string,
@@ -43,7 +51,13 @@ export interface MemoryState {
     }
   >
   readonly notes: Array<{ leadId: string; body: string; requestId: string; createdAt: number }>
-  readonly tasks: Array<{ leadId: string; kind: string; assigneeId: string | null; dueAt: number; createdAt: number }>
+  readonly tasks: Array<{
+    leadId: string
+    kind: string
+    assigneeId: string | null
+    dueAt: number
+    createdAt: number
+  }>
   readonly events: Array<{ leadId: string; organizationId: string; type: string; createdAt: number }>
   readonly idempotency: Map<
     string,

@@ -28,9 +28,10 @@ export class Organizations extends Context.Service<
           return row!
         }),
         get: Effect.fn("Organizations.get")(function* (id) {
-          const [row] = yield* sql<Organization>`SELECT id, name, country FROM organizations WHERE id = ${id}`.pipe(
-            Effect.orDie
-          )
+          const [row] =
+            yield* sql<Organization>`SELECT id, name, country FROM organizations WHERE id = ${id}`.pipe(
+              Effect.orDie
+            )
           if (row === undefined) return yield* new UnknownEntity({ entity: "organization", id })
           return row
         })

@@ -23,7 +23,10 @@ export class PropertyCatalog extends Context.Service<
   PropertyCatalog,
   {
     /** The active property of the organization that the reference names, if any. */
-    resolve(organizationId: string, reference: PropertyReference): Effect.Effect<Option.Option<string>, StoreUnavailable>
+    resolve(
+      organizationId: string,
+      reference: PropertyReference
+    ): Effect.Effect<Option.Option<string>, StoreUnavailable>
     add(property: NewProperty): Effect.Effect<Property, UnknownEntity | Rejected>
     archive(id: string): Effect.Effect<Property, UnknownEntity>
   }
@@ -44,9 +47,8 @@ export class PropertyCatalog extends Context.Service<
           return Option.fromNullishOr(rows[0]?.id)
         }),
         add: Effect.fn("PropertyCatalog.add")(function* (property) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${property.organizationId}`.pipe(
-            Effect.orDie
-          )
+          const [organization] =
+            yield* sql`SELECT 1 FROM organizations WHERE id = ${property.organizationId}`.pipe(Effect.orDie)
           if (organization === undefined) {
             return yield* new UnknownEntity({ entity: "organization", id: property.organizationId })
           }
@@ -57,7 +59,10 @@ export class PropertyCatalog extends Context.Service<
             Effect.map((rows) => rows[0]!),
             Effect.catchIf(
               (error) => error.reason._tag === "UniqueViolation",
-              () => Effect.fail(new Rejected({ reason: "the organization already has a property with that code" }))
+              () =>
+                Effect.fail(
+                  new Rejected({ reason: "the organization already has a property with that code" })
+                )
             ),
             Effect.orDie
           )
@@ -77,7 +82,12 @@ export class PropertyCatalog extends Context.Service<
     PropertyCatalog,
     Effect.gen(function* () {
       const store = yield* MemoryStore
-      const view = (p: { id: string; codigo: string; externalCode: string | null; archived: boolean }): Property => ({
+      const view = (p: {
+        id: string
+        codigo: string
+        externalCode: string | null
+        archived: boolean
+      }): Property => ({
         id: p.id,
         codigo: p.codigo,
         external_code: p.externalCode,
@@ -99,9 +109,11 @@ export class PropertyCatalog extends Context.Service<
           const clash = [...store.properties.values()].some(
             (p) =>
               p.organizationId === property.organizationId &&
-              (p.codigo === property.codigo || (property.externalCode !== null && p.externalCode === property.externalCode))
+              (p.codigo === property.codigo ||
+                (property.externalCode !== null && p.externalCode === property.externalCode))
           )
-          if (clash) return yield* new Rejected({ reason: "the organization already has a property with that code" })
+          if (clash)
+            return yield* new Rejected({ reason: "the organization already has a property with that code" })
           const stored = { id: crypto.randomUUID(), ...property }
           store.properties.set(stored.id, stored)
           return view(stored)

@@ -51,7 +51,10 @@ export class RateLimiter extends Context.Service<
             ON CONFLICT (origin_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count < ${limit}
             RETURNING count`.pipe(availableOrFail("RateLimiter.consume"))
           const state = windowOf(now, limit, rows[0]?.count ?? null)
-          yield* Effect.annotateCurrentSpan({ "ratelimit.remaining": state.remaining, "ratelimit.allowed": state.allowed })
+          yield* Effect.annotateCurrentSpan({
+            "ratelimit.remaining": state.remaining,
+            "ratelimit.allowed": state.allowed
+          })
           return state
         })
       })

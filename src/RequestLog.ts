@@ -69,7 +69,9 @@ export class RequestLog extends Context.Service<
     Effect.gen(function* () {
       const store = yield* MemoryStore
       const originOfPrefix = (prefix: string | null) =>
-        prefix === null ? null : ([...store.keys.values()].find((key) => key.prefix === prefix)?.originId ?? null)
+        prefix === null
+          ? null
+          : ([...store.keys.values()].find((key) => key.prefix === prefix)?.originId ?? null)
       return RequestLog.of({
         record: Effect.fn("RequestLog.record")(function* (row) {
           store.requests.push({ ...row, originId: row.originId ?? originOfPrefix(row.keyPrefix) })

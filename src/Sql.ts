@@ -21,7 +21,9 @@ export const statementTimeout = Duration.seconds(2)
  */
 export const availableOrFail =
   (operation: string) =>
-  <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError> | StoreUnavailable, R> =>
+  <A, E, R>(
+    self: Effect.Effect<A, E | SqlError.SqlError, R>
+  ): Effect.Effect<A, Exclude<E, SqlError.SqlError> | StoreUnavailable, R> =>
     self.pipe(
       Effect.timeoutOrElse({
         duration: statementTimeout,
@@ -53,10 +55,22 @@ const embeddedClient = (dataDir: string, maxConnections: number) =>
       Effect.promise(() => acquireEmbeddedCluster(dataDir, log)),
       (cluster) => Effect.promise(() => cluster.release())
     )
-    const connect = { host: "127.0.0.1", port: cluster.port, username: cluster.user, password: Redacted.make(cluster.password) }
+    const connect = {
+      host: "127.0.0.1",
+      port: cluster.port,
+      username: cluster.user,
+      password: Redacted.make(cluster.password)
+    }
     yield* ensureDatabase(connect, "lead_intake")
-    const client = yield* PgClient.make({ ...connect, database: "lead_intake", ...poolOptions(maxConnections) })
-    return { client, description: `embedded PostgreSQL at 127.0.0.1:${cluster.port}, data in ${cluster.clusterDir}` }
+    const client = yield* PgClient.make({
+      ...connect,
+      database: "lead_intake",
+      ...poolOptions(maxConnections)
+    })
+    return {
+      client,
+      description: `embedded PostgreSQL at 127.0.0.1:${cluster.port}, data in ${cluster.clusterDir}`
+    }
   })
 
 const poolOptions = (maxConnections: number) => ({
@@ -74,7 +88,9 @@ const ensureDatabase = (
   Effect.scoped(
     Effect.gen(function* () {
       const admin = yield* PgClient.makeClient({ ...connect, database: "postgres" })
-      const rows = yield* admin<{ exists: boolean }>`SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ${database}) AS exists`
+      const rows = yield* admin<{
+        exists: boolean
+      }>`SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ${database}) AS exists`
       if (rows[0]?.exists !== true) {
         yield* admin.unsafe(`CREATE DATABASE ${database}`).pipe(
           Effect.catchIf(

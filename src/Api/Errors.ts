@@ -25,7 +25,8 @@ export const errorCatalog = {
   method_not_allowed: {
     status: 405,
     title: "Method not allowed",
-    description: "The route exists but not with this method. The `Allow` header lists the methods it accepts.",
+    description:
+      "The route exists but not with this method. The `Allow` header lists the methods it accepts.",
     retry: "No."
   },
   idempotency_conflict: {
@@ -49,7 +50,8 @@ export const errorCatalog = {
   unsupported_media_type: {
     status: 415,
     title: "Unsupported media type",
-    description: "Content-Type is missing or is not `application/json` (parameters such as charset are allowed).",
+    description:
+      "Content-Type is missing or is not `application/json` (parameters such as charset are allowed).",
     retry: "After fixing the header."
   },
   property_not_found: {
@@ -70,12 +72,14 @@ export const errorCatalog = {
     status: 500,
     title: "Internal error",
     description: "A failure while saving. Nothing of the request was left behind.",
-    retry: "Yes, with the same Idempotency-Key: if the lead had been created its response is returned, otherwise it is created."
+    retry:
+      "Yes, with the same Idempotency-Key: if the lead had been created its response is returned, otherwise it is created."
   },
   temporarily_unavailable: {
     status: 503,
     title: "Temporarily unavailable",
-    description: "The database could not be queried (key lookup, idempotency or the write). Nothing was written. `Retry-After: 5`.",
+    description:
+      "The database could not be queried (key lookup, idempotency or the write). Nothing was written. `Retry-After: 5`.",
     retry: "Yes, after 5 seconds, with the same Idempotency-Key."
   }
 } as const
@@ -108,11 +112,17 @@ export class ValidationError extends Schema.Error<ValidationError>("ValidationEr
   readonly _tag = "ValidationError"
 }
 
-export class InvalidKey extends Schema.Error<InvalidKey>("InvalidKey")(envelope("invalid_key"), describe("invalid_key")) {
+export class InvalidKey extends Schema.Error<InvalidKey>("InvalidKey")(
+  envelope("invalid_key"),
+  describe("invalid_key")
+) {
   readonly _tag = "InvalidKey"
 }
 
-export class NotFound extends Schema.Error<NotFound>("NotFound")(envelope("not_found"), describe("not_found")) {
+export class NotFound extends Schema.Error<NotFound>("NotFound")(
+  envelope("not_found"),
+  describe("not_found")
+) {
   readonly _tag = "NotFound"
 }
 
@@ -158,7 +168,10 @@ export class PropertyNotFound extends Schema.Error<PropertyNotFound>("PropertyNo
   readonly _tag = "PropertyNotFound"
 }
 
-export class RateLimited extends Schema.Error<RateLimited>("RateLimited")(envelope("rate_limited"), describe("rate_limited")) {
+export class RateLimited extends Schema.Error<RateLimited>("RateLimited")(
+  envelope("rate_limited"),
+  describe("rate_limited")
+) {
   readonly _tag = "RateLimited"
 }
 

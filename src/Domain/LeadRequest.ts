@@ -40,7 +40,8 @@ const betweenCodePoints = (min: number, max: number, prepare: (text: string) => 
   )
 
 export const Nombre = Schema.String.check(betweenCodePoints(1, Limits.nombre)).annotate({
-  description: "Contact name. Trimmed, inner whitespace collapsed and NFC-normalised, then 1 to 200 characters."
+  description:
+    "Contact name. Trimmed, inner whitespace collapsed and NFC-normalised, then 1 to 200 characters."
 })
 
 export const Telefono = Schema.String.check(
@@ -68,7 +69,8 @@ export const Mensaje = Schema.String.check(maxCodePoints(Limits.mensaje)).annota
 })
 
 export const Codigo = Schema.String.check(Schema.isPattern(/^[A-Za-z]{3}-[0-9]{4}$/)).annotate({
-  description: "The service's own property code: three letters, a hyphen and four digits (letters case-insensitive)."
+  description:
+    "The service's own property code: three letters, a hyphen and four digits (letters case-insensitive)."
 })
 
 export const ExternalCode = Schema.String.check(betweenCodePoints(1, Limits.externalCode)).annotate({
@@ -110,7 +112,8 @@ export const LeadRequest = Schema.Struct({
   extras: Schema.optionalKey(Schema.NullOr(Extras))
 }).annotate({
   identifier: "LeadRequest",
-  description: "A lead to create, or to enrich the existing lead with the same phone. Unknown fields are rejected."
+  description:
+    "A lead to create, or to enrich the existing lead with the same phone. Unknown fields are rejected."
 })
 
 export type PropertyReference =
@@ -133,10 +136,15 @@ export interface FieldProblem {
   readonly message: string
 }
 
-type Checked<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly problem: FieldProblem }
+type Checked<A> =
+  | { readonly ok: true; readonly value: A }
+  | { readonly ok: false; readonly problem: FieldProblem }
 
 const ok = <A>(value: A): Checked<A> => ({ ok: true, value })
-const problem = (field: string, message: string): Checked<never> => ({ ok: false, problem: { field, message } })
+const problem = (field: string, message: string): Checked<never> => ({
+  ok: false,
+  problem: { field, message }
+})
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -193,9 +201,11 @@ const checkPropiedad = (raw: unknown): Checked<PropertyReference | null> => {
   if (!isPlainObject(raw)) return problem("propiedad", shapeMessage)
   const keys = Object.keys(raw)
   const [key] = keys
-  if (keys.length !== 1 || key === undefined || !propertyKeys.has(key)) return problem("propiedad", shapeMessage)
+  if (keys.length !== 1 || key === undefined || !propertyKeys.has(key))
+    return problem("propiedad", shapeMessage)
   const value = raw[key]
-  if (typeof value !== "string" || value === "") return problem("propiedad", `propiedad.${key} must be a non-empty string`)
+  if (typeof value !== "string" || value === "")
+    return problem("propiedad", `propiedad.${key} must be a non-empty string`)
   switch (key) {
     case "codigo":
       return isCodigo(value)
@@ -212,7 +222,8 @@ const checkPropiedad = (raw: unknown): Checked<PropertyReference | null> => {
   }
 }
 
-const extrasText = (value: string | number | boolean) => (typeof value === "string" ? value.trim() : JSON.stringify(value))
+const extrasText = (value: string | number | boolean) =>
+  typeof value === "string" ? value.trim() : JSON.stringify(value)
 
 const checkExtras = (raw: unknown): Checked<LeadInput["extras"]> => {
   if (raw === undefined || raw === null) return ok([])
@@ -224,7 +235,8 @@ const checkExtras = (raw: unknown): Checked<LeadInput["extras"]> => {
   const stored: Array<readonly [string, string]> = []
   for (const [key, value] of entries) {
     if (key.trim() === "") return problem("extras", "extras keys must not be empty")
-    if (!isExtrasKey(key)) return problem(`extras.${key}`, `extras keys must be at most ${Limits.extrasKey} characters`)
+    if (!isExtrasKey(key))
+      return problem(`extras.${key}`, `extras keys must be at most ${Limits.extrasKey} characters`)
     if (!isExtrasValue(value)) {
       return problem(
         `extras.${key}`,
@@ -271,6 +283,9 @@ export const decodeLeadInput = (body: unknown): Checked<LeadInput> => {
 
 /** The note a request adds to its lead: the message, then one `key: value` line per extra. */
 export const noteBody = (input: LeadInput): string | null => {
-  const lines = [...(input.mensaje === null ? [] : [input.mensaje]), ...input.extras.map(([k, v]) => `${k}: ${v}`)]
+  const lines = [
+    ...(input.mensaje === null ? [] : [input.mensaje]),
+    ...input.extras.map(([k, v]) => `${k}: ${v}`)
+  ]
   return lines.length === 0 ? null : lines.join("\n")
 }

@@ -157,7 +157,18 @@ const startCluster = async (clusterDir: string): Promise<number> => {
     "-c shared_buffers=256MB",
     "-c fsync=on"
   ].join(" ")
-  await pgCtl(["start", "-D", clusterDir, "-w", "-t", "60", "-l", path.join(clusterDir, "server.log"), "-o", options])
+  await pgCtl([
+    "start",
+    "-D",
+    clusterDir,
+    "-w",
+    "-t",
+    "60",
+    "-l",
+    path.join(clusterDir, "server.log"),
+    "-o",
+    options
+  ])
   return port
 }
 

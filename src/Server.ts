@@ -1,0 +1,47 @@
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { AppConfig } from "./Config.ts"
+import { layerApp, layerServices } from "./Http/App.ts"
+import * as Sql from "./Sql.ts"
+
+const bodyDeadlineMillis = 15_000
+
+/** The HTTP listener: Node's own timeouts cut off clients that trickle headers or a body. */
+const layerListener = Layer.unwrap(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    return NodeHttpServer.layer(
+      () =>
+        createServer({
+          requestTimeout: bodyDeadlineMillis,
+          headersTimeout: 10_000,
+          keepAliveTimeout: 5_000,
+          maxHeaderSize: 16_384
+        }),
+      { port: config.port, host: config.host, gracefulShutdownTimeout: "10 seconds" }
+    )
+  })
+)
+
+const announce = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const server = yield* HttpServer.HttpServer
+    const database = yield* Sql.Database
+    const config = yield* AppConfig
+    const port = "port" in server.address ? server.address.port : config.port
+    const host = config.host.includes(":") ? `[${config.host}]` : config.host
+    yield* Effect.logInfo(`listening on http://${host}:${port} (public URL ${config.publicBaseUrl})`)
+    yield* Effect.logInfo(`data: ${database.description}`)
+  })
+)
+
+/** The whole service: API on the listener, PostgreSQL (embedded unless DATABASE_URL), migrations applied. */
+export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true }).pipe(
+  Layer.merge(announce),
+  Layer.provide(layerServices),
+  Layer.provide(layerListener),
+  Layer.provide(Sql.layer),
+  Layer.provide(AppConfig.layer)
+)
