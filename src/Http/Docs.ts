@@ -1,13 +1,13 @@
 import { errorCatalog, errorCodes } from "../Api.ts"
 import { Limits } from "../Domain/LeadRequest.ts"
 
-const escape = (text: string) =>
+const escapeHtml = (text: string) =>
   text.replace(
     /[&<>"']/g,
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!
   )
 
-const code = (text: string) => escape(text).replace(/`([^`]+)`/g, "<code>$1</code>")
+const code = (text: string) => escapeHtml(text).replace(/`([^`]+)`/g, "<code>$1</code>")
 
 /** The human documentation: self-contained (no request to any other host), one anchor per error code. */
 export const docsPage = (publicBaseUrl: string, endpoints: ReadonlyArray<string>) => `<!doctype html>
@@ -28,17 +28,17 @@ section:target{background:#fff8db}
 <h1>Lead Intake API v1</h1>
 <p>Server-to-server HTTP/JSON API that creates leads in your organization's CRM, or enriches the existing lead
 with the same phone. Call it from your backend: the key must never reach a browser, and no CORS headers are sent.</p>
-<p>Machine-readable contract: <a href="${escape(publicBaseUrl)}/v1/openapi.json"><code>GET /v1/openapi.json</code></a> (OpenAPI 3.1).</p>
+<p>Machine-readable contract: <a href="${escapeHtml(publicBaseUrl)}/v1/openapi.json"><code>GET /v1/openapi.json</code></a> (OpenAPI 3.1).</p>
 
 <h2 id="endpoints">Endpoints</h2>
-<ul>${endpoints.map((e) => `<li><code>${escape(e)}</code></li>`).join("")}</ul>
+<ul>${endpoints.map((e) => `<li><code>${escapeHtml(e)}</code></li>`).join("")}</ul>
 
 <h2 id="authentication">Authentication</h2>
 <p>Send <code>Authorization: Bearer lk_live_…</code>. Each origin has one active key; it is shown once when generated,
 and afterwards only its 16-character prefix. A revoked key answers <a href="#invalid_key"><code>invalid_key</code></a> from that instant.</p>
 
 <h2 id="create">POST /v1/leads</h2>
-<pre>curl -X POST ${escape(publicBaseUrl)}/v1/leads \\
+<pre>curl -X POST ${escapeHtml(publicBaseUrl)}/v1/leads \\
   -H "Authorization: Bearer $LEAD_INTAKE_KEY" \\
   -H "Content-Type: application/json" \\
   -H "Idempotency-Key: form-4711" \\
