@@ -6,6 +6,7 @@ export default defineConfig({
     globalSetup: ["test/support/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    pool: "forks"
+    pool: "forks",
+    reporters: ["default", "./test/support/summaryReporter.ts"]
   }
 })

@@ -18,9 +18,9 @@ declare module "vitest" {
 /** One embedded PostgreSQL for the whole run; every test file makes its own database in it. */
 export default async function setup(project: TestProject) {
   const dataDir = await mkdtemp(path.join(tmpdir(), "lead-intake-test-"))
-  const cluster = await acquireEmbeddedCluster(dataDir, (line) =>
-    process.stderr.write(`[postgres] ${line}\n`)
-  )
+  const cluster = await acquireEmbeddedCluster(dataDir, (line) => {
+    if (!line.startsWith("stopping")) process.stderr.write(`[postgres] ${line}\n`)
+  })
   project.provide("postgres", {
     host: "127.0.0.1",
     port: cluster.port,
