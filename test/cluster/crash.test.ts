@@ -1,0 +1,63 @@
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createDatabase, databaseUrl } from "../support/Database.ts"
+import { cli, post, type RunningServer, startServer } from "./support.ts"
+
+describe("a server killed with SIGKILL mid-traffic", () => {
+  let url: string
+  let key: string
+  let organization: string
+  let server: RunningServer | undefined
+
+  beforeAll(async () => {
+    url = databaseUrl(await Effect.runPromise(createDatabase("crash")))
+    await cli(url, ["migrate"])
+    organization = (await cli(url, ["org", "create", "--name", "Crash"])).id
+    key = (await cli(url, ["origin", "create", "--org", organization, "--label", "crash", "--rate-limit", "5000"])).key
+  }, 60_000)
+
+  afterAll(async () => {
+    await server?.stop("SIGKILL")
+  })
+
+  it("leaves every lead exactly once, and every retry replays or creates", async () => {
+    const requests = Array.from({ length: 60 }, (_, i) => ({
+      idempotencyKey: `crash-${i}`,
+      body: { nombre: `Crash ${i}`, telefono: `+52 81 4000 ${String(1000 + i)}`, mensaje: `intento ${i}` }
+    }))
+    server = await startServer(url)
+    const target = server.url
+    const inFlight = requests.map((request, i) =>
+      new Promise((resolve) => setTimeout(resolve, i * 3)).then(() =>
+        post(target, key, request.body, { "idempotency-key": request.idempotencyKey }).catch(() => undefined)
+      )
+    )
+    await new Promise((resolve) => setTimeout(resolve, 60))
+    await server.stop("SIGKILL")
+    const acknowledged = await Promise.all(inFlight)
+
+    server = await startServer(url)
+    const retryUntilSettled = async (request: (typeof requests)[number]) => {
+      const deadline = Date.now() + 45_000
+      while (true) {
+        const response = await post(server!.url, key, request.body, { "idempotency-key": request.idempotencyKey })
+        if (response.status !== 409 || Date.now() > deadline) return response
+        await new Promise((resolve) => setTimeout(resolve, 1000))
+      }
+    }
+    const retries = await Promise.all(requests.map(retryUntilSettled))
+
+    for (const [i, retry] of retries.entries()) {
+      expect(retry.status).toBe(201)
+      const original = acknowledged[i]
+      if (original !== undefined && original.status === 201) {
+        expect(retry.body.replay).toBe(true)
+        expect(retry.body.lead_id).toBe(original.body.lead_id)
+      }
+    }
+    const leads = await cli(url, ["lead", "list", "--org", organization, "--limit", "500"])
+    expect(leads).toHaveLength(requests.length)
+    expect(new Set(leads.map((lead: { telefono: string }) => lead.telefono)).size).toBe(requests.length)
+    expect(new Set(retries.map((retry) => retry.body.lead_id)).size).toBe(requests.length)
+  }, 90_000)
+})
