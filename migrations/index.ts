@@ -1,5 +1,7 @@
 import createDomain from "./0001_create_domain.ts"
+import createOrEnrichFunction from "./0002_create_or_enrich_function.ts"
 
 export const migrations = {
-  "0001_create_domain": createDomain
+  "0001_create_domain": createDomain,
+  "0002_create_or_enrich_function": createOrEnrichFunction
 }

@@ -149,7 +149,7 @@ export class KeyStore extends Context.Service<
                     })
                   )
               ),
-              Effect.orDie
+              Effect.catchTag("SqlError", Effect.die)
             )
         }),
 
@@ -179,11 +179,12 @@ export class KeyStore extends Context.Service<
         }),
 
         rotate: Effect.fn("KeyStore.rotate")(function* (originId) {
+          const now = new Date(yield* Clock.currentTimeMillis)
           return yield* sql
             .withTransaction(
               Effect.gen(function* () {
                 yield* requireOrigin(originId)
-                yield* sql`UPDATE api_keys SET revoked_at = now() WHERE origin_id = ${originId} AND revoked_at IS NULL`
+                yield* sql`UPDATE api_keys SET revoked_at = ${now} WHERE origin_id = ${originId} AND revoked_at IS NULL`
                 return yield* insertKey(originId)
               })
             )
@@ -191,12 +192,13 @@ export class KeyStore extends Context.Service<
         }),
 
         revoke: Effect.fn("KeyStore.revoke")(function* (originId) {
+          const now = new Date(yield* Clock.currentTimeMillis)
           return yield* sql
             .withTransaction(
               Effect.gen(function* () {
                 yield* requireOrigin(originId)
                 const [row] = yield* sql<{ prefix: string; revoked_at: Date }>`
-                  UPDATE api_keys SET revoked_at = now() WHERE origin_id = ${originId} AND revoked_at IS NULL
+                  UPDATE api_keys SET revoked_at = ${now} WHERE origin_id = ${originId} AND revoked_at IS NULL
                   RETURNING prefix, revoked_at`
                 if (row === undefined) return yield* new Rejected({ reason: "the origin has no active key" })
                 return { prefix: row.prefix, revokedAt: row.revoked_at }
@@ -238,10 +240,11 @@ export class KeyStore extends Context.Service<
           : Effect.succeed(origin)
       }
 
-      const latestKey = (originId: string) =>
-        [...store.keys.values()]
-          .filter((key) => key.originId === originId)
-          .sort((a, b) => b.createdAt - a.createdAt)[0]
+      // The active key, else the newest; insertion order breaks ties that equal timestamps cannot.
+      const latestKey = (originId: string) => {
+        const keys = [...store.keys.values()].filter((key) => key.originId === originId)
+        return keys.find((key) => key.revokedAt === null) ?? keys.at(-1)
+      }
 
       return KeyStore.of({
         authenticate: Effect.fn("KeyStore.authenticate")(function* (token) {

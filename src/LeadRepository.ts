@@ -56,9 +56,10 @@ export const firstContactMillis = 15 * 60 * 1000
 export const leadUrl = (base: string, leadId: string) => `${base}/leads/${leadId}`
 
 /**
- * Leads and everything a write sets off. `createOrEnrich` is one statement, so a lead, its
- * note, task, outbox event, capture assignment and stored idempotent response commit together
- * or not at all; the unique (organization, phone key) index decides races, not timing.
+ * Leads and everything a write sets off. `createOrEnrich` is one round trip (the function of
+ * migration 0002), so a lead, its note, task, outbox event, capture assignment and stored
+ * idempotent response commit together or not at all; the unique (organization, phone key) index
+ * decides races, not timing, and only a real creation takes a round-robin turn.
  */
 export class LeadRepository extends Context.Service<
   LeadRepository,
@@ -93,68 +94,15 @@ export class LeadRepository extends Context.Service<
           const { input } = write
           const note = noteBody(input)
           const leadBase = `${write.leadUrlBase}/leads/`
-          const rows = yield* sql<{ id: string; created: boolean; assignee_id: string | null }>`
-            WITH existing AS (
-              SELECT 1 FROM leads WHERE organization_id = ${write.organizationId} AND phone_key = ${write.phoneKey}
-            ),
-            rule AS (
-              SELECT id, agent_ids, round_robin FROM capture_rules
-              WHERE organization_id = ${write.organizationId}
-                AND (origin_id IS NULL OR origin_id = ${write.originId})
-                AND (property_id IS NULL OR property_id = ${write.propertyId}::uuid)
-              ORDER BY priority, created_at, id
-              LIMIT 1
-            ),
-            turn AS (
-              UPDATE capture_rules c SET rotation = c.rotation + 1
-              FROM rule
-              WHERE c.id = rule.id AND rule.round_robin AND NOT EXISTS (SELECT 1 FROM existing)
-              RETURNING c.agent_ids[((c.rotation - 1) % cardinality(c.agent_ids)) + 1] AS agent_id
-            ),
-            lead AS (
-              INSERT INTO leads AS l (organization_id, origin_id, nombre, telefono, phone_key, email, property_id,
-                                      assignee_id, created_at, updated_at)
-              VALUES (${write.organizationId}, ${write.originId}, ${input.nombre}, ${input.telefono}, ${write.phoneKey},
-                      ${input.email}, ${write.propertyId}::uuid,
-                      COALESCE((SELECT agent_id FROM turn), (SELECT agent_ids[1] FROM rule WHERE NOT round_robin)),
-                      ${now}, ${now})
-              ON CONFLICT (organization_id, phone_key) DO UPDATE
-                SET email = COALESCE(l.email, EXCLUDED.email),
-                    property_id = COALESCE(l.property_id, EXCLUDED.property_id),
-                    updated_at = EXCLUDED.updated_at
-              RETURNING id, (xmax = 0) AS created, assignee_id
-            ),
-            note AS (
-              INSERT INTO lead_notes (lead_id, body, request_id, created_at)
-              SELECT id, ${note}::text, ${write.requestId}, ${now} FROM lead WHERE ${note}::text IS NOT NULL
-            ),
-            task AS (
-              INSERT INTO lead_tasks (lead_id, kind, assignee_id, due_at, created_at)
-              SELECT id, 'first_contact', assignee_id, ${dueAt}, ${now} FROM lead WHERE created
-            ),
-            event AS (
-              INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at)
-              SELECT ${write.organizationId}, id, CASE WHEN created THEN 'lead.created' ELSE 'lead.enriched' END,
-                     jsonb_build_object('lead_id', id, 'origin_id', ${write.originId}::uuid, 'assignee_id', assignee_id,
-                                        'request_id', ${write.requestId}::text),
-                     ${now}
-              FROM lead
-            ),
-            remembered AS (
-              UPDATE idempotency_keys k
-              SET state = 'completed', http_status = CASE WHEN lead.created THEN 201 ELSE 200 END,
-                  response = jsonb_build_object('lead_id', lead.id,
-                                                'status', CASE WHEN lead.created THEN 'created' ELSE 'enriched' END,
-                                                'lead_url', ${leadBase}::text || lead.id),
-                  completed_at = ${now}, lease_token = NULL, lease_expires_at = NULL
-              FROM lead
-              WHERE k.origin_id = ${write.originId} AND k.key = ${write.idempotency?.key ?? null}
-                AND k.lease_token = ${write.idempotency?.token ?? null}::uuid
-            )
-            SELECT id, created, assignee_id FROM lead`.pipe(availableOrFail("LeadRepository.createOrEnrich"))
+          const rows = yield* sql<{ lead_id: string; created: boolean; assignee_id: string | null }>`
+            SELECT lead_id, created, assignee_id FROM create_or_enrich_lead(
+              ${write.organizationId}, ${write.originId}, ${input.nombre}, ${input.telefono}, ${write.phoneKey},
+              ${input.email}, ${write.propertyId}::uuid, ${note}::text, ${write.requestId}, ${now}, ${dueAt},
+              ${leadBase}, ${write.idempotency?.key ?? null}::text, ${write.idempotency?.token ?? null}::uuid
+            )`.pipe(availableOrFail("LeadRepository.createOrEnrich"))
           const row = rows[0]!
           const written: LeadWritten = {
-            leadId: row.id,
+            leadId: row.lead_id,
             outcome: row.created ? "created" : "enriched",
             assigneeId: row.assignee_id
           }

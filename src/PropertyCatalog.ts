@@ -64,7 +64,7 @@ export class PropertyCatalog extends Context.Service<
                   new Rejected({ reason: "the organization already has a property with that code" })
                 )
             ),
-            Effect.orDie
+            Effect.catchTag("SqlError", Effect.die)
           )
         }),
         archive: Effect.fn("PropertyCatalog.archive")(function* (id) {

@@ -1,6 +1,8 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore, type RequestLogRow } from "./MemoryStore.ts"
+import { statementTimeout } from "./Sql.ts"
 
 export type { RequestLogRow }
 
@@ -14,7 +16,7 @@ export class RequestLog extends Context.Service<
   RequestLog,
   {
     record(row: RequestLogRow): Effect.Effect<void>
-    list(scope: RequestLogScope, limit: number): Effect.Effect<ReadonlyArray<RequestLogRow>>
+    list(scope: RequestLogScope, limit: number): Effect.Effect<ReadonlyArray<RequestLogRow>, UnknownEntity>
   }
 >()("lead-intake/RequestLog") {
   static readonly layer = Layer.effect(
@@ -29,9 +31,21 @@ export class RequestLog extends Context.Service<
               ${row.requestId}, ${new Date(row.at)},
               COALESCE(${row.originId}::uuid, (SELECT origin_id FROM api_keys WHERE public_id = substr(${row.keyPrefix}::text, 9))),
               ${row.keyPrefix}, ${row.status}, ${row.outcome}, ${row.leadId}, ${row.idempotencyKey}, ${row.durationMs}
-            )`.pipe(Effect.orDie)
+            )`.pipe(
+            // The answer waits for this write, so a blocked log must not hold it.
+            Effect.timeoutOrElse({
+              duration: statementTimeout,
+              orElse: () => Effect.die(new Error("request log write timed out"))
+            }),
+            Effect.orDie
+          )
         }),
         list: Effect.fn("RequestLog.list")(function* (scope, limit) {
+          if ("originId" in scope) {
+            const [origin] = yield* sql`SELECT 1 FROM origins WHERE id = ${scope.originId}`.pipe(Effect.orDie)
+            if (origin === undefined)
+              return yield* new UnknownEntity({ entity: "origin", id: scope.originId })
+          }
           const rows = yield* sql<{
             request_id: string
             at: Date
@@ -77,9 +91,13 @@ export class RequestLog extends Context.Service<
           store.requests.push({ ...row, originId: row.originId ?? originOfPrefix(row.keyPrefix) })
         }),
         list: Effect.fn("RequestLog.list")(function* (scope, limit) {
+          if ("originId" in scope && !store.origins.has(scope.originId)) {
+            return yield* new UnknownEntity({ entity: "origin", id: scope.originId })
+          }
           return store.requests
             .filter((row) => ("originId" in scope ? row.originId === scope.originId : row.originId === null))
             .reverse()
+            .sort((a, b) => b.at - a.at)
             .slice(0, limit)
         })
       })

@@ -68,7 +68,7 @@ export const Mensaje = Schema.String.check(maxCodePoints(Limits.mensaje)).annota
   description: "Free text, stored as a note. Longer than 2000 characters is rejected, never trimmed."
 })
 
-export const Codigo = Schema.String.check(Schema.isPattern(/^[A-Za-z]{3}-[0-9]{4}$/)).annotate({
+export const Codigo = Schema.String.check(Schema.isPattern(/^[A-Za-z]{3}-[0-9]{4}$/u)).annotate({
   description:
     "The service's own property code: three letters, a hyphen and four digits (letters case-insensitive)."
 })

@@ -1,0 +1,27 @@
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { type layerMemoryServices, layerPostgresServices, makeHarness, seed } from "../support/Client.ts"
+
+type Services = Layer.Success<typeof layerMemoryServices>
+
+/** Widens a services layer to what `makeHarness` takes; the router never uses the memory-only store. */
+export const asHarnessServices = <A>(services: Layer.Layer<A>) => services as unknown as Layer.Layer<Services>
+
+/**
+ * The whole router on a fresh migrated database, a seeded organization (two agents, a
+ * round-robin rule over them, property ABC-1234), and the `SqlClient` to inspect what it wrote.
+ */
+export const makePostgresHarness = Effect.gen(function* () {
+  const harness = yield* makeHarness(asHarnessServices(layerPostgresServices))
+  const sql = Context.get(
+    harness.context as unknown as Context.Context<SqlClient.SqlClient>,
+    SqlClient.SqlClient
+  )
+  const fixture = yield* seed().pipe(Effect.provide(Layer.succeedContext(harness.context)))
+  const count = (query: Effect.Effect<ReadonlyArray<{ readonly n: number }>, unknown>) =>
+    query.pipe(
+      Effect.map((rows) => rows[0]!.n),
+      Effect.orDie
+    )
+  return { ...harness, sql, fixture, count }
+})

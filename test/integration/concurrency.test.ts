@@ -1,0 +1,187 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { postLead } from "../support/Client.ts"
+import { makePostgresHarness } from "./Harness.ts"
+
+const spellings = [
+  "+52 55 4321 8765",
+  "55-4321-8765",
+  "(55) 4321 8765",
+  "5543218765",
+  "+525543218765",
+  "55.4321.8765",
+  "+52 1 55 4321 8765",
+  "044 55 4321 8765",
+  "+52 (55) 4321-8765"
+]
+
+describe("concurrent writes (postgres)", () => {
+  it.live(
+    "25 requests with one new phone in different spellings create one lead and enrich it 24 times",
+    () =>
+      Effect.gen(function* () {
+        const { handler, sql, fixture, count } = yield* makePostgresHarness
+        const responses = yield* Effect.all(
+          Array.from({ length: 25 }, (_, i) =>
+            postLead(
+              handler,
+              { nombre: `Cliente ${i}`, telefono: spellings[i % spellings.length], mensaje: `intento ${i}` },
+              { key: fixture.key }
+            )
+          ),
+          { concurrency: "unbounded" }
+        )
+
+        const created = responses.filter((response) => response.status === 201)
+        const enriched = responses.filter((response) => response.status === 200)
+        assert.strictEqual(created.length, 1)
+        assert.strictEqual(enriched.length, 24)
+        const leadId = created[0]!.body.lead_id
+        assert.strictEqual(created[0]!.body.status, "created")
+        for (const response of enriched) {
+          assert.deepStrictEqual(
+            [response.body.lead_id, response.body.status, response.body.matched_on],
+            [leadId, "enriched", "telefono"]
+          )
+        }
+
+        const organizationId = fixture.organizationId
+        assert.strictEqual(
+          yield* count(sql`SELECT count(*)::int AS n FROM leads WHERE organization_id = ${organizationId}`),
+          1
+        )
+        assert.strictEqual(
+          yield* count(
+            sql`SELECT count(*)::int AS n FROM lead_tasks WHERE lead_id = ${leadId} AND kind = 'first_contact'`
+          ),
+          1
+        )
+        assert.strictEqual(
+          yield* count(sql`SELECT count(*)::int AS n FROM lead_notes WHERE lead_id = ${leadId}`),
+          25
+        )
+        const events = yield* sql<{ type: string; n: number }>`
+        SELECT type, count(*)::int AS n FROM outbox_events WHERE organization_id = ${organizationId}
+        GROUP BY type ORDER BY type`.pipe(Effect.orDie)
+        assert.deepStrictEqual(
+          events.map((row) => [row.type, row.n]),
+          [
+            ["lead.created", 1],
+            ["lead.enriched", 24]
+          ]
+        )
+
+        // The lost races enriched without taking round-robin turns: one turn was spent, and the
+        // next new lead goes to the other agent.
+        assert.strictEqual(
+          yield* count(
+            sql`SELECT rotation::int AS n FROM capture_rules WHERE organization_id = ${organizationId}`
+          ),
+          1
+        )
+        const next = yield* postLead(
+          handler,
+          { nombre: "Siguiente", telefono: "55 1111 0000" },
+          { key: fixture.key }
+        )
+        assert.strictEqual(next.status, 201)
+        const assigned = yield* sql<{ id: string; assignee_id: string }>`
+        SELECT id, assignee_id FROM leads WHERE organization_id = ${organizationId} ORDER BY created_at`.pipe(
+          Effect.orDie
+        )
+        assert.deepStrictEqual(
+          assigned.map((row) => row.assignee_id),
+          fixture.agentIds
+        )
+      })
+  )
+
+  it.live("40 concurrent creations split a round-robin rule over two agents exactly in half", () =>
+    Effect.gen(function* () {
+      const { handler, sql, fixture } = yield* makePostgresHarness
+      const responses = yield* Effect.all(
+        Array.from({ length: 40 }, (_, i) =>
+          postLead(
+            handler,
+            { nombre: `Lead ${i}`, telefono: `55 20${String(i).padStart(2, "0")} 0000` },
+            { key: fixture.key }
+          )
+        ),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(
+        responses.map((response) => response.status),
+        Array.from({ length: 40 }, () => 201)
+      )
+      assert.strictEqual(new Set(responses.map((response) => response.body.lead_id)).size, 40)
+
+      const perAgent = yield* sql<{ assignee_id: string; n: number }>`
+        SELECT assignee_id, count(*)::int AS n FROM leads WHERE organization_id = ${fixture.organizationId}
+        GROUP BY assignee_id`.pipe(Effect.orDie)
+      assert.deepStrictEqual(
+        Object.fromEntries(perAgent.map((row) => [row.assignee_id, row.n])),
+        Object.fromEntries(fixture.agentIds.map((id) => [id, 20]))
+      )
+      const tasksPerAgent = yield* sql<{ assignee_id: string; n: number }>`
+        SELECT t.assignee_id, count(*)::int AS n FROM lead_tasks t JOIN leads l ON l.id = t.lead_id
+        WHERE l.organization_id = ${fixture.organizationId} GROUP BY t.assignee_id`.pipe(Effect.orDie)
+      assert.deepStrictEqual(
+        Object.fromEntries(tasksPerAgent.map((row) => [row.assignee_id, row.n])),
+        Object.fromEntries(fixture.agentIds.map((id) => [id, 20]))
+      )
+    })
+  )
+
+  it.live("10 concurrent requests with one Idempotency-Key create one lead; the rest wait or replay", () =>
+    Effect.gen(function* () {
+      const { handler, fixture, sql, count } = yield* makePostgresHarness
+      const body = { nombre: "Idempotente", telefono: "55 3000 0001", mensaje: "una sola vez" }
+      const send = () =>
+        postLead(handler, body, { key: fixture.key, headers: { "idempotency-key": "checkout-42" } })
+      const responses = yield* Effect.all(Array.from({ length: 10 }, send), { concurrency: "unbounded" })
+
+      const originals = responses.filter(
+        (response) => response.status === 201 && response.body.replay !== true
+      )
+      assert.strictEqual(originals.length, 1)
+      const original = originals[0]!
+      assert.isNull(original.headers.get("idempotent-replayed"))
+      for (const response of responses) {
+        if (response === original) continue
+        if (response.status === 409) {
+          assert.strictEqual(response.body.error.code, "idempotency_in_progress")
+          assert.strictEqual(response.headers.get("retry-after"), "1")
+        } else {
+          assert.strictEqual(response.status, 201)
+          assert.deepStrictEqual(
+            [response.body.replay, response.body.lead_id, response.body.lead_url, response.body.status],
+            [true, original.body.lead_id, original.body.lead_url, "created"]
+          )
+          assert.strictEqual(response.headers.get("idempotent-replayed"), "true")
+          assert.notStrictEqual(response.body.request_id, original.body.request_id)
+        }
+      }
+
+      const replay = yield* send()
+      assert.deepStrictEqual(
+        [replay.status, replay.body.replay, replay.body.lead_id],
+        [201, true, original.body.lead_id]
+      )
+      const organizationId = fixture.organizationId
+      assert.strictEqual(
+        yield* count(sql`SELECT count(*)::int AS n FROM leads WHERE organization_id = ${organizationId}`),
+        1
+      )
+      assert.strictEqual(
+        yield* count(
+          sql`SELECT count(*)::int AS n FROM outbox_events WHERE organization_id = ${organizationId}`
+        ),
+        1
+      )
+      assert.strictEqual(
+        yield* count(sql`SELECT count(*)::int AS n FROM lead_notes WHERE lead_id = ${original.body.lead_id}`),
+        1
+      )
+    })
+  )
+})

@@ -1,0 +1,207 @@
+import { assert } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { IdempotencyStore, type Reservation } from "../../src/IdempotencyStore.ts"
+import { LeadRepository } from "../../src/LeadRepository.ts"
+import { seed } from "../support/Client.ts"
+import { acrossLayers, dashboardUrl, leadWrite, setClock } from "./Suite.ts"
+
+const fingerprint = "a".repeat(64)
+const otherFingerprint = "b".repeat(64)
+
+const reservedToken = (reservation: Reservation) => {
+  assert.strictEqual(reservation._tag, "Reserved")
+  return (reservation as Extract<Reservation, { _tag: "Reserved" }>).token
+}
+
+acrossLayers("IdempotencyStore", (it) => {
+  it.effect("reserves a new key once; while it runs every other attempt is in progress", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const { originId } = yield* seed()
+      const slot = { originId, key: "order-1" }
+
+      const token = reservedToken(yield* store.reserve(slot, fingerprint))
+      assert.isString(token)
+      assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), { _tag: "InProgress" })
+      assert.deepStrictEqual(yield* store.reserve(slot, otherFingerprint), { _tag: "InProgress" })
+    })
+  )
+
+  it.effect("frees a reservation whose 30 s lease ran out, with a new token", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const { originId } = yield* seed()
+      const slot = { originId, key: "order-2" }
+      yield* setClock("2026-06-01T08:00:00.000Z")
+
+      const first = reservedToken(yield* store.reserve(slot, fingerprint))
+      yield* TestClock.adjust("29999 millis")
+      assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), { _tag: "InProgress" })
+      yield* TestClock.adjust("1 millis")
+      const second = reservedToken(yield* store.reserve(slot, otherFingerprint))
+      assert.notStrictEqual(second, first)
+      assert.deepStrictEqual(yield* store.reserve(slot, otherFingerprint), { _tag: "InProgress" })
+    })
+  )
+
+  it.effect("keeps keys per origin", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const first = yield* seed()
+      const second = yield* seed()
+      reservedToken(yield* store.reserve({ originId: first.originId, key: "shared" }, fingerprint))
+      reservedToken(yield* store.reserve({ originId: second.originId, key: "shared" }, fingerprint))
+    })
+  )
+
+  it.effect(
+    "remembers the response stored by the lead write: replay for the same body, conflict for another",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* IdempotencyStore
+        const leads = yield* LeadRepository
+        const fixture = yield* seed()
+        const slot = { originId: fixture.originId, key: "order-3" }
+        yield* setClock("2026-06-01T09:00:00.000Z")
+
+        const token = reservedToken(yield* store.reserve(slot, fingerprint))
+        const written = yield* leads.createOrEnrich(
+          leadWrite(
+            fixture,
+            { nombre: "Ana", telefono: "55 1111 2222" },
+            { idempotency: { key: slot.key, token } }
+          )
+        )
+        assert.strictEqual(written.outcome, "created")
+
+        const expected: Reservation = {
+          _tag: "Replay",
+          response: {
+            status: 201,
+            body: {
+              lead_id: written.leadId,
+              status: "created",
+              lead_url: `${dashboardUrl}/leads/${written.leadId}`
+            }
+          }
+        }
+        assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), expected)
+        assert.deepStrictEqual(yield* store.reserve(slot, otherFingerprint), { _tag: "Conflict" })
+
+        // A late release with the spent token changes nothing.
+        yield* store.release(slot, token)
+        assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), expected)
+      })
+  )
+
+  it.effect("remembers an enrichment as 200 enriched", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const leads = yield* LeadRepository
+      const fixture = yield* seed()
+      const slot = { originId: fixture.originId, key: "order-4" }
+      const created = yield* leads.createOrEnrich(
+        leadWrite(fixture, { nombre: "Ana", telefono: "55 3333 4444" })
+      )
+
+      const token = reservedToken(yield* store.reserve(slot, fingerprint))
+      yield* leads.createOrEnrich(
+        leadWrite(
+          fixture,
+          { nombre: "Ana", telefono: "+52 55 3333 4444", mensaje: "otra vez" },
+          { idempotency: { key: slot.key, token } }
+        )
+      )
+      assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), {
+        _tag: "Replay",
+        response: {
+          status: 200,
+          body: {
+            lead_id: created.leadId,
+            status: "enriched",
+            lead_url: `${dashboardUrl}/leads/${created.leadId}`
+          }
+        }
+      })
+    })
+  )
+
+  it.effect("forgets a completed key 24 h after completion", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const leads = yield* LeadRepository
+      const fixture = yield* seed()
+      const slot = { originId: fixture.originId, key: "order-5" }
+      yield* setClock("2026-06-01T10:00:00.000Z")
+
+      const token = reservedToken(yield* store.reserve(slot, fingerprint))
+      yield* TestClock.adjust("10 seconds")
+      yield* leads.createOrEnrich(
+        leadWrite(
+          fixture,
+          { nombre: "Luis", telefono: "55 5555 6666" },
+          { idempotency: { key: slot.key, token } }
+        )
+      )
+
+      yield* TestClock.adjust("86399999 millis")
+      assert.strictEqual((yield* store.reserve(slot, otherFingerprint))._tag, "Conflict")
+      assert.strictEqual((yield* store.reserve(slot, fingerprint))._tag, "Replay")
+      yield* TestClock.adjust("1 millis")
+      reservedToken(yield* store.reserve(slot, otherFingerprint))
+      assert.deepStrictEqual(yield* store.reserve(slot, otherFingerprint), { _tag: "InProgress" })
+    })
+  )
+
+  it.effect("releases only with the reservation's token", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const { originId } = yield* seed()
+      const slot = { originId, key: "order-6" }
+
+      const token = reservedToken(yield* store.reserve(slot, fingerprint))
+      yield* store.release(slot, crypto.randomUUID())
+      assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), { _tag: "InProgress" })
+
+      yield* store.release(slot, token)
+      reservedToken(yield* store.reserve(slot, otherFingerprint))
+    })
+  )
+
+  it.effect("does not let a write whose lease was taken over complete the new reservation", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const leads = yield* LeadRepository
+      const fixture = yield* seed()
+      const slot = { originId: fixture.originId, key: "order-7" }
+      yield* setClock("2026-06-01T11:00:00.000Z")
+
+      const stale = reservedToken(yield* store.reserve(slot, fingerprint))
+      yield* TestClock.adjust("31 seconds")
+      const current = reservedToken(yield* store.reserve(slot, fingerprint))
+      yield* leads.createOrEnrich(
+        leadWrite(
+          fixture,
+          { nombre: "Tardío", telefono: "55 7777 8888" },
+          { idempotency: { key: slot.key, token: stale } }
+        )
+      )
+      assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), { _tag: "InProgress" })
+
+      const written = yield* leads.createOrEnrich(
+        leadWrite(
+          fixture,
+          { nombre: "Tardío", telefono: "55 7777 8888" },
+          { idempotency: { key: slot.key, token: current } }
+        )
+      )
+      const replay = yield* store.reserve(slot, fingerprint)
+      assert.strictEqual(replay._tag, "Replay")
+      assert.deepStrictEqual(
+        (replay as Extract<Reservation, { _tag: "Replay" }>).response.body.lead_id,
+        written.leadId
+      )
+    })
+  )
+})

@@ -1,0 +1,94 @@
+import { assert } from "@effect/vitest"
+import { Effect } from "effect"
+import { generateApiKey } from "../../src/Domain/ApiKey.ts"
+import { KeyStore } from "../../src/KeyStore.ts"
+import { RequestLog, type RequestLogRow } from "../../src/RequestLog.ts"
+import { seed } from "../support/Client.ts"
+import { acrossLayers } from "./Suite.ts"
+
+const base = Date.parse("2026-08-01T12:00:00.000Z")
+
+const row = (overrides: Partial<RequestLogRow> & { readonly at: number }): RequestLogRow => ({
+  requestId: crypto.randomUUID(),
+  originId: null,
+  keyPrefix: null,
+  status: 201,
+  outcome: "created",
+  leadId: null,
+  idempotencyKey: null,
+  durationMs: 12.5,
+  ...overrides
+})
+
+acrossLayers("RequestLog", (it) => {
+  it.effect("lists an origin's requests newest first, every field kept, up to the limit", () =>
+    Effect.gen(function* () {
+      const log = yield* RequestLog
+      const fixture = yield* seed()
+      const other = yield* seed()
+      const created = row({
+        at: base,
+        originId: fixture.originId,
+        keyPrefix: fixture.prefix,
+        leadId: crypto.randomUUID(),
+        idempotencyKey: "order-1",
+        durationMs: 8.25
+      })
+      const replay = row({
+        at: base + 2_000,
+        originId: fixture.originId,
+        keyPrefix: fixture.prefix,
+        status: 201,
+        outcome: "replay",
+        leadId: created.leadId,
+        idempotencyKey: "order-1"
+      })
+      const limited = row({
+        at: base + 1_000,
+        originId: fixture.originId,
+        keyPrefix: fixture.prefix,
+        status: 429,
+        outcome: "rate_limited"
+      })
+      for (const entry of [created, replay, limited]) yield* log.record(entry)
+      yield* log.record(row({ at: base + 5_000, originId: other.originId, keyPrefix: other.prefix }))
+
+      assert.deepStrictEqual(yield* log.list({ originId: fixture.originId }, 10), [replay, limited, created])
+      assert.deepStrictEqual(yield* log.list({ originId: fixture.originId }, 2), [replay, limited])
+    })
+  )
+
+  it.effect("attributes a row with an invalid key by the prefix it sent, revoked keys included", () =>
+    Effect.gen(function* () {
+      const log = yield* RequestLog
+      const keys = yield* KeyStore
+      const fixture = yield* seed()
+      yield* keys.rotate(fixture.originId)
+
+      const revokedKey = row({
+        at: base + 10_000,
+        keyPrefix: fixture.prefix,
+        status: 401,
+        outcome: "invalid_key"
+      })
+      const unknownKey = row({
+        at: base + 11_000,
+        keyPrefix: generateApiKey().prefix,
+        status: 401,
+        outcome: "invalid_key"
+      })
+      const noKey = row({ at: base + 12_000, status: 401, outcome: "invalid_key" })
+      for (const entry of [revokedKey, unknownKey, noKey]) yield* log.record(entry)
+
+      assert.deepStrictEqual(yield* log.list({ originId: fixture.originId }, 10), [
+        { ...revokedKey, originId: fixture.originId }
+      ])
+      const unattributed = yield* log.list({ unattributed: true }, 100)
+      const ours = new Set([unknownKey.requestId, noKey.requestId, revokedKey.requestId])
+      assert.deepStrictEqual(
+        unattributed.filter((entry) => ours.has(entry.requestId)),
+        [noKey, unknownKey]
+      )
+    })
+  )
+})
