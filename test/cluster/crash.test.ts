@@ -1,5 +1,8 @@
-import { Effect } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { requestFingerprint } from "../../src/Domain/Fingerprint.ts"
 import { createDatabase, databaseUrl } from "../support/Database.ts"
 import { cli, post, type RunningServer, startServer } from "./support.ts"
 
@@ -13,7 +16,9 @@ describe("a server killed with SIGKILL mid-traffic", () => {
     url = databaseUrl(await Effect.runPromise(createDatabase("crash")))
     await cli(url, ["migrate"])
     organization = (await cli(url, ["org", "create", "--name", "Crash"])).id
-    key = (await cli(url, ["origin", "create", "--org", organization, "--label", "crash", "--rate-limit", "5000"])).key
+    key = (
+      await cli(url, ["origin", "create", "--org", organization, "--label", "crash", "--rate-limit", "5000"])
+    ).key
   }, 60_000)
 
   afterAll(async () => {
@@ -40,7 +45,9 @@ describe("a server killed with SIGKILL mid-traffic", () => {
     const retryUntilSettled = async (request: (typeof requests)[number]) => {
       const deadline = Date.now() + 45_000
       while (true) {
-        const response = await post(server!.url, key, request.body, { "idempotency-key": request.idempotencyKey })
+        const response = await post(server!.url, key, request.body, {
+          "idempotency-key": request.idempotencyKey
+        })
         if (response.status !== 409 || Date.now() > deadline) return response
         await new Promise((resolve) => setTimeout(resolve, 1000))
       }
@@ -60,4 +67,38 @@ describe("a server killed with SIGKILL mid-traffic", () => {
     expect(new Set(leads.map((lead: { telefono: string }) => lead.telefono)).size).toBe(requests.length)
     expect(new Set(retries.map((retry) => retry.body.lead_id)).size).toBe(requests.length)
   }, 90_000)
+})
+
+describe("a reservation left by a worker that died", () => {
+  it("answers 409 in progress until its lease ends, then the retry creates the lead once", async () => {
+    const url = databaseUrl(await Effect.runPromise(createDatabase("lease")))
+    await cli(url, ["migrate"])
+    const organization = (await cli(url, ["org", "create", "--name", "Lease"])).id
+    const origin = await cli(url, ["origin", "create", "--org", organization, "--label", "lease"])
+    const body = { nombre: "Lease", telefono: "+52 33 1234 0000" }
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`
+          INSERT INTO idempotency_keys (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+          VALUES (${origin.id}, 'dead-worker', ${requestFingerprint(body)}, 'in_progress', gen_random_uuid(),
+                  now() + interval '3 seconds')`
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.orDie)
+    )
+    const server = await startServer(url)
+    try {
+      const blocked = await post(server.url, origin.key, body, { "idempotency-key": "dead-worker" })
+      expect(blocked.status).toBe(409)
+      expect(blocked.body.error?.code).toBe("idempotency_in_progress")
+      expect(blocked.headers.get("retry-after")).toBe("1")
+      await new Promise((resolve) => setTimeout(resolve, 3500))
+      const created = await post(server.url, origin.key, body, { "idempotency-key": "dead-worker" })
+      expect(created.status).toBe(201)
+      expect(created.body.replay).toBeUndefined()
+      const replayed = await post(server.url, origin.key, body, { "idempotency-key": "dead-worker" })
+      expect(replayed.body).toMatchObject({ lead_id: created.body.lead_id, replay: true })
+    } finally {
+      await server.stop()
+    }
+  }, 60_000)
 })

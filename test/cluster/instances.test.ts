@@ -37,11 +37,22 @@ describe("two instances on one PostgreSQL", () => {
   })
 
   it("sends the same Idempotency-Key to both at once and creates one lead per key", async () => {
-    const origin = await cli(url, ["origin", "create", "--org", organization, "--label", "idem-shared", "--rate-limit", "1000"])
+    const origin = await cli(url, [
+      "origin",
+      "create",
+      "--org",
+      organization,
+      "--label",
+      "idem-shared",
+      "--rate-limit",
+      "1000"
+    ])
     const keys = Array.from({ length: 8 }, (_, i) => `order-${i}`)
     const body = (i: number) => ({ nombre: `Cliente ${i}`, telefono: `+52 55 3000 ${String(1000 + i)}` })
     const first = await Promise.all(
-      keys.flatMap((key, i) => servers.map((server) => post(server.url, origin.key, body(i), { "idempotency-key": key })))
+      keys.flatMap((key, i) =>
+        servers.map((server) => post(server.url, origin.key, body(i), { "idempotency-key": key }))
+      )
     )
     for (const response of first) {
       expect([200, 201, 409]).toContain(response.status)
@@ -66,11 +77,18 @@ describe("two instances on one PostgreSQL", () => {
   it("refuses a key revoked through the CLI on both instances at their next request", async () => {
     const origin = await cli(url, ["origin", "create", "--org", organization, "--label", "revoked-shared"])
     for (const server of servers) {
-      expect((await post(server.url, origin.key, { nombre: "Before" }, { "x-service-dry-run": "true" })).status).toBe(200)
+      expect(
+        (await post(server.url, origin.key, { nombre: "Before" }, { "x-service-dry-run": "true" })).status
+      ).toBe(200)
     }
     await cli(url, ["key", "revoke", "--origin", origin.id])
     for (const server of servers) {
-      const response = await post(server.url, origin.key, { nombre: "After" }, { "x-service-dry-run": "true" })
+      const response = await post(
+        server.url,
+        origin.key,
+        { nombre: "After" },
+        { "x-service-dry-run": "true" }
+      )
       expect(response.status).toBe(401)
       expect(response.body.error?.code).toBe("invalid_key")
     }

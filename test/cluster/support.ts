@@ -24,7 +24,10 @@ const environment = (databaseUrl: string, extra: Record<string, string> = {}) =>
 
 /** Runs an operator command with --json and returns its parsed output. */
 export const cli = async (databaseUrl: string, args: ReadonlyArray<string>) => {
-  const child = spawn(process.execPath, [main, ...args, "--json"], { env: environment(databaseUrl), cwd: root })
+  const child = spawn(process.execPath, [main, ...args, "--json"], {
+    env: environment(databaseUrl),
+    cwd: root
+  })
   let stdout = ""
   let stderr = ""
   child.stdout.on("data", (chunk) => (stdout += chunk))
@@ -78,7 +81,11 @@ export const post = async (
   key: string,
   body: unknown,
   headers: Record<string, string> = {}
-): Promise<{ status: number; headers: Headers; body: Record<string, unknown> & { error?: { code: string } } }> => {
+): Promise<{
+  status: number
+  headers: Headers
+  body: Record<string, unknown> & { error?: { code: string } }
+}> => {
   const response = await fetch(`${url}/v1/leads`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
@@ -90,5 +97,6 @@ export const post = async (
 /** Waits until at least `minSeconds` remain in the current Unix minute, so a burst stays in one window. */
 export const awaitRoomInWindow = async (minSeconds: number) => {
   const intoMinute = (Date.now() % 60_000) / 1000
-  if (60 - intoMinute < minSeconds) await new Promise((resolve) => setTimeout(resolve, (60 - intoMinute + 0.5) * 1000))
+  if (60 - intoMinute < minSeconds)
+    await new Promise((resolve) => setTimeout(resolve, (60 - intoMinute + 0.5) * 1000))
 }
