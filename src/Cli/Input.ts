@@ -1,0 +1,97 @@
+import { Effect, Option, Schema } from "effect"
+import { Flag } from "effect/cli"
+
+/** A command line that parsed but asks for something contradictory (two exclusive flags, say). */
+export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
+  message: Schema.String
+}) {}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const asUuid = (raw: string): Option.Option<string> => {
+  const value = raw.trim()
+  return uuidPattern.test(value) ? Option.some(value.toLowerCase()) : Option.none()
+}
+
+/** An id flag: malformed ids are refused while parsing, before anything touches the database. */
+export const id = (name: string, entity: string) =>
+  Flag.String(name).pipe(
+    Flag.withMetavar(entity.toUpperCase()),
+    Flag.filterMap(asUuid, () => `Expected ${entity} id (a UUID)`)
+  )
+
+export const idList = (name: string, entity: string) =>
+  Flag.String(name).pipe(
+    Flag.withMetavar(`${entity.toUpperCase()},...`),
+    Flag.filterMap(
+      (raw) => {
+        const ids = raw.split(",").map(asUuid)
+        return ids.length > 0 && ids.every(Option.isSome)
+          ? Option.some(ids.map((id) => id.value))
+          : Option.none()
+      },
+      () => `Expected a comma-separated list of ${entity} ids (UUIDs)`
+    )
+  )
+
+export const text = (name: string) =>
+  Flag.String(name).pipe(
+    Flag.filterMap(
+      (raw) => (raw.trim() === "" ? Option.none() : Option.some(raw.trim())),
+      () => "Expected a non-empty value"
+    )
+  )
+
+export const integer = (name: string, minimum: number, maximum: number) =>
+  Flag.Int(name).pipe(
+    Flag.filterMap(
+      (value) => (value >= minimum && value <= maximum ? Option.some(value) : Option.none()),
+      () => `Expected an integer from ${minimum} to ${maximum}`
+    )
+  )
+
+export const limit = integer("limit", 1, 1000).pipe(
+  Flag.withDescription("How many rows to print (1-1000)"),
+  Flag.withDefault(50)
+)
+
+export const rateLimit = integer("rate-limit", 1, 1_000_000).pipe(
+  Flag.withDescription("Requests per minute allowed for the origin's key")
+)
+
+export const country = Flag.String("country").pipe(
+  Flag.withDescription("Two-letter country whose phone numbering applies (default MX)"),
+  Flag.filterMap(
+    (raw) => (/^[A-Za-z]{2}$/.test(raw.trim()) ? Option.some(raw.trim().toUpperCase()) : Option.none()),
+    () => "Expected a two-letter country code such as MX"
+  ),
+  Flag.withDefault("MX")
+)
+
+export const codigo = Flag.String("codigo").pipe(
+  Flag.withMetavar("ABC-1234"),
+  Flag.withDescription("The property's code: three letters, a hyphen and four digits"),
+  Flag.filterMap(
+    (raw) =>
+      /^[A-Za-z]{3}-[0-9]{4}$/.test(raw.trim()) ? Option.some(raw.trim().toUpperCase()) : Option.none(),
+    () => "Expected three letters, a hyphen and four digits, such as ABC-1234"
+  )
+)
+
+/** Exactly one of two exclusive choices, named by their flags for the message. */
+export const exactlyOne = <A, B>(
+  first: readonly [flag: string, value: Option.Option<A>],
+  second: readonly [flag: string, value: Option.Option<B>]
+): Effect.Effect<
+  { readonly _tag: "first"; readonly value: A } | { readonly _tag: "second"; readonly value: B },
+  UsageError
+> => {
+  const [firstFlag, a] = first
+  const [secondFlag, b] = second
+  if (Option.isSome(a) && Option.isSome(b)) {
+    return Effect.fail(new UsageError({ message: `--${firstFlag} and --${secondFlag} exclude each other` }))
+  }
+  if (Option.isSome(a)) return Effect.succeed({ _tag: "first", value: a.value })
+  if (Option.isSome(b)) return Effect.succeed({ _tag: "second", value: b.value })
+  return Effect.fail(new UsageError({ message: `one of --${firstFlag} or --${secondFlag} is required` }))
+}

@@ -1,0 +1,64 @@
+import { Effect } from "effect"
+import { Command } from "effect/cli"
+import { type LeadDetail, LeadRepository } from "../LeadRepository.ts"
+import * as Input from "./Input.ts"
+import { emit, orDash, table } from "./Output.ts"
+import { withOperator } from "./Services.ts"
+
+const indent = (text: string) => text.replaceAll("\n", "\n    ")
+
+const describeLead = (lead: LeadDetail) =>
+  [
+    `Lead ${lead.id}`,
+    `  nombre:       ${lead.nombre}`,
+    `  telefono:     ${orDash(lead.telefono)}`,
+    `  email:        ${orDash(lead.email)}`,
+    `  origin:       ${lead.origin}`,
+    `  property:     ${orDash(lead.property_id)}`,
+    `  assignee:     ${orDash(lead.assignee_id)}`,
+    `  organization: ${lead.organization_id}`,
+    `  created:      ${lead.created_at}`,
+    "Notes:",
+    ...(lead.notes.length === 0
+      ? ["  (none)"]
+      : lead.notes.map((note) => `  ${note.created_at}\n    ${indent(note.body)}`)),
+    "Tasks:",
+    ...(lead.tasks.length === 0
+      ? ["  (none)"]
+      : lead.tasks.map((task) => `  ${task.kind} for ${orDash(task.assignee_id)}, due ${task.due_at}`)),
+    "Events:",
+    ...(lead.events.length === 0
+      ? ["  (none)"]
+      : lead.events.map((event) => `  ${event.type} at ${event.created_at}`))
+  ].join("\n")
+
+const leadShow = Command.make(
+  "show",
+  { id: Input.id("id", "lead") },
+  Effect.fn("Cli.leadShow")(function* ({ id }) {
+    const leads = yield* LeadRepository
+    const lead = yield* leads.show(id)
+    yield* emit(lead, describeLead)
+  }, withOperator)
+).pipe(Command.withDescription("A lead with its notes, tasks and events"))
+
+const leadList = Command.make(
+  "list",
+  { org: Input.id("org", "organization"), limit: Input.limit },
+  Effect.fn("Cli.leadList")(function* ({ org, limit }) {
+    const leads = yield* LeadRepository
+    const rows = yield* leads.list(org, limit)
+    yield* emit(rows, (rows) =>
+      table(
+        ["ID", "NOMBRE", "TELEFONO", "EMAIL", "ORIGIN", "CREATED"],
+        rows.map((l) => [l.id, l.nombre, orDash(l.telefono), orDash(l.email), l.origin, l.created_at]),
+        "No leads."
+      )
+    )
+  }, withOperator)
+).pipe(Command.withDescription("The organization's leads, newest first"))
+
+export const lead = Command.make("lead").pipe(
+  Command.withDescription("Leads"),
+  Command.withSubcommands([leadShow, leadList])
+)

@@ -1,0 +1,84 @@
+import { Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { CaptureRules } from "../CaptureRules.ts"
+import { Organizations } from "../Organizations.ts"
+import * as Input from "./Input.ts"
+import { emit } from "./Output.ts"
+import { withOperator } from "./Services.ts"
+
+const orgCreate = Command.make(
+  "create",
+  { name: Input.text("name").pipe(Flag.withDescription("The organization's name")), country: Input.country },
+  Effect.fn("Cli.orgCreate")(function* ({ name, country }) {
+    const organizations = yield* Organizations
+    const organization = yield* organizations.create({ name, country })
+    yield* emit(organization, (o) => `Created organization "${o.name}" (${o.country}): ${o.id}`)
+  }, withOperator)
+).pipe(Command.withDescription("Create an organization"))
+
+export const org = Command.make("org").pipe(
+  Command.withDescription("Organizations"),
+  Command.withSubcommands([orgCreate])
+)
+
+const agentAdd = Command.make(
+  "add",
+  {
+    org: Input.id("org", "organization"),
+    name: Input.text("name").pipe(Flag.withDescription("The agent's name"))
+  },
+  Effect.fn("Cli.agentAdd")(function* ({ org, name }) {
+    const rules = yield* CaptureRules
+    const agent = yield* rules.addAgent({ organizationId: org, name })
+    yield* emit(agent, (a) => `Added agent "${a.name}": ${a.id}`)
+  }, withOperator)
+).pipe(Command.withDescription("Add an agent who can be assigned leads"))
+
+export const agent = Command.make("agent").pipe(
+  Command.withDescription("Agents"),
+  Command.withSubcommands([agentAdd])
+)
+
+const ruleAdd = Command.make(
+  "add",
+  {
+    org: Input.id("org", "organization"),
+    origin: Input.id("origin", "origin").pipe(
+      Flag.withDescription("Match only leads from this origin"),
+      Flag.optional
+    ),
+    property: Input.id("property", "property").pipe(
+      Flag.withDescription("Match only leads about this property"),
+      Flag.optional
+    ),
+    agent: Input.id("agent", "agent").pipe(Flag.withDescription("Assign to this agent"), Flag.optional),
+    roundRobin: Input.idList("round-robin", "agent").pipe(
+      Flag.withDescription("Assign in turn to these agents"),
+      Flag.optional
+    ),
+    priority: Flag.Int("priority").pipe(
+      Flag.withDescription("Lower runs first (default 100)"),
+      Flag.withDefault(100)
+    )
+  },
+  Effect.fn("Cli.ruleAdd")(function* (input) {
+    const assignment = yield* Input.exactlyOne(["agent", input.agent], ["round-robin", input.roundRobin])
+    const rule = yield* Effect.gen(function* () {
+      const rules = yield* CaptureRules
+      return yield* rules.addRule({
+        organizationId: input.org,
+        originId: Option.getOrNull(input.origin),
+        propertyId: Option.getOrNull(input.property),
+        agentIds: assignment._tag === "first" ? [assignment.value] : assignment.value,
+        roundRobin: assignment._tag === "second",
+        priority: input.priority
+      })
+    }).pipe(withOperator)
+    yield* emit(rule, (r) => `Added capture rule ${r.id}`)
+  })
+).pipe(Command.withDescription("Add a capture rule: which agent gets the new leads it matches"))
+
+export const rule = Command.make("rule").pipe(
+  Command.withDescription("Capture rules"),
+  Command.withSubcommands([ruleAdd])
+)

@@ -1,0 +1,55 @@
+import { ConfigProvider, Effect, Layer, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { AppConfig } from "../Config.ts"
+import * as Sql from "../Sql.ts"
+import * as Input from "./Input.ts"
+import { emit } from "./Output.ts"
+import { layerLogLevel } from "./Services.ts"
+
+/** Flags win over `PORT`/`HOST`, and go through the same validation as the variables. */
+const layerOverrides = (overrides: Record<string, Option.Option<string>>) =>
+  ConfigProvider.layerAdd(
+    ConfigProvider.fromUnknown(
+      Object.fromEntries(
+        Object.entries(overrides).flatMap(([name, value]) => Option.toArray(value).map((v) => [name, v]))
+      )
+    ),
+    { asPrimary: true }
+  )
+
+/** Loaded when needed: the HTTP stack would double the start-up time of every operator command. */
+const layerServer = Layer.unwrap(
+  Effect.promise(() => import("../Server.ts")).pipe(Effect.map((server) => server.layerServer))
+)
+
+/** A signal ends `serve` normally: the listener drains, the pool closes, exit status 0. */
+const markGracefulStop = Effect.sync(() => {
+  process.exitCode = 0
+})
+
+export const serve = Command.make(
+  "serve",
+  {
+    port: Input.integer("port", 1, 65535).pipe(Flag.withDescription("Listening port (PORT)"), Flag.optional),
+    host: Input.text("host").pipe(Flag.withDescription("Listening address (HOST)"), Flag.optional)
+  },
+  ({ port, host }) =>
+    Layer.launch(layerServer).pipe(
+      Effect.provide(layerOverrides({ PORT: Option.map(port, String), HOST: host })),
+      Effect.onInterrupt(() => markGracefulStop)
+    )
+).pipe(Command.withDescription("Run the API (PORT/HOST, default 127.0.0.1:8080)"))
+
+export const migrate = Command.make(
+  "migrate",
+  {},
+  Effect.fn("Cli.migrate")(
+    function* () {
+      const applied = yield* Sql.migrate
+      yield* emit({ applied }, ({ applied }) =>
+        applied.length === 0 ? "The schema is up to date." : `Applied: ${applied.join(", ")}`
+      )
+    },
+    Effect.provide(Layer.mergeAll(Sql.layerClient, layerLogLevel).pipe(Layer.provideMerge(AppConfig.layer)))
+  )
+).pipe(Command.withDescription("Apply pending migrations"))

@@ -1,0 +1,21 @@
+import { Effect, Layer, References } from "effect"
+import { AppConfig } from "../Config.ts"
+import { layerServices } from "../Http/App.ts"
+import * as Sql from "../Sql.ts"
+
+/** `LOG_LEVEL` applied to whatever runs on top of `AppConfig`. */
+export const layerLogLevel = Layer.effect(
+  References.MinimumLogLevel,
+  AppConfig.useSync((config) => config.logLevel)
+)
+
+/**
+ * What an operator command runs on: the same PostgreSQL services as the server, over the same
+ * database (`DATABASE_URL`, or the embedded cluster shared with a running server).
+ */
+export const layerOperator = Layer.mergeAll(layerServices, layerLogLevel).pipe(
+  Layer.provideMerge(Sql.layer),
+  Layer.provideMerge(AppConfig.layer)
+)
+
+export const withOperator = Effect.provide(layerOperator)
