@@ -4,6 +4,7 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { AppConfig } from "./Config.ts"
 import { layerApp, layerServices } from "./Http/App.ts"
+import * as Observability from "./Observability.ts"
 import * as Sql from "./Sql.ts"
 
 const bodyDeadlineMillis = 15_000
@@ -32,16 +33,21 @@ const announce = Layer.effectDiscard(
     const config = yield* AppConfig
     const port = "port" in server.address ? server.address.port : config.port
     const host = config.host.includes(":") ? `[${config.host}]` : config.host
-    yield* Effect.logInfo(`listening on http://${host}:${port} (public URL ${config.publicBaseUrl})`)
-    yield* Effect.logInfo(`data: ${database.description}`)
+    const url = `http://${host}:${port}`
+    yield* Effect.logInfo("listening").pipe(
+      Effect.annotateLogs({ url, public_url: config.publicBaseUrl, database: database.description })
+    )
+    yield* Effect.addFinalizer(() => Effect.logInfo("stopping"))
   })
 )
 
 /** The whole service: API on the listener, PostgreSQL (embedded unless DATABASE_URL), migrations applied. */
 export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true }).pipe(
   Layer.merge(announce),
+  Layer.merge(Observability.layerPoolMetrics),
   Layer.provide(layerServices),
   Layer.provide(layerListener),
   Layer.provide(Sql.layer),
+  Layer.provide(Observability.layer),
   Layer.provide(AppConfig.layer)
 )

@@ -13,6 +13,13 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
 
 const unavailableReasons = new Set(["ConnectionError", "AuthenticationError", "StatementTimeoutError"])
 
+/** A server shutting down, starting up (crash recovery) or out of connections: an outage, not a bug. */
+const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300"])
+
+const isOutage = (error: SqlError.SqlError) =>
+  unavailableReasons.has(error.reason._tag) ||
+  unavailableStates.has(String((error.reason.cause as { code?: unknown } | undefined)?.code))
+
 export const statementTimeout = Duration.seconds(2)
 
 /**
@@ -31,10 +38,7 @@ export const availableOrFail =
       }),
       Effect.catchIf(
         (error): error is SqlError.SqlError => isSqlError(error),
-        (error) =>
-          unavailableReasons.has(error.reason._tag)
-            ? Effect.fail(new StoreUnavailable({ operation }))
-            : Effect.die(error)
+        (error) => (isOutage(error) ? Effect.fail(new StoreUnavailable({ operation })) : Effect.die(error))
       )
     ) as never
 
@@ -73,13 +77,39 @@ const embeddedClient = (dataDir: string, maxConnections: number) =>
     }
   })
 
+/** Names this process's connections in `pg_stat_activity`, which is where the pool gauge counts them. */
+export const instanceId = crypto.randomUUID().slice(0, 8)
+export const applicationName = `lead-intake/${instanceId}`
+
 const poolOptions = (maxConnections: number) => ({
   maxConnections,
   minConnections: 1,
   connectTimeout: Duration.millis(1500),
   idleTimeout: Duration.minutes(5),
-  applicationName: "lead-intake"
+  applicationName
 })
+
+/**
+ * SQL spans take `db.namespace`/`server.address` from explicit options only; read them from the URL
+ * when it states them plainly (query parameters can override, so then leave the driver's defaults).
+ */
+const spanTargetOf = (url: Redacted.Redacted) => {
+  const parsed = URL.parse(Redacted.value(url))
+  if (parsed === null || parsed.hostname === "" || [...parsed.searchParams.keys()].length > 0) return {}
+  let database: string
+  let host: string
+  try {
+    database = decodeURIComponent(parsed.pathname.slice(1))
+    host = decodeURIComponent(parsed.hostname.replace(/^\[(.*)\]$/, "$1"))
+  } catch {
+    return {}
+  }
+  return {
+    host,
+    ...(parsed.port === "" ? {} : { port: Number(parsed.port) }),
+    ...(database === "" ? {} : { database })
+  }
+}
 
 const ensureDatabase = (
   connect: { host: string; port: number; username: string; password: Redacted.Redacted },
@@ -109,10 +139,13 @@ export const layerClient = Layer.effectContext(
     const { client, description } = yield* Option.match(config.databaseUrl, {
       onNone: () => embeddedClient(config.dataDir, config.databasePoolSize),
       onSome: (url) =>
-        Effect.map(PgClient.make({ url, ...poolOptions(config.databasePoolSize) }), (client) => ({
-          client,
-          description: `PostgreSQL at ${redactedDatabaseUrl(url)}`
-        }))
+        Effect.map(
+          PgClient.make({ url, ...spanTargetOf(url), ...poolOptions(config.databasePoolSize) }),
+          (client) => ({
+            client,
+            description: `PostgreSQL at ${redactedDatabaseUrl(url)}`
+          })
+        )
     })
     return Context.make(PgClient.PgClient, client).pipe(
       Context.add(SqlClient.SqlClient, client),

@@ -181,6 +181,13 @@ export const layerBodyGuard = Layer.succeed(
   )
 )
 
+const idempotencyResults = {
+  Reserved: "new",
+  Replay: "replay",
+  Conflict: "conflict",
+  InProgress: "in_progress"
+} as const
+
 const utf8 = new TextDecoder("utf-8", { fatal: true })
 
 const hasLoneSurrogate = (value: unknown): boolean => {
@@ -325,6 +332,10 @@ export const layerLeadHandlers = HttpApiBuilder.group(
           idempotency: reservation
         })
         .pipe(Effect.catchTag("StoreUnavailable", unavailable))
+      yield* Effect.annotateCurrentSpan({
+        "lead.outcome": written.outcome,
+        "capture.assignee_id": written.assigneeId ?? "unassigned"
+      })
       return yield* respond(
         {
           status: written.outcome === "created" ? 201 : 200,
@@ -348,6 +359,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       const reservation = yield* idempotency
         .reserve(slot, requestFingerprint(parsed))
         .pipe(Effect.catchTag("StoreUnavailable", unavailable))
+      yield* Effect.annotateCurrentSpan("idempotency.result", idempotencyResults[reservation._tag])
       switch (reservation._tag) {
         case "Replay":
           return yield* respond(reservation.response, true)

@@ -3,6 +3,7 @@ import { HttpRouter, HttpServerRequest } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
+import { observeRequest, reportDefect } from "../Observability/Request.ts"
 import { errorResponse, RequestContext, setResponseHeaders } from "./RequestContext.ts"
 
 /** Every route of the contract with the methods it accepts, from the HttpApi itself. */
@@ -56,22 +57,24 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
           journal: { keyPrefix: null, originId: null, outcome: null, leadId: null, idempotencyKey: null }
         }
         yield* setResponseHeaders({ "x-request-id": context.requestId })
+        const path = pathOf(request.url)
+        const allowed = routeTable.get(path)
+        yield* observeRequest(request, context, allowed === undefined ? null : path)
+        // The router also matches `/v1/`, `//v1` and `/V1`; the contract serves its exact paths only.
+        if (allowed === undefined) return errorResponse(context, "not_found", `No route ${path}`)
         return yield* httpEffect.pipe(
           Effect.provideService(RequestContext, context),
           Effect.catchCause((cause) => {
             if (isRouteNotFound(cause)) {
-              const allowed = routeTable.get(pathOf(request.url))
               return Effect.succeed(
-                allowed === undefined
-                  ? errorResponse(context, "not_found", `No route ${pathOf(request.url)}`)
-                  : errorResponse(context, "method_not_allowed", `${request.method} is not allowed here`, {
-                      allow: allowed.join(", ")
-                    })
+                errorResponse(context, "method_not_allowed", `${request.method} is not allowed here`, {
+                  allow: allowed.join(", ")
+                })
               )
             }
             if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
             return Effect.as(
-              Effect.logError("request failed with a defect", cause),
+              reportDefect(cause),
               errorResponse(context, "internal_error", "An unexpected error occurred")
             )
           })

@@ -1,0 +1,281 @@
+import { createServer } from "node:http"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
+import * as Resource from "@effect/opentelemetry/Resource"
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
+import { resourceFromAttributes } from "@opentelemetry/resources"
+import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import {
+  Cause,
+  Config,
+  Duration,
+  Effect,
+  Formatter,
+  Layer,
+  Logger,
+  Metric,
+  Option,
+  References,
+  Schedule,
+  Schema
+} from "effect"
+import { FetchHttpClient, HttpMiddleware, UrlParams } from "effect/http"
+import { OtlpMetrics, OtlpSerialization, PrometheusMetrics } from "effect/observability"
+import { SqlClient } from "effect/sql"
+import packageJson from "../package.json" with { type: "json" }
+import { AppConfig } from "./Config.ts"
+import { routeTable } from "./Http/Routing.ts"
+import * as Metrics from "./Observability/Metrics.ts"
+import { applicationName, instanceId } from "./Sql.ts"
+
+/**
+ * Where telemetry goes, from the standard OpenTelemetry variables: traces and metrics are exported
+ * over OTLP/HTTP only when an endpoint is set (and the signal's exporter is not `none`).
+ */
+export interface TelemetrySettings {
+  readonly traces: Option.Option<string>
+  readonly metrics: Option.Option<string>
+  readonly metricsHeaders: Readonly<Record<string, string>>
+  readonly metricsInterval: Duration.Duration
+}
+
+const EndpointUrl = Schema.String.check(
+  Schema.makeFilter((raw: string) => {
+    if (raw.trim() === "") return true
+    const url = URL.parse(raw.trim())
+    return (
+      (url !== null && (url.protocol === "http:" || url.protocol === "https:")) ||
+      "Expected an absolute http(s) URL"
+    )
+  })
+)
+
+/** An unset or empty variable means no endpoint, as the OpenTelemetry specification says. */
+const endpoint = (name: string) =>
+  Config.schema(EndpointUrl, name).pipe(
+    Config.withDefault(""),
+    Config.map((raw) => (raw.trim() === "" ? Option.none<string>() : Option.some(raw.trim())))
+  )
+
+const otlpUrl = (signal: "traces" | "metrics") => {
+  const upper = signal.toUpperCase()
+  return Config.all({
+    disabled: Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false)),
+    exporter: Config.String(`OTEL_${upper}_EXPORTER`).pipe(Config.withDefault("otlp")),
+    specific: endpoint(`OTEL_EXPORTER_OTLP_${upper}_ENDPOINT`),
+    base: endpoint("OTEL_EXPORTER_OTLP_ENDPOINT")
+  }).pipe(
+    Config.map(({ disabled, exporter, specific, base }) => {
+      const exporters = exporter.split(",").map((name) => name.trim().toLowerCase())
+      if (disabled || !exporters.includes("otlp")) return Option.none<string>()
+      if (Option.isSome(specific)) return specific
+      return Option.map(base, (url) => `${url.replace(/\/+$/, "")}/v1/${signal}`)
+    })
+  )
+}
+
+/** `key=value,key=value`, values percent-decoded; the trace exporter reads the same variables itself. */
+const headers = (name: string) => Config.Record(Schema.String, Schema.StringFromUriComponent, name)
+
+export const telemetrySettings: Config.Config<TelemetrySettings> = Config.all({
+  traces: otlpUrl("traces"),
+  metrics: otlpUrl("metrics"),
+  metricsHeaders: headers("OTEL_EXPORTER_OTLP_METRICS_HEADERS").pipe(
+    Config.orElse(() => headers("OTEL_EXPORTER_OTLP_HEADERS")),
+    Config.withDefault({})
+  ),
+  metricsInterval: Config.Int("OTEL_METRIC_EXPORT_INTERVAL").pipe(
+    Config.withDefault(60_000),
+    Config.map(Duration.millis)
+  )
+})
+
+/** `service.name` defaults to lead-intake; `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` win. */
+const layerResource = Layer.effect(
+  Resource.Resource,
+  Effect.gen(function* () {
+    const fromEnvironment = yield* Resource.Resource
+    return resourceFromAttributes({
+      "service.name": "lead-intake",
+      "service.version": packageJson.version,
+      "service.instance.id": instanceId
+    }).merge(fromEnvironment)
+  })
+).pipe(Layer.provide(Resource.layerFromEnv()))
+
+const pathOf = (url: string) => {
+  const query = url.indexOf("?")
+  return query === -1 ? url : url.slice(0, query)
+}
+
+/**
+ * Effect spans (server span per request, `Effect.fn` steps, SQL statements) into OpenTelemetry
+ * through `processor`. Only the contract's paths are traced, so a path a client made up (and
+ * whatever it put in it) never reaches a span; those requests are still logged and counted. The
+ * server span is named `METHOD /route`. Query string values are never recorded: the API takes
+ * none, so whatever a client puts there is not ours to keep.
+ */
+export const layerTracer = (processor: SpanProcessor) =>
+  Layer.mergeAll(
+    OtelTracer.layer.pipe(
+      Layer.provide(NodeSdk.layerTracerProvider(processor)),
+      Layer.provide(layerResource)
+    ),
+    Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => !routeTable.has(pathOf(request.url))),
+    Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${pathOf(request.url)}`),
+    Layer.succeed(UrlParams.CurrentRedactedNames, [/(?:)/])
+  )
+
+/** OTLP/HTTP export when configured; otherwise the tracer is off and spans cost nothing. */
+export const layerTracing = Layer.unwrap(
+  Effect.map(telemetrySettings, (settings) =>
+    Option.match(settings.traces, {
+      onNone: () => Layer.succeed(References.TracerEnabled, false),
+      onSome: (url) => layerTracer(new BatchSpanProcessor(new OTLPTraceExporter({ url })))
+    })
+  )
+)
+
+const layerOtlpMetrics = Layer.unwrap(
+  Effect.gen(function* () {
+    const settings = yield* telemetrySettings
+    if (Option.isNone(settings.metrics)) return Layer.empty
+    const { attributes } = yield* Effect.provide(Effect.service(Resource.Resource), layerResource)
+    return OtlpMetrics.layer({
+      url: settings.metrics.value,
+      headers: settings.metricsHeaders,
+      resource: { attributes },
+      exportInterval: settings.metricsInterval
+    }).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
+  })
+)
+
+/**
+ * `GET /metrics` in the Prometheus text format on `METRICS_PORT`, apart from the public listener
+ * (which serves only the contract's routes).
+ */
+const layerPrometheus = Layer.unwrap(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (Option.isNone(config.metricsPort)) return Layer.empty
+    const port = config.metricsPort.value
+    return Layer.effectDiscard(
+      Effect.gen(function* () {
+        const context = yield* Effect.context<never>()
+        const server = createServer((request, response) => {
+          if (request.url !== "/metrics" || (request.method !== "GET" && request.method !== "HEAD")) {
+            response
+              .writeHead(404, { "content-type": "text/plain" })
+              .end("Only GET /metrics is served here\n")
+            return
+          }
+          response
+            .writeHead(200, { "content-type": "text/plain; version=0.0.4; charset=utf-8" })
+            .end(request.method === "HEAD" ? undefined : PrometheusMetrics.formatUnsafe(context))
+        })
+        yield* Effect.acquireRelease(
+          Effect.callback<void>((resume) => {
+            server.once("error", (error) =>
+              resume(Effect.die(new Error(`METRICS_PORT ${port}: ${error.message}`)))
+            )
+            server.listen(port, config.host, () => {
+              resume(Effect.void)
+            })
+          }),
+          () =>
+            Effect.callback<void>((resume) => {
+              server.close(() => resume(Effect.void))
+            })
+        )
+        const host = config.host.includes(":") ? `[${config.host}]` : config.host
+        yield* Effect.logInfo("metrics").pipe(Effect.annotateLogs({ url: `http://${host}:${port}/metrics` }))
+      })
+    )
+  })
+)
+
+const poolSampleEvery = Duration.seconds(5)
+
+/**
+ * Samples this instance's connections from `pg_stat_activity` (the pool keeps no count of its own),
+ * only while metrics go somewhere. A sample that cannot get a connection in time means the pool is full.
+ */
+export const layerPoolMetrics = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const settings = yield* telemetrySettings
+    if (Option.isNone(config.metricsPort) && Option.isNone(settings.metrics)) return
+    const sql = yield* SqlClient.SqlClient
+    yield* Metric.update(Metrics.poolMax, config.databasePoolSize)
+    const sample = sql<{ open: number; in_use: number }>`
+      SELECT count(*)::int AS open,
+             (count(*) FILTER (WHERE state <> 'idle' AND pid <> pg_backend_pid()))::int AS in_use
+      FROM pg_stat_activity WHERE application_name = ${applicationName}`.pipe(
+      Effect.flatMap(([row]) =>
+        Effect.andThen(
+          Metric.update(Metrics.poolOpen, row?.open ?? 0),
+          Metric.update(Metrics.poolInUse, row?.in_use ?? 0)
+        )
+      ),
+      Effect.timeoutOrElse({
+        duration: Duration.seconds(1),
+        orElse: () => Metric.update(Metrics.poolInUse, config.databasePoolSize)
+      }),
+      Effect.ignore
+    )
+    yield* sample.pipe(
+      Effect.repeat(Schedule.spaced(poolSampleEvery)),
+      Effect.withTracerEnabled(false),
+      Effect.forkScoped
+    )
+  })
+)
+
+const reserved = new Set(["time", "level", "msg", "span_id", "error"])
+
+/**
+ * One JSON object per line: `time`, `level`, `msg`, the log annotations, `trace_id`/`span_id` when
+ * the line is written inside a traced span, and `error` (the pretty cause) when there is one.
+ */
+export const makeJsonLogger = (write: (line: string) => void) =>
+  Logger.make(({ message, logLevel, cause, fiber, date }) => {
+    const parts = Array.isArray(message) ? message : [message]
+    const details = parts.filter((part) => typeof part !== "string")
+    const record: Record<string, unknown> = {
+      time: date.toISOString(),
+      level: logLevel.toLowerCase(),
+      msg: parts.filter((part) => typeof part === "string").join(" ")
+    }
+    for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) {
+      if (!reserved.has(key)) record[key] = value
+    }
+    const span = fiber.cache.span
+    if (fiber.cache.tracerEnabled && span !== undefined && span._tag === "Span") {
+      record.trace_id = span.traceId
+      record.span_id = span.spanId
+    }
+    if (details.length > 0) record.details = details
+    if (cause.reasons.length > 0) record.error = Cause.pretty(cause)
+    write(`${Formatter.formatJson(record)}\n`)
+  })
+
+/** The JSON logger on stdout, at `LOG_LEVEL`. */
+export const layerLogger = Layer.mergeAll(
+  Logger.layer([makeJsonLogger((line) => process.stdout.write(line))]),
+  Layer.effect(
+    References.MinimumLogLevel,
+    AppConfig.useSync((config) => config.logLevel)
+  )
+)
+
+/** Logged last, once everything the layer was provided to has been released. */
+const layerStopped = Layer.effectDiscard(Effect.addFinalizer(() => Effect.logInfo("stopped")))
+
+/**
+ * Logs, traces and metrics for the server: provide it under everything else so every layer and
+ * request is covered. Needs `AppConfig`; `layerPoolMetrics` goes where the `SqlClient` is.
+ */
+export const layer = Layer.mergeAll(layerTracing, layerOtlpMetrics, layerPrometheus).pipe(
+  Layer.provideMerge(layerStopped),
+  Layer.provideMerge(layerLogger)
+)
