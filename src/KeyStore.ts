@@ -13,6 +13,16 @@ export class KeyRejected extends Schema.TaggedError<KeyRejected>()("KeyRejected"
   originId: Schema.NullOr(Schema.String)
 }) {}
 
+/** A malformed or mistyped token is refused here, before any lookup. */
+const parseToken = (token: string) => {
+  const parsed = parseApiKey(token)
+  return parsed === undefined
+    ? Effect.fail(
+        new KeyRejected({ reason: "malformed", prefix: visiblePrefixOf(token) ?? null, originId: null })
+      )
+    : Effect.succeed(parsed)
+}
+
 export interface OriginSummary {
   readonly id: string
   readonly label: string
@@ -67,14 +77,7 @@ export class KeyStore extends Context.Service<
 
       return KeyStore.of({
         authenticate: Effect.fn("KeyStore.authenticate")(function* (token) {
-          const parsed = parseApiKey(token)
-          if (parsed === undefined) {
-            return yield* new KeyRejected({
-              reason: "malformed",
-              prefix: visiblePrefixOf(token) ?? null,
-              originId: null
-            })
-          }
+          const parsed = yield* parseToken(token)
           yield* Effect.annotateCurrentSpan({ "key.prefix": parsed.prefix })
           const rows = yield* sql<{
             key_id: string
@@ -248,14 +251,7 @@ export class KeyStore extends Context.Service<
 
       return KeyStore.of({
         authenticate: Effect.fn("KeyStore.authenticate")(function* (token) {
-          const parsed = parseApiKey(token)
-          if (parsed === undefined) {
-            return yield* new KeyRejected({
-              reason: "malformed",
-              prefix: visiblePrefixOf(token) ?? null,
-              originId: null
-            })
-          }
+          const parsed = yield* parseToken(token)
           const key = store.keys.get(parsed.publicId)
           if (key === undefined || !hashesEqual(key.hash, hashApiKey(token))) {
             return yield* new KeyRejected({
