@@ -121,20 +121,33 @@ export interface CallerShape {
 /** The origin (and so the organization) that a valid API key identifies. */
 export class Caller extends Context.Service<Caller, CallerShape>()("lead-intake/Caller") {}
 
+export interface RateWindowShape {
+  readonly allowed: boolean
+  readonly limit: number
+  readonly remaining: number
+  /** Unix seconds at which the next window starts. */
+  readonly resetAt: number
+  /** Seconds until then, at least 1. */
+  readonly retryAfter: number
+}
+
+/** The request's place in its origin's rate-limit window, counted in the same round trip as the key check. */
+export class RateWindow extends Context.Service<RateWindow, RateWindowShape>()("lead-intake/RateWindow") {}
+
 /** The request body, read once within the size limit before anything parses it. */
 export class RequestBody extends Context.Service<RequestBody, Uint8Array>()("lead-intake/RequestBody") {}
 
 export class Journal extends HttpApiMiddleware.Service<Journal>()("lead-intake/Journal") {}
 
-export class Authentication extends HttpApiMiddleware.Service<Authentication, { provides: Caller }>()(
-  "lead-intake/Authentication",
-  {
-    security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Format, "lk_live_…")) },
-    error: [InvalidKey, TemporarilyUnavailable]
-  }
-) {}
+export class Authentication extends HttpApiMiddleware.Service<
+  Authentication,
+  { provides: Caller | RateWindow }
+>()("lead-intake/Authentication", {
+  security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Format, "lk_live_…")) },
+  error: [InvalidKey, TemporarilyUnavailable]
+}) {}
 
-export class RateLimit extends HttpApiMiddleware.Service<RateLimit, { requires: Caller }>()(
+export class RateLimit extends HttpApiMiddleware.Service<RateLimit, { requires: RateWindow }>()(
   "lead-intake/RateLimit",
   {
     error: [RateLimited, TemporarilyUnavailable]

@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { MemoryStore } from "./MemoryStore.ts"
+import { type MemoryState, MemoryStore } from "./MemoryStore.ts"
 import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
 
 export interface WindowState {
@@ -15,7 +15,12 @@ export interface WindowState {
 
 const windowMillis = 60_000
 
-const windowOf = (nowMillis: number, limit: number, count: number | null): WindowState => {
+/** The start of the Unix minute `nowMillis` falls in: the window a request counts in. */
+export const windowStartOf = (nowMillis: number) =>
+  new Date(Math.floor(nowMillis / windowMillis) * windowMillis)
+
+/** The window state after a request was counted (`count`), or refused (`null`: over the limit, nothing counted). */
+export const windowOf = (nowMillis: number, limit: number, count: number | null): WindowState => {
   const start = Math.floor(nowMillis / windowMillis) * windowMillis
   const reset = start + windowMillis
   return {
@@ -25,6 +30,15 @@ const windowOf = (nowMillis: number, limit: number, count: number | null): Windo
     resetAt: reset / 1000,
     retryAfter: Math.max(1, Math.ceil((reset - nowMillis) / 1000))
   }
+}
+
+/** The in-memory store's counting, shared by the fakes that count requests. */
+export const countInMemory = (store: MemoryState, originId: string, limit: number, nowMillis: number) => {
+  const slot = `${originId}@${Math.floor(nowMillis / windowMillis)}`
+  const count = store.windows.get(slot) ?? 0
+  if (count >= limit) return windowOf(nowMillis, limit, null)
+  store.windows.set(slot, count + 1)
+  return windowOf(nowMillis, limit, count + 1)
 }
 
 /**
@@ -44,7 +58,7 @@ export class RateLimiter extends Context.Service<
       return RateLimiter.of({
         consume: Effect.fn("RateLimiter.consume")(function* (originId, limit) {
           const now = yield* Clock.currentTimeMillis
-          const windowStart = new Date(Math.floor(now / windowMillis) * windowMillis)
+          const windowStart = windowStartOf(now)
           const rows = yield* sql<{ count: number }>`
             INSERT INTO rate_limit_windows AS w (origin_id, window_start, count)
             VALUES (${originId}, ${windowStart}, 1)
@@ -67,12 +81,7 @@ export class RateLimiter extends Context.Service<
       const store = yield* MemoryStore
       return RateLimiter.of({
         consume: Effect.fn("RateLimiter.consume")(function* (originId, limit) {
-          const now = yield* Clock.currentTimeMillis
-          const slot = `${originId}@${Math.floor(now / windowMillis)}`
-          const count = store.windows.get(slot) ?? 0
-          if (count >= limit) return windowOf(now, limit, null)
-          store.windows.set(slot, count + 1)
-          return windowOf(now, limit, count + 1)
+          return countInMemory(store, originId, limit, yield* Clock.currentTimeMillis)
         })
       })
     })

@@ -4,12 +4,17 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { AppConfig } from "./Config.ts"
 import { layerApp, layerServices } from "./Http/App.ts"
+import { layerJanitor } from "./Janitor.ts"
 import * as Observability from "./Observability.ts"
 import * as Sql from "./Sql.ts"
 
 const bodyDeadlineMillis = 15_000
 
-/** The HTTP listener: Node's own timeouts cut off clients that trickle headers or a body. */
+/**
+ * The HTTP listener: Node's own timeouts cut off clients that trickle headers or a body. Node
+ * enforces them only when it checks its connections (every 30 s by default), so it checks every
+ * second: otherwise a trickling client holds its socket for up to 30 s whatever the timeouts say.
+ */
 const layerListener = Layer.unwrap(
   Effect.gen(function* () {
     const config = yield* AppConfig
@@ -19,7 +24,8 @@ const layerListener = Layer.unwrap(
           requestTimeout: bodyDeadlineMillis,
           headersTimeout: 10_000,
           keepAliveTimeout: 5_000,
-          maxHeaderSize: 16_384
+          maxHeaderSize: 16_384,
+          connectionsCheckingInterval: 1_000
         }),
       { port: config.port, host: config.host, gracefulShutdownTimeout: "10 seconds" }
     )
@@ -45,6 +51,7 @@ const announce = Layer.effectDiscard(
 export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true }).pipe(
   Layer.merge(announce),
   Layer.merge(Observability.layerPoolMetrics),
+  Layer.merge(layerJanitor),
   Layer.provide(layerServices),
   Layer.provide(layerListener),
   Layer.provide(Sql.layer),

@@ -26,6 +26,13 @@ const rule = (check: (text: string) => boolean, expected: string, jsonSchema: Re
     toJsonSchema: () => jsonSchema
   })
 
+/** PostgreSQL text cannot hold U+0000, so no stored text may contain it. */
+const withoutNul = rule((text) => !text.includes("\u0000"), "text without NUL (U+0000) characters", {})
+
+const hasNul = (text: string) => text.includes("\u0000")
+
+const nulProblem = (field: string) => problem(field, `${field} must not contain NUL (U+0000) characters`)
+
 const maxCodePoints = (max: number) =>
   rule((text) => codePoints(text) <= max, `at most ${max} characters`, { maxLength: max })
 
@@ -39,7 +46,7 @@ const betweenCodePoints = (min: number, max: number, prepare: (text: string) => 
     { minLength: min, maxLength: max }
   )
 
-export const Nombre = Schema.String.check(betweenCodePoints(1, Limits.nombre)).annotate({
+export const Nombre = Schema.String.check(betweenCodePoints(1, Limits.nombre), withoutNul).annotate({
   description:
     "Contact name. Trimmed, inner whitespace collapsed and NFC-normalised, then 1 to 200 characters."
 })
@@ -56,6 +63,7 @@ export const Telefono = Schema.String.check(
 const emailShape = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
 
 export const Email = Schema.String.check(
+  withoutNul,
   rule((text) => text.length <= Limits.email && emailShape.test(text), "an e-mail address", {
     format: "email",
     maxLength: Limits.email
@@ -64,7 +72,7 @@ export const Email = Schema.String.check(
   description: "E-mail address (local@domain.tld, no spaces, at most 254 characters). Stored lowercase."
 })
 
-export const Mensaje = Schema.String.check(maxCodePoints(Limits.mensaje)).annotate({
+export const Mensaje = Schema.String.check(maxCodePoints(Limits.mensaje), withoutNul).annotate({
   description: "Free text, stored as a note. Longer than 2000 characters is rejected, never trimmed."
 })
 
@@ -73,7 +81,10 @@ export const Codigo = Schema.String.check(Schema.isPattern(/^[A-Za-z]{3}-[0-9]{4
     "The service's own property code: three letters, a hyphen and four digits (letters case-insensitive)."
 })
 
-export const ExternalCode = Schema.String.check(betweenCodePoints(1, Limits.externalCode)).annotate({
+export const ExternalCode = Schema.String.check(
+  betweenCodePoints(1, Limits.externalCode),
+  withoutNul
+).annotate({
   description: "The organization's own code for the property, as in its catalog."
 })
 
@@ -90,9 +101,12 @@ export const Propiedad = Schema.Union([
   description: "Property of interest: exactly one of `codigo`, `external_code` or `id`."
 })
 
-export const ExtrasKey = Schema.String.check(betweenCodePoints(1, Limits.extrasKey, (key) => key.trim()))
+export const ExtrasKey = Schema.String.check(
+  betweenCodePoints(1, Limits.extrasKey, (key) => key.trim()),
+  withoutNul
+)
 
-const ExtrasText = Schema.String.check(maxCodePoints(Limits.extrasValue))
+const ExtrasText = Schema.String.check(maxCodePoints(Limits.extrasValue), withoutNul)
 
 export const ExtrasValue = Schema.Union([ExtrasText, Schema.Finite, Schema.Boolean, Schema.Null])
 
@@ -166,6 +180,7 @@ export const normalizeNombre = (raw: string) => raw.normalize("NFC").trim().repl
 
 const checkNombre = (raw: unknown): Checked<string> => {
   if (typeof raw !== "string") return problem("nombre", "nombre is required and must be a string")
+  if (hasNul(raw)) return nulProblem("nombre")
   const nombre = normalizeNombre(raw)
   return isNombre(nombre) ? ok(nombre) : problem("nombre", `nombre must be 1 to ${Limits.nombre} characters`)
 }
@@ -183,6 +198,7 @@ const checkTelefono = (raw: unknown): Checked<string | null> => {
 const checkEmail = (raw: unknown): Checked<string | null> => {
   if (raw === undefined || raw === null) return ok(null)
   if (typeof raw !== "string") return problem("email", "email must be a string")
+  if (hasNul(raw)) return nulProblem("email")
   const email = raw.trim().toLowerCase()
   return isEmail(email) ? ok(email) : problem("email", "email must look like local@domain.tld")
 }
@@ -190,6 +206,7 @@ const checkEmail = (raw: unknown): Checked<string | null> => {
 const checkMensaje = (raw: unknown): Checked<string | null> => {
   if (raw === undefined || raw === null) return ok(null)
   if (typeof raw !== "string") return problem("mensaje", "mensaje must be a string")
+  if (hasNul(raw)) return nulProblem("mensaje")
   if (!isMensaje(raw)) return problem("mensaje", `mensaje must be at most ${Limits.mensaje} characters`)
   const mensaje = raw.trim()
   return ok(mensaje === "" ? null : mensaje)
@@ -216,6 +233,7 @@ const checkPropiedad = (raw: unknown): Checked<PropertyReference | null> => {
         ? ok({ by: "id", value: value.toLowerCase() })
         : problem("propiedad.id", "propiedad.id must be a UUID")
     default:
+      if (hasNul(value)) return nulProblem("propiedad")
       return isExternalCode(value)
         ? ok({ by: "external_code", value })
         : problem("propiedad", `propiedad.external_code must be at most ${Limits.externalCode} characters`)
@@ -235,6 +253,7 @@ const checkExtras = (raw: unknown): Checked<LeadInput["extras"]> => {
   const stored: Array<readonly [string, string]> = []
   for (const [key, value] of entries) {
     if (key.trim() === "") return problem("extras", "extras keys must not be empty")
+    if (hasNul(key) || (typeof value === "string" && hasNul(value))) return nulProblem(`extras.${key}`)
     if (!isExtrasKey(key))
       return problem(`extras.${key}`, `extras keys must be at most ${Limits.extrasKey} characters`)
     if (!isExtrasValue(value)) {

@@ -10,6 +10,7 @@ import {
   errorCatalog,
   Journal,
   RateLimit,
+  RateWindow,
   RequestBody
 } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
@@ -20,7 +21,6 @@ import { IdempotencyStore, type StoredResponse } from "../IdempotencyStore.ts"
 import { KeyStore } from "../KeyStore.ts"
 import { LeadRepository, leadUrl } from "../LeadRepository.ts"
 import { PropertyCatalog } from "../PropertyCatalog.ts"
-import { RateLimiter } from "../RateLimiter.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { fail, RequestContext, setResponseHeaders } from "./RequestContext.ts"
 
@@ -79,7 +79,7 @@ export const layerAuthentication = Layer.effect(
           const token = Redacted.value(credential)
           if (token === "")
             return yield* fail("invalid_key", "Send the API key as Authorization: Bearer <key>")
-          const caller = yield* keys.authenticate(token).pipe(
+          const { caller, window } = yield* keys.admit(token).pipe(
             Effect.catchTags({
               KeyRejected: (rejected) => {
                 journal.keyPrefix = rejected.prefix
@@ -91,38 +91,36 @@ export const layerAuthentication = Layer.effect(
           )
           journal.keyPrefix = caller.prefix
           journal.originId = caller.originId
-          return yield* Effect.provideService(httpEffect, Caller, caller)
+          return yield* httpEffect.pipe(
+            Effect.provideService(Caller, caller),
+            Effect.provideService(RateWindow, window)
+          )
         })
     })
   })
 )
 
-export const layerRateLimit = Layer.effect(
+/** The window was counted with the key check (`KeyStore.admit`); this answers 429 past the limit. */
+export const layerRateLimit = Layer.succeed(
   RateLimit,
-  Effect.gen(function* () {
-    const limiter = yield* RateLimiter
-    return RateLimit.of((httpEffect) =>
-      Effect.gen(function* () {
-        const caller = yield* Caller
-        const window = yield* limiter
-          .consume(caller.originId, caller.rateLimit)
-          .pipe(Effect.catchTag("StoreUnavailable", unavailable))
-        yield* setResponseHeaders({
-          "x-ratelimit-limit": String(window.limit),
-          "x-ratelimit-remaining": String(window.remaining),
-          "x-ratelimit-reset": String(window.resetAt),
-          "ratelimit-policy": `"default";q=${window.limit};w=60`,
-          ratelimit: `"default";r=${window.remaining};t=${window.retryAfter}`
-        })
-        if (!window.allowed) {
-          return yield* fail("rate_limited", `More than ${window.limit} requests this minute for this key`, {
-            headers: { "retry-after": String(window.retryAfter) }
-          })
-        }
-        return yield* httpEffect
+  RateLimit.of((httpEffect) =>
+    Effect.gen(function* () {
+      const window = yield* RateWindow
+      yield* setResponseHeaders({
+        "x-ratelimit-limit": String(window.limit),
+        "x-ratelimit-remaining": String(window.remaining),
+        "x-ratelimit-reset": String(window.resetAt),
+        "ratelimit-policy": `"default";q=${window.limit};w=60`,
+        ratelimit: `"default";r=${window.remaining};t=${window.retryAfter}`
       })
-    )
-  })
+      if (!window.allowed) {
+        return yield* fail("rate_limited", `More than ${window.limit} requests this minute for this key`, {
+          headers: { "retry-after": String(window.retryAfter) }
+        })
+      }
+      return yield* httpEffect
+    })
+  )
 )
 
 const isJsonMediaType = (contentType: string | undefined) =>

@@ -1,4 +1,4 @@
-import { Cause, Clock, Effect, Metric, Option } from "effect"
+import { Cause, Clock, Effect, Metric, Option, Tracer } from "effect"
 import { HttpEffect, type HttpServerRequest, type HttpServerResponse, HttpTraceContext } from "effect/http"
 import { errorCatalog } from "../Api.ts"
 import type { RequestContextShape } from "../Http/RequestContext.ts"
@@ -7,6 +7,12 @@ import * as Metrics from "./Metrics.ts"
 const methods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"])
 
 const utf8 = new TextDecoder()
+
+/** The span the request runs in, if traced; unlike `Effect.currentSpan` it builds no error (and stack) when not. */
+const activeSpan = Effect.map(
+  Effect.serviceOption(Tracer.ParentSpan),
+  Option.filter((span): span is Tracer.Span => span._tag === "Span")
+)
 
 /** The envelope's code of an error response; every error this service sends is in the envelope. */
 const errorCodeOf = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
@@ -57,7 +63,7 @@ const finish = Effect.fnUntraced(function* (
     ...(journal.leadId === null ? {} : { "lead.id": journal.leadId })
   })
 
-  const traced = yield* Effect.currentSpan.pipe(Effect.option)
+  const traced = yield* activeSpan
   const line = {
     request_id: context.requestId,
     ...(Option.isNone(traced) ? callerTraceId(request) : {}),
@@ -94,7 +100,7 @@ export const observeRequest = (
 /** A defect on the request's span, as OpenTelemetry records exceptions, and in the log; never in the response. */
 export const reportDefect = (cause: Cause.Cause<unknown>) =>
   Effect.gen(function* () {
-    const span = yield* Effect.currentSpan.pipe(Effect.option)
+    const span = yield* activeSpan
     if (Option.isSome(span)) {
       const now = yield* Clock.currentTimeNanos
       for (const error of Cause.prettyErrors(cause)) {

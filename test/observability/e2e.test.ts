@@ -81,8 +81,7 @@ describe("a real server process exporting to a local OTLP/HTTP receiver", () => 
     expect(rootAttributes["request.outcome"]).toBe("created")
     const names = new Set(spans.map((span) => span.name))
     for (const step of [
-      "KeyStore.authenticate",
-      "RateLimiter.consume",
+      "KeyStore.admit",
       "LeadRequest.validate",
       "Leads.write",
       "LeadRepository.createOrEnrich",

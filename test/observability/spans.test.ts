@@ -33,8 +33,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const tree = yield* requestTree(response.body.request_id)
         assert.deepStrictEqual(render(tree), [
           "POST /v1/leads",
-          "  KeyStore.authenticate",
-          "  RateLimiter.consume",
+          "  KeyStore.admit",
           "  LeadRequest.validate",
           "  Leads.writeOnce",
           "    IdempotencyStore.reserve",
@@ -46,12 +45,10 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
           "  RequestLog.record"
         ])
         for (const service of [
-          "KeyStore.authenticate",
-          "RateLimiter.consume",
+          "KeyStore.admit",
           "IdempotencyStore.reserve",
           "PropertyCatalog.resolve",
-          "LeadRepository.createOrEnrich",
-          "RequestLog.record"
+          "LeadRepository.createOrEnrich"
         ]) {
           assert.isNotEmpty(statementsUnder(tree, service), `${service} runs its SQL in child spans`)
         }
@@ -67,11 +64,11 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.notProperty(server, "error.code")
         assert.notStrictEqual(tree.span.status.code, SpanStatusCode.ERROR)
 
-        const authenticate = attributes(find(tree, "KeyStore.authenticate"))
-        assert.strictEqual(authenticate["key.prefix"], fixture.prefix)
-        assert.strictEqual(authenticate["origin.id"], fixture.originId)
-        assert.strictEqual(authenticate["organization.id"], fixture.organizationId)
-        assert.strictEqual(attributes(find(tree, "RateLimiter.consume"))["ratelimit.remaining"], 999)
+        const admit = attributes(find(tree, "KeyStore.admit"))
+        assert.strictEqual(admit["key.prefix"], fixture.prefix)
+        assert.strictEqual(admit["origin.id"], fixture.originId)
+        assert.strictEqual(admit["organization.id"], fixture.organizationId)
+        assert.strictEqual(admit["ratelimit.remaining"], 999)
         assert.strictEqual(attributes(find(tree, "Leads.writeOnce"))["idempotency.result"], "new")
         assert.strictEqual(attributes(find(tree, "PropertyCatalog.resolve"))["property.by"], "codigo")
         const created = attributes(find(tree, "LeadRepository.createOrEnrich"))
@@ -79,7 +76,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(created["lead.id"], response.body.lead_id)
         assert.include(fixture.agentIds, attributes(find(tree, "Leads.write"))["capture.assignee_id"])
 
-        const [lookup] = statementsUnder(tree, "KeyStore.authenticate")
+        const [lookup] = statementsUnder(tree, "KeyStore.admit")
         assert.strictEqual(lookup!.attributes["db.system.name"], "postgresql")
         assert.match(String(lookup!.attributes["db.query.text"]), /WHERE k\.public_id = \$1/)
       })
@@ -147,15 +144,11 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const response = yield* post(lead, { key: wrong })
         assert.strictEqual(response.status, 401)
         const tree = yield* requestTree(response.body.request_id)
-        assert.deepStrictEqual(render(tree), [
-          "POST /v1/leads",
-          "  KeyStore.authenticate",
-          "  RequestLog.record"
-        ])
+        assert.deepStrictEqual(render(tree), ["POST /v1/leads", "  KeyStore.admit", "  RequestLog.record"])
         const server = attributes(tree.span)
         assert.strictEqual(server["error.code"], "invalid_key")
         assert.notProperty(server, "origin.id")
-        assert.strictEqual(find(tree, "KeyStore.authenticate")!.status.code, SpanStatusCode.ERROR)
+        assert.strictEqual(find(tree, "KeyStore.admit")!.status.code, SpanStatusCode.ERROR)
       })
     )
 
@@ -179,7 +172,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(response.status, 429)
         const tree = yield* requestTree(response.body.request_id)
         assert.strictEqual(attributes(tree.span)["error.code"], "rate_limited")
-        const consume = attributes(find(tree, "RateLimiter.consume"))
+        const consume = attributes(find(tree, "KeyStore.admit"))
         assert.strictEqual(consume["ratelimit.remaining"], 0)
         assert.strictEqual(consume["ratelimit.allowed"], false)
         assert.isUndefined(find(tree, "LeadRequest.validate"))
