@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { Effect, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { generateApiKey } from "../src/Domain/ApiKey.ts"
+import { pgCtl, startPostmaster } from "../src/Sql/EmbeddedPostgres.ts"
 import { numberOption, parseArgs } from "./lib/args.ts"
 import { type CpuSnapshot, cpuShare, cpuSnapshot, waitForQuiet } from "./lib/cpu.ts"
 import { provision, type ScratchDatabase, startScratchDatabase } from "./lib/database.ts"
@@ -15,7 +16,6 @@ import {
   type ScenarioName,
   scenarioNames
 } from "./lib/load.ts"
-import { pgCtl } from "./lib/pgctl.ts"
 import { startRoundTripProxy } from "./lib/pgProxy.ts"
 import { machine, megabytes, table } from "./lib/report.ts"
 import { startServer } from "./lib/server.ts"
@@ -119,26 +119,7 @@ const enableStatementStatistics = async (database: ScratchDatabase) => {
 const useUnixSocket = async (database: ScratchDatabase) => {
   const clusterDir = path.join(database.dataDir, "pg")
   await pgCtl(["stop", "-D", clusterDir, "-m", "fast", "-w", "-t", "60"])
-  const settings = [
-    `-p ${database.port}`,
-    "-c listen_addresses=127.0.0.1",
-    `-c unix_socket_directories='${clusterDir}'`,
-    "-c max_connections=300",
-    "-c shared_buffers=256MB",
-    "-c fsync=on"
-  ]
-  await pgCtl([
-    "start",
-    "-D",
-    clusterDir,
-    "-w",
-    "-t",
-    "60",
-    "-l",
-    path.join(clusterDir, "server.log"),
-    "-o",
-    settings.join(" ")
-  ])
+  await startPostmaster(clusterDir, database.port, clusterDir)
   database.postmasterPid = Number(
     (await readFile(path.join(clusterDir, "postmaster.pid"), "utf8")).split("\n")[0]
   )

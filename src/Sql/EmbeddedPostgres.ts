@@ -186,23 +186,16 @@ const initialise = async (clusterDir: string, log: (line: string) => void) => {
   }
 }
 
-const pgCtl = async (args: ReadonlyArray<string>) => {
+/** Runs the distribution's `pg_ctl`, as the postgres user when we are root (the cluster's owner). */
+export const pgCtl = async (args: ReadonlyArray<string>) => {
   const { pgCtl } = await binaries()
   const ids = await postgresIds()
   await run(pgCtl, [...args], { ...(ids ?? {}), env: { ...process.env, LC_MESSAGES: "C" } })
 }
 
-const startCluster = async (clusterDir: string): Promise<number> => {
-  const port = await freePort()
-  const options = [
-    `-p ${port}`,
-    "-c listen_addresses=127.0.0.1",
-    "-c unix_socket_directories=''",
-    "-c max_connections=300",
-    "-c shared_buffers=256MB",
-    "-c fsync=on"
-  ].join(" ")
-  await pgCtl([
+/** Starts the postmaster detached; a `socketDir` adds a Unix socket beside the loopback port. */
+export const startPostmaster = (clusterDir: string, port: number, socketDir = "") =>
+  pgCtl([
     "start",
     "-D",
     clusterDir,
@@ -212,8 +205,19 @@ const startCluster = async (clusterDir: string): Promise<number> => {
     "-l",
     path.join(clusterDir, "server.log"),
     "-o",
-    options
+    [
+      `-p ${port}`,
+      "-c listen_addresses=127.0.0.1",
+      `-c unix_socket_directories='${socketDir}'`,
+      "-c max_connections=300",
+      "-c shared_buffers=256MB",
+      "-c fsync=on"
+    ].join(" ")
   ])
+
+const startCluster = async (clusterDir: string): Promise<number> => {
+  const port = await freePort()
+  await startPostmaster(clusterDir, port)
   return port
 }
 

@@ -5,10 +5,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
-import { pgCtl } from "../../scripts/lib/pgctl.ts"
 import { AppConfig } from "../../src/Config.ts"
 import { layerServices } from "../../src/Http/App.ts"
-import { acquireEmbeddedCluster } from "../../src/Sql/EmbeddedPostgres.ts"
+import { acquireEmbeddedCluster, pgCtl, startPostmaster } from "../../src/Sql/EmbeddedPostgres.ts"
 import * as Sql from "../../src/Sql.ts"
 import { type FuzzTarget, leadPost, startTarget, utf8 } from "../fuzz/support.ts"
 import type { layerMemoryServices } from "../support/Client.ts"
@@ -32,32 +31,13 @@ export const startDedicatedCluster = async (): Promise<DedicatedCluster> => {
   const cluster = await acquireEmbeddedCluster(dataDir, () => {})
   const url = (database: string) =>
     `postgres://${cluster.user}:${cluster.password}@127.0.0.1:${cluster.port}/${database}`
-  const options = [
-    `-p ${cluster.port}`,
-    "-c listen_addresses=127.0.0.1",
-    "-c unix_socket_directories=''",
-    "-c max_connections=300",
-    "-c fsync=on"
-  ].join(" ")
   return {
     port: cluster.port,
     url,
     createDatabase: (name) =>
       withSql(url("postgres"), (sql) => sql.unsafe(`CREATE DATABASE ${name}`)).then(() => {}),
     stop: (mode = "immediate") => pgCtl(["stop", "-D", cluster.clusterDir, "-m", mode, "-w", "-t", "30"]),
-    start: () =>
-      pgCtl([
-        "start",
-        "-D",
-        cluster.clusterDir,
-        "-w",
-        "-t",
-        "30",
-        "-l",
-        path.join(cluster.clusterDir, "server.log"),
-        "-o",
-        options
-      ]),
+    start: () => startPostmaster(cluster.clusterDir, cluster.port),
     release: async () => {
       await cluster.release().catch(() => {})
       // The test restarted the postmaster itself, so make sure it is gone whatever the lease says.
