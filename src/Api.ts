@@ -13,8 +13,6 @@ import {
   IdempotencyInProgress,
   InternalError,
   InvalidKey,
-  MethodNotAllowed,
-  NotFound,
   PayloadTooLarge,
   PropertyNotFound,
   RateLimited,
@@ -86,6 +84,25 @@ const printableAscii = /^[\x20-\x7E]+$/
 
 export const isIdempotencyKey = (key: string) =>
   key.length <= Limits.idempotencyKey && printableAscii.test(key)
+
+/** The first lead header that fails, in the contract's order; the schema below rejects the same ones. */
+export const leadHeaderProblem = (headers: {
+  readonly "x-service-dry-run"?: string | undefined
+  readonly "idempotency-key"?: string | undefined
+}) => {
+  const dryRun = headers["x-service-dry-run"]
+  if (dryRun !== undefined && dryRun !== "true") {
+    return { field: "X-Service-Dry-Run", message: "X-Service-Dry-Run only accepts the value true" } as const
+  }
+  const key = headers["idempotency-key"]
+  if (dryRun === undefined && key !== undefined && !isIdempotencyKey(key)) {
+    return {
+      field: "Idempotency-Key",
+      message: "Idempotency-Key must be 1 to 200 printable ASCII characters"
+    } as const
+  }
+  return undefined
+}
 
 export const LeadHeaders = Schema.Struct({
   "x-service-dry-run": Schema.optionalKey(
@@ -299,6 +316,3 @@ export class Api extends HttpApi.make("lead-intake")
         "Server-to-server API that receives leads from outside systems (web forms, chatbots, automation tools, call centres) into an organization's CRM. Call it from a backend only: no CORS headers are ever sent."
     })
   ) {}
-
-/** Errors answered outside any endpoint (routing), listed so the document and the docs page know them. */
-export const routingErrors = [NotFound, MethodNotAllowed] as const

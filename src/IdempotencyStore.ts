@@ -1,4 +1,4 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
 import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
@@ -6,14 +6,20 @@ import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
 export const leaseMillis = 30_000
 export const memoryMillis = 24 * 60 * 60 * 1000
 
-export interface StoredResponse {
-  readonly status: 200 | 201
-  readonly body: {
-    readonly lead_id: string
-    readonly status: "created" | "enriched"
-    readonly lead_url: string
-  }
-}
+/** What a completed request wrote, as the lead write stored it (rows before migration 0003 also hold `lead_url`). */
+export const StoredResponse = Schema.Struct({
+  lead_id: Schema.String,
+  status: Schema.Literals(["created", "enriched"])
+})
+export type StoredResponse = typeof StoredResponse.Type
+
+const ReserveRow = Schema.Struct({
+  reserved: Schema.Boolean,
+  state: Schema.NullOr(Schema.Literals(["in_progress", "completed"])),
+  fingerprint: Schema.NullOr(Schema.String),
+  response: Schema.NullOr(StoredResponse)
+})
+const decodeReserveRow = Schema.decodeUnknownEffect(Schema.Array(ReserveRow))
 
 /** What the first step of a request with an Idempotency-Key found. */
 export type Reservation =
@@ -47,13 +53,7 @@ export class IdempotencyStore extends Context.Service<
         reserve: Effect.fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
           const now = yield* Clock.currentTimeMillis
           const token = crypto.randomUUID()
-          const rows = yield* sql<{
-            reserved: boolean
-            state: string | null
-            fingerprint: string | null
-            http_status: number | null
-            response: StoredResponse["body"] | null
-          }>`
+          const rows = yield* sql`
             WITH reserved AS (
               INSERT INTO idempotency_keys AS k (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
               VALUES (${slot.originId}, ${slot.key}, ${fingerprint}, 'in_progress', ${token}, ${new Date(now + leaseMillis)})
@@ -64,25 +64,23 @@ export class IdempotencyStore extends Context.Service<
                    OR (k.state = 'completed' AND k.completed_at <= ${new Date(now - memoryMillis)})
               RETURNING 1
             )
-            SELECT true AS reserved, NULL AS state, NULL AS fingerprint, NULL::integer AS http_status, NULL::jsonb AS response
+            SELECT true AS reserved, NULL AS state, NULL AS fingerprint, NULL::jsonb AS response
             FROM reserved
             UNION ALL
-            SELECT false, state, fingerprint, http_status, response FROM idempotency_keys
+            SELECT false, state, fingerprint, response FROM idempotency_keys
             WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND NOT EXISTS (SELECT 1 FROM reserved)`.pipe(
+            Effect.flatMap(decodeReserveRow),
             availableOrFail("IdempotencyStore.reserve")
           )
           const row = rows[0]
           const reservation: Reservation =
             row?.reserved === true
               ? { _tag: "Reserved", token }
-              : row === undefined || row.state === "in_progress"
+              : row === undefined || row.state === "in_progress" || row.response === null
                 ? { _tag: "InProgress" }
                 : row.fingerprint !== fingerprint
                   ? { _tag: "Conflict" }
-                  : {
-                      _tag: "Replay",
-                      response: { status: row.http_status as 200 | 201, body: row.response! }
-                    }
+                  : { _tag: "Replay", response: row.response }
           yield* Effect.annotateCurrentSpan({ "idempotency.outcome": reservation._tag })
           return reservation
         }),
@@ -125,13 +123,7 @@ export class IdempotencyStore extends Context.Service<
           }
           if (existing.state === "in_progress") return { _tag: "InProgress" } as const
           if (existing.fingerprint !== fingerprint) return { _tag: "Conflict" } as const
-          return {
-            _tag: "Replay",
-            response: {
-              status: existing.status as 200 | 201,
-              body: existing.response as StoredResponse["body"]
-            }
-          } as const
+          return { _tag: "Replay", response: existing.response } as const
         }),
         release: Effect.fn("IdempotencyStore.release")(function* (slot, token) {
           const id = idempotencySlot(slot.originId, slot.key)

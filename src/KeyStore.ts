@@ -1,28 +1,8 @@
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { CallerShape } from "./Api.ts"
-import { generateApiKey, hashApiKey, hashesEqual, parseApiKey, visiblePrefixOf } from "./Domain/ApiKey.ts"
+import { generateApiKey } from "./Domain/ApiKey.ts"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { countInMemory, type WindowState, windowOf, windowStartOf } from "./RateLimiter.ts"
-import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
-
-/** Why a bearer token was refused; `originId` is known when the prefix names a key (a revoked one, say). */
-export class KeyRejected extends Schema.TaggedError<KeyRejected>()("KeyRejected", {
-  reason: Schema.Literals(["missing", "malformed", "unknown", "revoked"]),
-  prefix: Schema.NullOr(Schema.String),
-  originId: Schema.NullOr(Schema.String)
-}) {}
-
-/** A malformed or mistyped token is refused here, before any lookup. */
-const parseToken = (token: string) => {
-  const parsed = parseApiKey(token)
-  return parsed === undefined
-    ? Effect.fail(
-        new KeyRejected({ reason: "malformed", prefix: visiblePrefixOf(token) ?? null, originId: null })
-      )
-    : Effect.succeed(parsed)
-}
 
 export interface OriginSummary {
   readonly id: string
@@ -31,60 +11,18 @@ export interface OriginSummary {
   readonly revoked: boolean
 }
 
-export interface Admitted {
-  readonly caller: CallerShape
-  readonly window: WindowState
-}
-
-interface KeyRow {
-  readonly key_id: string
-  readonly key_hash: string
-  readonly revoked: boolean
-  readonly origin_id: string
-  readonly label: string
-  readonly rate_limit: number
-  readonly organization_id: string
-  readonly country: string
-}
-
-/** The caller a key row stands for, or why the token does not match it. */
-const callerOf = (token: string, parsed: { readonly prefix: string }, row: KeyRow | undefined) => {
-  if (row === undefined || !hashesEqual(row.key_hash, hashApiKey(token))) {
-    return Effect.fail(
-      new KeyRejected({ reason: "unknown", prefix: parsed.prefix, originId: row?.origin_id ?? null })
-    )
-  }
-  if (row.revoked) {
-    return Effect.fail(new KeyRejected({ reason: "revoked", prefix: parsed.prefix, originId: row.origin_id }))
-  }
-  return Effect.as(
-    Effect.annotateCurrentSpan({ "origin.id": row.origin_id, "organization.id": row.organization_id }),
-    {
-      keyId: row.key_id,
-      prefix: parsed.prefix,
-      originId: row.origin_id,
-      originLabel: row.label,
-      organizationId: row.organization_id,
-      country: row.country,
-      rateLimit: row.rate_limit
-    } satisfies CallerShape
-  )
-}
-
 export interface IssuedKey {
   readonly key: string
   readonly prefix: string
 }
 
+/**
+ * Key administration for operators: origins, their rate limits and their keys. The request
+ * path's key check is `KeyCheck`.
+ */
 export class KeyStore extends Context.Service<
   KeyStore,
   {
-    authenticate(token: string): Effect.Effect<CallerShape, KeyRejected | StoreUnavailable>
-    /**
-     * Authenticates and counts the request in its origin's current rate-limit window, in one
-     * round trip; a refused key counts nothing, and neither does a request over the limit.
-     */
-    admit(token: string): Effect.Effect<Admitted, KeyRejected | StoreUnavailable>
     createOrigin(input: {
       readonly organizationId: string
       readonly label: string
@@ -122,52 +60,6 @@ export class KeyStore extends Context.Service<
       })
 
       return KeyStore.of({
-        authenticate: Effect.fn("KeyStore.authenticate")(function* (token) {
-          const parsed = yield* parseToken(token)
-          yield* Effect.annotateCurrentSpan({ "key.prefix": parsed.prefix })
-          const rows = yield* sql<KeyRow>`
-            SELECT k.id AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, o.id AS origin_id, o.label,
-                   o.rate_limit, g.id AS organization_id, g.country
-            FROM api_keys k
-            JOIN origins o ON o.id = k.origin_id
-            JOIN organizations g ON g.id = o.organization_id
-            WHERE k.public_id = ${parsed.publicId}`.pipe(availableOrFail("KeyStore.authenticate"))
-          return yield* callerOf(token, parsed, rows[0])
-        }),
-
-        admit: Effect.fn("KeyStore.admit")(function* (token) {
-          const parsed = yield* parseToken(token)
-          yield* Effect.annotateCurrentSpan({ "key.prefix": parsed.prefix })
-          const now = yield* Clock.currentTimeMillis
-          // The window row is counted only for a matching, unrevoked key, and only under the limit.
-          const rows = yield* sql<KeyRow & { readonly count: number | null }>`
-            WITH key AS (
-              SELECT k.id AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, o.id AS origin_id, o.label,
-                     o.rate_limit, g.id AS organization_id, g.country
-              FROM api_keys k
-              JOIN origins o ON o.id = k.origin_id
-              JOIN organizations g ON g.id = o.organization_id
-              WHERE k.public_id = ${parsed.publicId}
-            ),
-            counted AS (
-              INSERT INTO rate_limit_windows AS w (origin_id, window_start, count)
-              SELECT origin_id, ${windowStartOf(now)}, 1 FROM key WHERE key_hash = ${hashApiKey(token)} AND NOT revoked
-              ON CONFLICT (origin_id, window_start) DO UPDATE SET count = w.count + 1
-                WHERE w.count < (SELECT rate_limit FROM key)
-              RETURNING count
-            )
-            SELECT key.*, (SELECT count FROM counted) AS count FROM key`.pipe(
-            availableOrFail("KeyStore.admit")
-          )
-          const caller = yield* callerOf(token, parsed, rows[0])
-          const window = windowOf(now, caller.rateLimit, rows[0]!.count)
-          yield* Effect.annotateCurrentSpan({
-            "ratelimit.remaining": window.remaining,
-            "ratelimit.allowed": window.allowed
-          })
-          return { caller, window }
-        }),
-
         createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
           const [organization] =
             yield* sql`SELECT 1 FROM organizations WHERE id = ${input.organizationId}`.pipe(Effect.orDie)
@@ -292,48 +184,7 @@ export class KeyStore extends Context.Service<
         return keys.find((key) => key.revokedAt === null) ?? keys.at(-1)
       }
 
-      const authenticate = Effect.fn("KeyStore.authenticate")(function* (token: string) {
-        const parsed = yield* parseToken(token)
-        const key = store.keys.get(parsed.publicId)
-        if (key === undefined || !hashesEqual(key.hash, hashApiKey(token))) {
-          return yield* new KeyRejected({
-            reason: "unknown",
-            prefix: parsed.prefix,
-            originId: key?.originId ?? null
-          })
-        }
-        if (key.revokedAt !== null) {
-          return yield* new KeyRejected({
-            reason: "revoked",
-            prefix: parsed.prefix,
-            originId: key.originId
-          })
-        }
-        const origin = store.origins.get(key.originId)!
-        const organization = store.organizations.get(origin.organizationId)!
-        return {
-          keyId: key.id,
-          prefix: key.prefix,
-          originId: origin.id,
-          originLabel: origin.label,
-          organizationId: organization.id,
-          country: organization.country,
-          rateLimit: origin.rateLimit
-        }
-      })
-
       return KeyStore.of({
-        authenticate,
-        admit: Effect.fn("KeyStore.admit")(function* (token) {
-          const caller = yield* authenticate(token)
-          const window = countInMemory(
-            store,
-            caller.originId,
-            caller.rateLimit,
-            yield* Clock.currentTimeMillis
-          )
-          return { caller, window }
-        }),
         createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
           if (!store.organizations.has(input.organizationId)) {
             return yield* new UnknownEntity({ entity: "organization", id: input.organizationId })

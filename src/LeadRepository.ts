@@ -1,5 +1,5 @@
-import { Clock, Context, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { type LeadInput, noteBody } from "./Domain/LeadRequest.ts"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
@@ -12,15 +12,18 @@ export interface LeadWrite {
   readonly input: LeadInput
   readonly phoneKey: string | null
   readonly propertyId: string | null
-  readonly leadUrlBase: string
   /** The reservation this write completes, so its response is stored in the same transaction. */
   readonly idempotency: { readonly key: string; readonly token: string } | null
 }
+
+/** A lead field a write set: on creation the ones given, on enrichment the empty ones it filled. */
+export type FilledField = "email" | "property"
 
 export interface LeadWritten {
   readonly leadId: string
   readonly outcome: "created" | "enriched"
   readonly assigneeId: string | null
+  readonly filled: ReadonlyArray<FilledField>
 }
 
 export interface LeadDetail {
@@ -53,7 +56,40 @@ export interface LeadSummary {
 
 export const firstContactMillis = 15 * 60 * 1000
 
-export const leadUrl = (base: string, leadId: string) => `${base}/leads/${leadId}`
+const Written = Schema.Struct({
+  lead_id: Schema.String,
+  created: Schema.Boolean,
+  assignee_id: Schema.NullOr(Schema.String),
+  filled: Schema.Array(Schema.Literals(["email", "property"]))
+})
+
+const LeadRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  origin: Schema.String,
+  nombre: Schema.String,
+  telefono: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  property_id: Schema.NullOr(Schema.String),
+  assignee_id: Schema.NullOr(Schema.String),
+  created_at: Schema.Date
+})
+const NoteRow = Schema.Struct({ body: Schema.String, created_at: Schema.Date })
+const TaskRow = Schema.Struct({
+  kind: Schema.String,
+  assignee_id: Schema.NullOr(Schema.String),
+  due_at: Schema.Date
+})
+const EventRow = Schema.Struct({ type: Schema.String, created_at: Schema.Date })
+const SummaryRow = Schema.Struct({
+  id: Schema.String,
+  nombre: Schema.String,
+  telefono: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  origin: Schema.String,
+  created_at: Schema.Date
+})
+const Id = Schema.Struct({ id: Schema.String })
 
 /**
  * Leads and everything a write sets off. `createOrEnrich` is one round trip (the function of
@@ -79,65 +115,92 @@ export class LeadRepository extends Context.Service<
       const sql = yield* SqlClient.SqlClient
       const iso = (date: Date) => date.toISOString()
 
+      const findMatch = SqlSchema.findOneOption({
+        Request: Schema.Struct({ organizationId: Schema.String, phoneKey: Schema.String }),
+        Result: Id,
+        execute: ({ organizationId, phoneKey }) =>
+          sql`SELECT id FROM leads WHERE organization_id = ${organizationId} AND phone_key = ${phoneKey}`
+      })
+      const decodeWritten = Schema.decodeUnknownEffect(Written)
+      const write = (lead: LeadWrite, now: Date) =>
+        sql`
+          SELECT lead_id, created, assignee_id, filled FROM create_or_enrich_lead(
+            ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
+            ${lead.input.email}, ${lead.propertyId}::uuid, ${noteBody(lead.input)}::text, ${lead.requestId}, ${now},
+            ${new Date(now.getTime() + firstContactMillis)}, ${lead.idempotency?.key ?? null}::text,
+            ${lead.idempotency?.token ?? null}::uuid
+          )`.pipe(Effect.flatMap(([row]) => decodeWritten(row)))
+      const findLead = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: LeadRow,
+        execute: (id) => sql`
+          SELECT l.id, l.organization_id, o.label AS origin, l.nombre, l.telefono, l.email, l.property_id,
+                 l.assignee_id, l.created_at
+          FROM leads l JOIN origins o ON o.id = l.origin_id
+          WHERE l.id = ${id}`
+      })
+      const findNotes = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: NoteRow,
+        execute: (id) =>
+          sql`SELECT body, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`
+      })
+      const findTasks = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: TaskRow,
+        execute: (id) =>
+          sql`SELECT kind, assignee_id, due_at FROM lead_tasks WHERE lead_id = ${id} ORDER BY created_at, id`
+      })
+      const findEvents = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: EventRow,
+        execute: (id) => sql`SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`
+      })
+      const findOrganization = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: Id,
+        execute: (id) => sql`SELECT id FROM organizations WHERE id = ${id}`
+      })
+      const findLeads = SqlSchema.findAll({
+        Request: Schema.Struct({ organizationId: Schema.String, limit: Schema.Number }),
+        Result: SummaryRow,
+        execute: ({ organizationId, limit }) => sql`
+          SELECT l.id, l.nombre, l.telefono, l.email, o.label AS origin, l.created_at
+          FROM leads l JOIN origins o ON o.id = l.origin_id
+          WHERE l.organization_id = ${organizationId}
+          ORDER BY l.created_at DESC, l.id
+          LIMIT ${limit}`
+      })
+
       return LeadRepository.of({
         findMatch: Effect.fn("LeadRepository.findMatch")(function* (organizationId, phoneKey) {
-          const rows = yield* sql<{ id: string }>`
-            SELECT id FROM leads WHERE organization_id = ${organizationId} AND phone_key = ${phoneKey}`.pipe(
+          const found = yield* findMatch({ organizationId, phoneKey }).pipe(
             availableOrFail("LeadRepository.findMatch")
           )
-          return Option.fromNullishOr(rows[0]?.id)
+          return Option.map(found, (row) => row.id)
         }),
 
-        createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (write) {
-          const now = new Date(yield* Clock.currentTimeMillis)
-          const dueAt = new Date(now.getTime() + firstContactMillis)
-          const { input } = write
-          const note = noteBody(input)
-          const leadBase = `${write.leadUrlBase}/leads/`
-          const rows = yield* sql<{ lead_id: string; created: boolean; assignee_id: string | null }>`
-            SELECT lead_id, created, assignee_id FROM create_or_enrich_lead(
-              ${write.organizationId}, ${write.originId}, ${input.nombre}, ${input.telefono}, ${write.phoneKey},
-              ${input.email}, ${write.propertyId}::uuid, ${note}::text, ${write.requestId}, ${now}, ${dueAt},
-              ${leadBase}, ${write.idempotency?.key ?? null}::text, ${write.idempotency?.token ?? null}::uuid
-            )`.pipe(availableOrFail("LeadRepository.createOrEnrich"))
-          const row = rows[0]!
+        createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (lead) {
+          const row = yield* write(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
+            availableOrFail("LeadRepository.createOrEnrich")
+          )
           const written: LeadWritten = {
             leadId: row.lead_id,
             outcome: row.created ? "created" : "enriched",
-            assigneeId: row.assignee_id
+            assigneeId: row.assignee_id,
+            filled: row.filled
           }
           yield* Effect.annotateCurrentSpan({ "lead.id": written.leadId, "lead.outcome": written.outcome })
           return written
         }),
 
         show: Effect.fn("LeadRepository.show")(function* (id) {
-          const [lead] = yield* sql<{
-            id: string
-            organization_id: string
-            origin: string
-            nombre: string
-            telefono: string | null
-            email: string | null
-            property_id: string | null
-            assignee_id: string | null
-            created_at: Date
-          }>`
-            SELECT l.id, l.organization_id, o.label AS origin, l.nombre, l.telefono, l.email, l.property_id,
-                   l.assignee_id, l.created_at
-            FROM leads l JOIN origins o ON o.id = l.origin_id
-            WHERE l.id = ${id}`.pipe(Effect.orDie)
-          if (lead === undefined) return yield* new UnknownEntity({ entity: "lead", id })
-          const [notes, tasks, events] = yield* Effect.all(
-            [
-              sql<{ body: string; created_at: Date }>`
-                SELECT body, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`,
-              sql<{ kind: string; assignee_id: string | null; due_at: Date }>`
-                SELECT kind, assignee_id, due_at FROM lead_tasks WHERE lead_id = ${id} ORDER BY created_at, id`,
-              sql<{ type: string; created_at: Date }>`
-                SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`
-            ],
-            { concurrency: "unbounded" }
-          ).pipe(Effect.orDie)
+          const found = yield* findLead(id).pipe(Effect.orDie)
+          if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id })
+          const lead = found.value
+          const [notes, tasks, events] = yield* Effect.all([findNotes(id), findTasks(id), findEvents(id)], {
+            concurrency: "unbounded"
+          }).pipe(Effect.orDie)
           return {
             ...lead,
             created_at: iso(lead.created_at),
@@ -148,24 +211,9 @@ export class LeadRepository extends Context.Service<
         }),
 
         list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(
-            Effect.orDie
-          )
-          if (organization === undefined)
+          if (Option.isNone(yield* findOrganization(organizationId).pipe(Effect.orDie)))
             return yield* new UnknownEntity({ entity: "organization", id: organizationId })
-          const rows = yield* sql<{
-            id: string
-            nombre: string
-            telefono: string | null
-            email: string | null
-            origin: string
-            created_at: Date
-          }>`
-            SELECT l.id, l.nombre, l.telefono, l.email, o.label AS origin, l.created_at
-            FROM leads l JOIN origins o ON o.id = l.origin_id
-            WHERE l.organization_id = ${organizationId}
-            ORDER BY l.created_at DESC, l.id
-            LIMIT ${limit}`.pipe(Effect.orDie)
+          const rows = yield* findLeads({ organizationId, limit }).pipe(Effect.orDie)
           return rows.map((row) => ({ ...row, created_at: iso(row.created_at) }))
         })
       })
@@ -230,7 +278,13 @@ export class LeadRepository extends Context.Service<
               dueAt: now + firstContactMillis,
               createdAt: now
             })
-          } else {
+          }
+          const filled: Array<FilledField> = []
+          if (input.email !== null && (existing === undefined || existing.email === null))
+            filled.push("email")
+          if (write.propertyId !== null && (existing === undefined || existing.propertyId === null))
+            filled.push("property")
+          if (existing !== undefined) {
             existing.email ??= input.email
             existing.propertyId ??= write.propertyId
           }
@@ -252,16 +306,12 @@ export class LeadRepository extends Context.Service<
                 state: "completed",
                 fingerprint: reservation.fingerprint,
                 status: outcome === "created" ? 201 : 200,
-                response: {
-                  lead_id: lead.id,
-                  status: outcome,
-                  lead_url: leadUrl(write.leadUrlBase, lead.id)
-                },
+                response: { lead_id: lead.id, status: outcome },
                 completedAt: now
               })
             }
           }
-          return { leadId: lead.id, outcome, assigneeId: lead.assigneeId } as const
+          return { leadId: lead.id, outcome, assigneeId: lead.assigneeId, filled } as const
         }),
         show: Effect.fn("LeadRepository.show")(function* (id) {
           const lead = store.leads.get(id)

@@ -62,7 +62,13 @@ export interface MemoryState {
   readonly idempotency: Map<
     string,
     | { state: "in_progress"; fingerprint: string; token: string; leaseExpiresAt: number }
-    | { state: "completed"; fingerprint: string; status: number; response: unknown; completedAt: number }
+    | {
+        state: "completed"
+        fingerprint: string
+        status: number
+        response: { readonly lead_id: string; readonly status: "created" | "enriched" }
+        completedAt: number
+      }
   >
   readonly windows: Map<string, number>
   readonly requests: Array<RequestLogRow>

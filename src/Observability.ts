@@ -23,8 +23,8 @@ import { FetchHttpClient, HttpMiddleware, UrlParams } from "effect/http"
 import { OtlpMetrics, OtlpSerialization, PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
 import packageJson from "../package.json" with { type: "json" }
+import { routeTable } from "./Api/Routes.ts"
 import { AppConfig } from "./Config.ts"
-import { routeTable } from "./Http/Routing.ts"
 import * as Metrics from "./Observability/Metrics.ts"
 import { applicationName, instanceId } from "./Sql.ts"
 

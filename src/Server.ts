@@ -3,9 +3,10 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { AppConfig } from "./Config.ts"
-import { layerApp, layerServices } from "./Http/App.ts"
+import { layerApp } from "./Http/App.ts"
 import { layerJanitor } from "./Janitor.ts"
 import * as Observability from "./Observability.ts"
+import { layerServices } from "./Services.ts"
 import * as Sql from "./Sql.ts"
 
 const bodyDeadlineMillis = 15_000

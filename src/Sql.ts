@@ -23,27 +23,26 @@ const isOutage = (error: SqlError.SqlError) =>
 export const statementTimeout = Duration.seconds(2)
 
 /**
- * Connection loss and timeouts become `StoreUnavailable` (503); every other SQL failure is a
- * defect (500), because it means a bug or a broken schema rather than a transient outage.
+ * Connection loss and timeouts become `StoreUnavailable` (503); every other SQL failure, and a
+ * row that does not decode, is a defect (500): it means a bug or a broken schema rather than a
+ * transient outage.
  */
 export const availableOrFail =
   (operation: string) =>
-  <A, E, R>(
-    self: Effect.Effect<A, E | SqlError.SqlError, R>
-  ): Effect.Effect<A, Exclude<E, SqlError.SqlError> | StoreUnavailable, R> =>
+  <A, R>(
+    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
+  ): Effect.Effect<A, StoreUnavailable, R> =>
     self.pipe(
+      Effect.catch((error) =>
+        error._tag === "SqlError" && isOutage(error)
+          ? Effect.fail(new StoreUnavailable({ operation }))
+          : Effect.die(error)
+      ),
       Effect.timeoutOrElse({
         duration: statementTimeout,
         orElse: () => Effect.fail(new StoreUnavailable({ operation }))
-      }),
-      Effect.catchIf(
-        (error): error is SqlError.SqlError => isSqlError(error),
-        (error) => (isOutage(error) ? Effect.fail(new StoreUnavailable({ operation })) : Effect.die(error))
-      )
-    ) as never
-
-const isSqlError = (error: unknown): error is SqlError.SqlError =>
-  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "SqlError"
+      })
+    )
 
 export interface DatabaseLocation {
   readonly description: string

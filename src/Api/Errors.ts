@@ -1,6 +1,10 @@
 import { Schema } from "effect"
 
-/** Every error code of the contract, with what a partner needs to know about it. */
+/**
+ * Every wire error of the contract, declared once: its code, status, what a partner needs to know
+ * about it, and the headers it is always sent with. Headers that depend on the request (the rate
+ * window, `Allow`) are sent by the step that knows them.
+ */
 export const errorCatalog = {
   validation_error: {
     status: 400,
@@ -39,13 +43,15 @@ export const errorCatalog = {
     status: 409,
     title: "Idempotency key in progress",
     description: "The original request with this Idempotency-Key is still running. `Retry-After: 1`.",
-    retry: "Yes, after 1 second; the original response then comes back with `replay: true`."
+    retry: "Yes, after 1 second; the original response then comes back with `replay: true`.",
+    headers: { "retry-after": "1" }
   },
   payload_too_large: {
     status: 413,
     title: "Payload too large",
     description: "The body is over 64000 bytes. The connection is closed after the response.",
-    retry: "After reducing the body."
+    retry: "After reducing the body.",
+    headers: { connection: "close" }
   },
   unsupported_media_type: {
     status: 415,
@@ -80,13 +86,42 @@ export const errorCatalog = {
     title: "Temporarily unavailable",
     description:
       "The database could not be queried (key lookup, idempotency or the write). Nothing was written. `Retry-After: 5`.",
-    retry: "Yes, after 5 seconds, with the same Idempotency-Key."
+    retry: "Yes, after 5 seconds, with the same Idempotency-Key.",
+    headers: { "retry-after": "5" }
   }
-} as const
+} as const satisfies Record<
+  string,
+  {
+    readonly status: number
+    readonly title: string
+    readonly description: string
+    readonly retry: string
+    readonly headers?: Readonly<Record<string, string>>
+  }
+>
 
 export type ErrorCode = keyof typeof errorCatalog
 
-export const errorCodes = Object.keys(errorCatalog) as ReadonlyArray<ErrorCode>
+export const errorCodes: ReadonlyArray<ErrorCode> = [
+  "validation_error",
+  "invalid_key",
+  "not_found",
+  "method_not_allowed",
+  "idempotency_conflict",
+  "idempotency_in_progress",
+  "payload_too_large",
+  "unsupported_media_type",
+  "property_not_found",
+  "rate_limited",
+  "internal_error",
+  "temporarily_unavailable"
+]
+
+/** The headers the error with this code is always sent with. */
+export const errorHeaders = (code: ErrorCode): Readonly<Record<string, string>> => {
+  const entry = errorCatalog[code]
+  return "headers" in entry ? entry.headers : {}
+}
 
 const envelope = <const Code extends ErrorCode>(code: Code) => ({
   error: Schema.Struct({
@@ -189,20 +224,59 @@ export class TemporarilyUnavailable extends Schema.Error<TemporarilyUnavailable>
   readonly _tag = "TemporarilyUnavailable"
 }
 
-export const errorClasses = {
-  validation_error: ValidationError,
-  invalid_key: InvalidKey,
-  not_found: NotFound,
-  method_not_allowed: MethodNotAllowed,
-  idempotency_conflict: IdempotencyConflict,
-  idempotency_in_progress: IdempotencyInProgress,
-  payload_too_large: PayloadTooLarge,
-  unsupported_media_type: UnsupportedMediaType,
-  property_not_found: PropertyNotFound,
-  rate_limited: RateLimited,
-  internal_error: InternalError,
-  temporarily_unavailable: TemporarilyUnavailable
-} as const
+/** The envelope every error is answered with, for the error with this code. */
+export interface Envelope<Code extends ErrorCode> {
+  readonly error: {
+    readonly code: Code
+    readonly message: string
+    readonly field?: string
+    readonly docs_url: string
+  }
+  readonly request_id: string
+}
 
-export type ApiErrorClass = (typeof errorClasses)[ErrorCode]
-export type ApiError = InstanceType<ApiErrorClass>
+const wireErrors = {
+  validation_error: (fields: Envelope<"validation_error">) => new ValidationError(fields),
+  invalid_key: (fields: Envelope<"invalid_key">) => new InvalidKey(fields),
+  not_found: (fields: Envelope<"not_found">) => new NotFound(fields),
+  method_not_allowed: (fields: Envelope<"method_not_allowed">) => new MethodNotAllowed(fields),
+  idempotency_conflict: (fields: Envelope<"idempotency_conflict">) => new IdempotencyConflict(fields),
+  idempotency_in_progress: (fields: Envelope<"idempotency_in_progress">) => new IdempotencyInProgress(fields),
+  payload_too_large: (fields: Envelope<"payload_too_large">) => new PayloadTooLarge(fields),
+  unsupported_media_type: (fields: Envelope<"unsupported_media_type">) => new UnsupportedMediaType(fields),
+  property_not_found: (fields: Envelope<"property_not_found">) => new PropertyNotFound(fields),
+  rate_limited: (fields: Envelope<"rate_limited">) => new RateLimited(fields),
+  internal_error: (fields: Envelope<"internal_error">) => new InternalError(fields),
+  temporarily_unavailable: (fields: Envelope<"temporarily_unavailable">) => new TemporarilyUnavailable(fields)
+} satisfies { readonly [Code in ErrorCode]: (fields: Envelope<Code>) => unknown }
+
+/** The wire error declared for `code`. */
+export type WireErrorOf<Code extends ErrorCode> = ReturnType<(typeof wireErrors)[Code]>
+
+/** Every error the API answers with: the only way any endpoint, middleware or fallback fails. */
+export type WireError = WireErrorOf<ErrorCode>
+
+const constructors: { readonly [Code in ErrorCode]: (fields: Envelope<Code>) => WireErrorOf<Code> } =
+  wireErrors
+
+const wireErrorClasses = [
+  ValidationError,
+  InvalidKey,
+  NotFound,
+  MethodNotAllowed,
+  IdempotencyConflict,
+  IdempotencyInProgress,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+  PropertyNotFound,
+  RateLimited,
+  InternalError,
+  TemporarilyUnavailable
+] as const
+
+export const isWireError = (u: unknown): u is WireError =>
+  wireErrorClasses.some((WireErrorClass) => u instanceof WireErrorClass)
+
+/** The wire error for `code`, in the envelope. */
+export const makeWireError = <Code extends ErrorCode>(fields: Envelope<Code>): WireErrorOf<Code> =>
+  constructors[fields.error.code](fields)

@@ -1,6 +1,6 @@
 import { Effect, Layer, References } from "effect"
 import { AppConfig } from "../Config.ts"
-import { layerServices } from "../Http/App.ts"
+import { layerServices } from "../Services.ts"
 import * as Sql from "../Sql.ts"
 
 /** `LOG_LEVEL` applied to whatever runs on top of `AppConfig`. */

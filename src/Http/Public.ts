@@ -1,11 +1,11 @@
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
+import { endpointList } from "../Api/Routes.ts"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { docsPage } from "./Docs.ts"
 import { RequestContext } from "./RequestContext.ts"
-import { endpointList } from "./Routing.ts"
 
 export const openApiDocument = (publicBaseUrl: string) => ({
   ...OpenApi.fromApi(Api),

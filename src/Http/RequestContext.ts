@@ -1,72 +1,77 @@
-import { Context, Effect } from "effect"
+import { Context, Effect, Ref } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
-import { type ErrorCode, errorCatalog, errorClasses } from "../Api.ts"
+import { type ErrorCode, errorCatalog, errorHeaders, makeWireError, type WireError } from "../Api.ts"
+import { type Attribution, type Outcome, unattributed } from "../Observability/Request.ts"
 
-/** What the request log needs to know about a `POST /v1/leads` request, filled in as it runs. */
-export interface JournalEntry {
-  keyPrefix: string | null
-  originId: string | null
-  outcome: string | null
-  leadId: string | null
-  idempotencyKey: string | null
+/**
+ * What a request settled on, each part written by the one step that knows it: the attribution by
+ * the key check, the outcome by the reply or, on failure, by the journal.
+ */
+export interface RequestFacts {
+  readonly attribution: Attribution
+  readonly outcome: Outcome | null
+  readonly leadId: string | null
 }
 
 export interface RequestContextShape {
   readonly requestId: string
   readonly docsUrl: string
   readonly startedAt: number
-  readonly journal: JournalEntry
+  readonly facts: Ref.Ref<RequestFacts>
 }
+
+export const unsettled: RequestFacts = { attribution: unattributed, outcome: null, leadId: null }
 
 /** Set by the global middleware for every request; the default only serves code run outside one. */
 export const RequestContext = Context.Reference<RequestContextShape>("lead-intake/RequestContext", {
-  defaultValue: () => ({
-    requestId: "none",
-    docsUrl: "",
-    startedAt: 0,
-    journal: { keyPrefix: null, originId: null, outcome: null, leadId: null, idempotencyKey: null }
-  })
+  defaultValue: () => ({ requestId: "none", docsUrl: "", startedAt: 0, facts: Ref.makeUnsafe(unsettled) })
 })
 
-export const envelope = (context: RequestContextShape, code: ErrorCode, message: string, field?: string) => ({
-  error: {
-    code,
-    message,
-    ...(field === undefined ? {} : { field }),
-    docs_url: `${context.docsUrl}#${code}`
-  },
-  request_id: context.requestId
-})
-
-/** An error response built outside HttpApi's typed errors (routing, defects, body limits). */
-export const errorResponse = (
-  context: RequestContextShape,
-  code: ErrorCode,
+/** The wire error for `code`, in the envelope, with this request's id. */
+export const wireError = <const Code extends ErrorCode>(
+  context: Pick<RequestContextShape, "requestId" | "docsUrl">,
+  code: Code,
   message: string,
-  headers?: Record<string, string>
+  field?: string
 ) =>
-  HttpServerResponse.jsonUnsafe(envelope(context, code, message), {
-    status: errorCatalog[code].status,
-    ...(headers === undefined ? {} : { headers })
+  makeWireError({
+    error: {
+      code,
+      message,
+      ...(field === undefined ? {} : { field }),
+      docs_url: `${context.docsUrl}#${code}`
+    },
+    request_id: context.requestId
   })
+
+/** Fails with the contract's error for `code`: the only way a step of the request path fails. */
+export const fail = <const Code extends ErrorCode>(code: Code, message: string, field?: string) =>
+  Effect.flatMap(Effect.service(RequestContext), (context) =>
+    Effect.fail(wireError(context, code, message, field))
+  )
+
+/** The response for a wire error answered outside HttpApi (404, 405, the last-resort 500). */
+export const errorResponse = (error: WireError, headers?: Readonly<Record<string, string>>) =>
+  HttpServerResponse.jsonUnsafe(
+    { error: error.error, request_id: error.request_id },
+    {
+      status: errorCatalog[error.error.code].status,
+      headers: { ...errorHeaders(error.error.code), ...headers }
+    }
+  )
 
 /** Sets headers on whatever response this request ends with, error responses included. */
-export const setResponseHeaders = (headers: Record<string, string>) =>
+export const setResponseHeaders = (headers: Readonly<Record<string, string>>) =>
   HttpEffect.appendPreResponseHandler((_, response) =>
     Effect.succeed(HttpServerResponse.setHeaders(response, headers))
   )
 
-/** Fails with the contract's error for `code`, in the envelope, with this request's id. */
-export const fail = <const Code extends ErrorCode>(
-  code: Code,
-  message: string,
-  options?: { readonly field?: string; readonly headers?: Record<string, string> }
-) =>
-  Effect.gen(function* () {
-    const context = yield* RequestContext
-    if (options?.headers !== undefined) yield* setResponseHeaders(options.headers)
-    const ErrorClass = errorClasses[code] as unknown as new (
-      fields: ReturnType<typeof envelope>
-    ) => InstanceType<(typeof errorClasses)[Code]>
-    return yield* Effect.fail(new ErrorClass(envelope(context, code, message, options?.field)))
-  })
+export const attribute = (attribution: Attribution) =>
+  Effect.flatMap(Effect.service(RequestContext), (context) =>
+    Ref.update(context.facts, (facts) => ({ ...facts, attribution }))
+  )
+
+export const settle = (outcome: Outcome, leadId: string | null) =>
+  Effect.flatMap(Effect.service(RequestContext), (context) =>
+    Ref.update(context.facts, (facts) => ({ ...facts, outcome, leadId }))
+  )

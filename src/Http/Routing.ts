@@ -1,29 +1,10 @@
-import { Cause, Effect } from "effect"
-import { HttpRouter, HttpServerRequest } from "effect/http"
-import { HttpApi } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { Cause, Effect, Exit, Ref } from "effect"
+import { HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { routeTable } from "../Api/Routes.ts"
+import type { WireError } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { observeRequest, reportDefect } from "../Observability/Request.ts"
-import { errorResponse, RequestContext, setResponseHeaders } from "./RequestContext.ts"
-
-/** Every route of the contract with the methods it accepts, from the HttpApi itself. */
-export const routeTable: ReadonlyMap<string, ReadonlyArray<string>> = (() => {
-  const table = new Map<string, Array<string>>()
-  HttpApi.reflect(Api, {
-    onGroup: () => {},
-    onEndpoint: ({ endpoint }) => {
-      const methods = table.get(endpoint.path) ?? []
-      methods.push(endpoint.method)
-      if (endpoint.method === "GET") methods.push("HEAD")
-      table.set(endpoint.path, methods)
-    }
-  })
-  return table
-})()
-
-export const endpointList = [...routeTable].flatMap(([path, methods]) =>
-  methods.filter((method) => method !== "HEAD").map((method) => `${method} ${path}`)
-)
+import { errorResponse, RequestContext, setResponseHeaders, unsettled, wireError } from "./RequestContext.ts"
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")
@@ -34,14 +15,14 @@ const isRouteNotFound = (cause: Cause.Cause<unknown>) =>
   cause.reasons.some(
     (reason) =>
       Cause.isFailReason(reason) &&
-      typeof reason.error === "object" &&
-      reason.error !== null &&
-      (reason.error as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
+      HttpServerError.isHttpServerError(reason.error) &&
+      reason.error.reason._tag === "RouteNotFound"
   )
 
 /**
- * Wraps routing for every request: a fresh `X-Request-Id`, the contract's 404 and 405, and a
- * last-resort 500 that records the defect but shows nothing of it to the caller.
+ * Wraps routing for every request: a fresh `X-Request-Id`, the contract's 404 and 405, a
+ * last-resort 500 that records the defect but shows nothing of it to the caller, and the
+ * request's metrics, span attributes and log line.
  */
 export const layerGlobalMiddleware = HttpRouter.middleware(
   Effect.gen(function* () {
@@ -54,31 +35,40 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
           requestId: crypto.randomUUID(),
           docsUrl,
           startedAt: performance.now(),
-          journal: { keyPrefix: null, originId: null, outcome: null, leadId: null, idempotencyKey: null }
+          facts: yield* Ref.make(unsettled)
         }
         yield* setResponseHeaders({ "x-request-id": context.requestId })
         const path = pathOf(request.url)
         const allowed = routeTable.get(path)
-        yield* observeRequest(request, context, allowed === undefined ? null : path)
-        // The router also matches `/v1/`, `//v1` and `/V1`; the contract serves its exact paths only.
-        if (allowed === undefined) return errorResponse(context, "not_found", `No route ${path}`)
-        return yield* httpEffect.pipe(
-          Effect.provideService(RequestContext, context),
-          Effect.catchCause((cause) => {
-            if (isRouteNotFound(cause)) {
-              return Effect.succeed(
-                errorResponse(context, "method_not_allowed", `${request.method} is not allowed here`, {
-                  allow: allowed.join(", ")
-                })
-              )
-            }
-            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-            return Effect.as(
-              reportDefect(cause),
-              errorResponse(context, "internal_error", "An unexpected error occurred")
-            )
+
+        const answer = (response: HttpServerResponse.HttpServerResponse, failure?: WireError) =>
+          Effect.gen(function* () {
+            const facts = yield* Ref.get(context.facts)
+            yield* observeRequest(request, {
+              requestId: context.requestId,
+              startedAt: context.startedAt,
+              route: allowed === undefined ? null : path,
+              status: response.status,
+              outcome: failure?.error.code ?? facts.outcome ?? (response.status >= 400 ? "error" : "ok"),
+              attribution: facts.attribution,
+              leadId: failure === undefined ? facts.leadId : null
+            })
+            return response
           })
-        )
+        const fallback = (error: WireError, headers?: Readonly<Record<string, string>>) =>
+          answer(errorResponse(error, headers), error)
+
+        // The router also matches `/v1/`, `//v1` and `/V1`; the contract serves its exact paths only.
+        if (allowed === undefined) return yield* fallback(wireError(context, "not_found", `No route ${path}`))
+        const exit = yield* Effect.exit(httpEffect.pipe(Effect.provideService(RequestContext, context)))
+        if (Exit.isSuccess(exit)) return yield* answer(exit.value)
+        if (isRouteNotFound(exit.cause)) {
+          const error = wireError(context, "method_not_allowed", `${request.method} is not allowed here`)
+          return yield* fallback(error, { allow: allowed.join(", ") })
+        }
+        if (Cause.hasInterruptsOnly(exit.cause)) return yield* exit
+        yield* reportDefect(exit.cause)
+        return yield* fallback(wireError(context, "internal_error", "An unexpected error occurred"))
       })
   }),
   { global: true }

@@ -1,12 +1,32 @@
 import { Cause, Clock, Effect, Metric, Option, Tracer } from "effect"
-import { HttpEffect, type HttpServerRequest, type HttpServerResponse, HttpTraceContext } from "effect/http"
-import { errorCatalog } from "../Api.ts"
-import type { RequestContextShape } from "../Http/RequestContext.ts"
+import { type HttpServerRequest, HttpTraceContext } from "effect/http"
+import type { ErrorCode } from "../Api.ts"
 import * as Metrics from "./Metrics.ts"
 
-const methods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"])
+/** How a request ended: its error's code, or what it did. */
+export type Outcome = ErrorCode | "created" | "enriched" | "dry_run" | "replay" | "ok" | "error"
 
-const utf8 = new TextDecoder()
+/** The origin a request's key named, known once the key was looked up (refused keys included). */
+export interface Attribution {
+  readonly keyPrefix: string | null
+  readonly originId: string | null
+}
+
+export const unattributed: Attribution = { keyPrefix: null, originId: null }
+
+/** What the request log, the metrics, the span and the log line say about one finished request. */
+export interface RequestReport {
+  readonly requestId: string
+  readonly startedAt: number
+  /** The contract's path, or null when the path is not one. */
+  readonly route: string | null
+  readonly status: number
+  readonly outcome: Outcome
+  readonly attribution: Attribution
+  readonly leadId: string | null
+}
+
+const methods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"])
 
 /** The span the request runs in, if traced; unlike `Effect.currentSpan` it builds no error (and stack) when not. */
 const activeSpan = Effect.map(
@@ -14,37 +34,34 @@ const activeSpan = Effect.map(
   Option.filter((span): span is Tracer.Span => span._tag === "Span")
 )
 
-/** The envelope's code of an error response; every error this service sends is in the envelope. */
-const errorCodeOf = (response: HttpServerResponse.HttpServerResponse): string | undefined => {
-  if (response.status < 400 || response.body._tag !== "Uint8Array") return undefined
-  try {
-    const code: unknown = JSON.parse(utf8.decode(response.body.body))?.error?.code
-    return typeof code === "string" && code in errorCatalog ? code : undefined
-  } catch {
-    return undefined
-  }
-}
-
 const callerTraceId = (request: HttpServerRequest.HttpServerRequest) =>
   Option.match(HttpTraceContext.fromHeaders(request.headers), {
     onNone: () => ({}),
     onSome: (parent) => ({ trace_id: parent.traceId })
   })
 
-const finish = Effect.fnUntraced(function* (
+const isErrorCode = (outcome: Outcome): outcome is ErrorCode =>
+  outcome !== "created" &&
+  outcome !== "enriched" &&
+  outcome !== "dry_run" &&
+  outcome !== "replay" &&
+  outcome !== "ok" &&
+  outcome !== "error"
+
+/**
+ * Metrics, span attributes and the log line of one finished request, whatever it ended with
+ * (404s, typed errors and the last-resort 500 included).
+ */
+export const observeRequest = Effect.fnUntraced(function* (
   request: HttpServerRequest.HttpServerRequest,
-  context: RequestContextShape,
-  route: string | null,
-  response: HttpServerResponse.HttpServerResponse
+  report: RequestReport
 ) {
-  const durationMs = performance.now() - context.startedAt
-  const { journal } = context
-  const code = errorCodeOf(response)
-  const outcome = response.status >= 400 ? (code ?? "error") : (journal.outcome ?? "ok")
+  const durationMs = performance.now() - report.startedAt
+  const { outcome, attribution, leadId } = report
   const labels = {
     method: methods.has(request.method) ? request.method : "other",
-    route: route ?? "unmatched",
-    status: String(response.status)
+    route: report.route ?? "unmatched",
+    status: String(report.status)
   }
   yield* Metric.update(Metric.withAttributes(Metrics.requests, { ...labels, outcome }), 1)
   yield* Metric.update(Metric.withAttributes(Metrics.requestDuration, labels), durationMs / 1000)
@@ -56,46 +73,30 @@ const finish = Effect.fnUntraced(function* (
   }
 
   yield* Effect.annotateCurrentSpan({
+    "request.id": report.requestId,
     "request.outcome": outcome,
-    ...(code === undefined ? {} : { "error.code": code }),
-    ...(journal.keyPrefix === null ? {} : { "key.prefix": journal.keyPrefix }),
-    ...(journal.originId === null ? {} : { "origin.id": journal.originId }),
-    ...(journal.leadId === null ? {} : { "lead.id": journal.leadId })
+    ...(isErrorCode(outcome) ? { "error.code": outcome } : {}),
+    ...(attribution.keyPrefix === null ? {} : { "key.prefix": attribution.keyPrefix }),
+    ...(attribution.originId === null ? {} : { "origin.id": attribution.originId }),
+    ...(leadId === null ? {} : { "lead.id": leadId })
   })
 
   const traced = yield* activeSpan
   const line = {
-    request_id: context.requestId,
+    request_id: report.requestId,
     ...(Option.isNone(traced) ? callerTraceId(request) : {}),
     method: request.method,
     route: labels.route,
-    status: response.status,
+    status: report.status,
     outcome,
     duration_ms: Math.round(durationMs * 10) / 10,
-    ...(journal.keyPrefix === null ? {} : { key_prefix: journal.keyPrefix }),
-    ...(journal.originId === null ? {} : { origin_id: journal.originId }),
-    ...(journal.leadId === null ? {} : { lead_id: journal.leadId })
+    ...(attribution.keyPrefix === null ? {} : { key_prefix: attribution.keyPrefix }),
+    ...(attribution.originId === null ? {} : { origin_id: attribution.originId }),
+    ...(leadId === null ? {} : { lead_id: leadId })
   }
-  const log = response.status >= 500 ? Effect.logError : Effect.logInfo
+  const log = report.status >= 500 ? Effect.logError : Effect.logInfo
   yield* log("request").pipe(Effect.annotateLogs(line))
 })
-
-/**
- * Metrics, span attributes and the log line of one request, taken from whatever response it ends
- * with (404s, typed errors and the last-resort 500 included). `route` is the contract's path, or
- * null when the path is not one.
- */
-export const observeRequest = (
-  request: HttpServerRequest.HttpServerRequest,
-  context: RequestContextShape,
-  route: string | null
-) =>
-  Effect.andThen(
-    Effect.annotateCurrentSpan("request.id", context.requestId),
-    HttpEffect.appendPreResponseHandler((_, response) =>
-      Effect.as(finish(request, context, route, response), response)
-    )
-  )
 
 /** A defect on the request's span, as OpenTelemetry records exceptions, and in the log; never in the response. */
 export const reportDefect = (cause: Cause.Cause<unknown>) =>

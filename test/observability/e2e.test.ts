@@ -3,7 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { attributesOf, type Collector, startCollector } from "../../scripts/collector.ts"
-import { layerServices } from "../../src/Http/App.ts"
+import { layerServices } from "../../src/Services.ts"
 import { freePort, freshDatabaseEnv, postLead, type RunningServer, startServer } from "../e2e/Processes.ts"
 import { seed } from "../support/Client.ts"
 
@@ -81,9 +81,9 @@ describe("a real server process exporting to a local OTLP/HTTP receiver", () => 
     expect(rootAttributes["request.outcome"]).toBe("created")
     const names = new Set(spans.map((span) => span.name))
     for (const step of [
-      "KeyStore.admit",
+      "KeyCheck.admit",
       "LeadRequest.validate",
-      "Leads.write",
+      "LeadIntake.write",
       "LeadRepository.createOrEnrich",
       "RequestLog.record"
     ]) {

@@ -33,19 +33,18 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const tree = yield* requestTree(response.body.request_id)
         assert.deepStrictEqual(render(tree), [
           "POST /v1/leads",
-          "  KeyStore.admit",
+          "  KeyCheck.admit",
           "  LeadRequest.validate",
-          "  Leads.writeOnce",
+          "  LeadIntake.once",
           "    IdempotencyStore.reserve",
-          "    Leads.write",
-          "      Leads.resolveProperty",
-          "        PropertyCatalog.resolve",
+          "    LeadIntake.resolveProperty",
+          "      PropertyCatalog.resolve",
+          "    LeadIntake.write",
           "      LeadRepository.createOrEnrich",
-          "      Leads.respond",
           "  RequestLog.record"
         ])
         for (const service of [
-          "KeyStore.admit",
+          "KeyCheck.admit",
           "IdempotencyStore.reserve",
           "PropertyCatalog.resolve",
           "LeadRepository.createOrEnrich"
@@ -64,19 +63,19 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.notProperty(server, "error.code")
         assert.notStrictEqual(tree.span.status.code, SpanStatusCode.ERROR)
 
-        const admit = attributes(find(tree, "KeyStore.admit"))
+        const admit = attributes(find(tree, "KeyCheck.admit"))
         assert.strictEqual(admit["key.prefix"], fixture.prefix)
         assert.strictEqual(admit["origin.id"], fixture.originId)
         assert.strictEqual(admit["organization.id"], fixture.organizationId)
         assert.strictEqual(admit["ratelimit.remaining"], 999)
-        assert.strictEqual(attributes(find(tree, "Leads.writeOnce"))["idempotency.result"], "new")
+        assert.strictEqual(attributes(find(tree, "LeadIntake.once"))["idempotency.result"], "new")
         assert.strictEqual(attributes(find(tree, "PropertyCatalog.resolve"))["property.by"], "codigo")
         const created = attributes(find(tree, "LeadRepository.createOrEnrich"))
         assert.strictEqual(created["lead.outcome"], "created")
         assert.strictEqual(created["lead.id"], response.body.lead_id)
-        assert.include(fixture.agentIds, attributes(find(tree, "Leads.write"))["capture.assignee_id"])
+        assert.include(fixture.agentIds, attributes(find(tree, "LeadIntake.write"))["capture.assignee_id"])
 
-        const [lookup] = statementsUnder(tree, "KeyStore.admit")
+        const [lookup] = statementsUnder(tree, "KeyCheck.admit")
         assert.strictEqual(lookup!.attributes["db.system.name"], "postgresql")
         assert.match(String(lookup!.attributes["db.query.text"]), /WHERE k\.public_id = \$1/)
       })
@@ -98,7 +97,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(replay.body.replay, true)
         const replayTree = yield* requestTree(replay.body.request_id)
         assert.strictEqual(attributes(replayTree.span)["request.outcome"], "replay")
-        assert.strictEqual(attributes(find(replayTree, "Leads.writeOnce"))["idempotency.result"], "replay")
+        assert.strictEqual(attributes(find(replayTree, "LeadIntake.once"))["idempotency.result"], "replay")
         assert.strictEqual(
           attributes(find(replayTree, "IdempotencyStore.reserve"))["idempotency.outcome"],
           "Replay"
@@ -115,7 +114,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const conflictTree = yield* requestTree(conflict.body.request_id)
         assert.strictEqual(attributes(conflictTree.span)["error.code"], "idempotency_conflict")
         assert.strictEqual(
-          attributes(find(conflictTree, "Leads.writeOnce"))["idempotency.result"],
+          attributes(find(conflictTree, "LeadIntake.once"))["idempotency.result"],
           "conflict"
         )
       })
@@ -133,7 +132,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const validate = find(tree, "LeadRequest.validate")
         assert.strictEqual(attributes(validate)["validation.field"], "telefono")
         assert.strictEqual(validate!.status.code, SpanStatusCode.ERROR)
-        assert.isUndefined(find(tree, "Leads.write"))
+        assert.isUndefined(find(tree, "LeadIntake.write"))
       })
     )
 
@@ -144,11 +143,11 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const response = yield* post(lead, { key: wrong })
         assert.strictEqual(response.status, 401)
         const tree = yield* requestTree(response.body.request_id)
-        assert.deepStrictEqual(render(tree), ["POST /v1/leads", "  KeyStore.admit", "  RequestLog.record"])
+        assert.deepStrictEqual(render(tree), ["POST /v1/leads", "  KeyCheck.admit", "  RequestLog.record"])
         const server = attributes(tree.span)
         assert.strictEqual(server["error.code"], "invalid_key")
         assert.notProperty(server, "origin.id")
-        assert.strictEqual(find(tree, "KeyStore.admit")!.status.code, SpanStatusCode.ERROR)
+        assert.strictEqual(find(tree, "KeyCheck.admit")!.status.code, SpanStatusCode.ERROR)
       })
     )
 
@@ -158,7 +157,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(response.status, 422)
         const tree = yield* requestTree(response.body.request_id)
         assert.strictEqual(attributes(tree.span)["error.code"], "property_not_found")
-        assert.strictEqual(find(tree, "Leads.resolveProperty")!.status.code, SpanStatusCode.ERROR)
+        assert.strictEqual(find(tree, "LeadIntake.resolveProperty")!.status.code, SpanStatusCode.ERROR)
         assert.isDefined(find(tree, "PropertyCatalog.resolve"))
         assert.isUndefined(find(tree, "LeadRepository.createOrEnrich"))
       })
@@ -172,7 +171,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(response.status, 429)
         const tree = yield* requestTree(response.body.request_id)
         assert.strictEqual(attributes(tree.span)["error.code"], "rate_limited")
-        const consume = attributes(find(tree, "KeyStore.admit"))
+        const consume = attributes(find(tree, "KeyCheck.admit"))
         assert.strictEqual(consume["ratelimit.remaining"], 0)
         assert.strictEqual(consume["ratelimit.allowed"], false)
         assert.isUndefined(find(tree, "LeadRequest.validate"))

@@ -5,19 +5,19 @@ import { HttpRouter, HttpServer } from "effect/http"
 import type { CaptureRules } from "../../src/CaptureRules.ts"
 import { layerApp } from "../../src/Http/App.ts"
 import type { IdempotencyStore } from "../../src/IdempotencyStore.ts"
+import type { KeyCheck } from "../../src/KeyCheck.ts"
 import type { KeyStore } from "../../src/KeyStore.ts"
 import { LeadRepository } from "../../src/LeadRepository.ts"
 import { layerTracer, makeJsonLogger } from "../../src/Observability.ts"
 import type { Organizations } from "../../src/Organizations.ts"
 import type { PropertyCatalog } from "../../src/PropertyCatalog.ts"
-import type { RateLimiter } from "../../src/RateLimiter.ts"
 import type { RequestLog } from "../../src/RequestLog.ts"
 import { type Fixture, layerMemoryServices, seed } from "../support/Client.ts"
 import { layerTestConfig } from "../support/Database.ts"
 
 export type Services =
   | KeyStore
-  | RateLimiter
+  | KeyCheck
   | IdempotencyStore
   | LeadRepository
   | PropertyCatalog

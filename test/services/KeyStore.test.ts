@@ -1,6 +1,7 @@
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { apiKeyChecksum, generateApiKey, parseApiKey } from "../../src/Domain/ApiKey.ts"
+import { KeyCheck } from "../../src/KeyCheck.ts"
 import { KeyStore } from "../../src/KeyStore.ts"
 import { Organizations } from "../../src/Organizations.ts"
 import { acrossLayers, expectFailure, setClock } from "./Suite.ts"
@@ -11,10 +12,16 @@ const newOrganization = (country = "MX") =>
     return yield* organizations.create({ name: "Inmobiliaria Llaves", country })
   })
 
+/** The caller the request path's key check finds for a token. */
+const authenticate = (token: string) =>
+  Effect.gen(function* () {
+    const check = yield* KeyCheck
+    return (yield* check.admit(token)).caller
+  })
+
 const authenticateRejected = (token: string) =>
   Effect.gen(function* () {
-    const keys = yield* KeyStore
-    const error = yield* expectFailure(keys.authenticate(token))
+    const error = yield* expectFailure(authenticate(token))
     assert.strictEqual(error._tag, "KeyRejected")
     return error as Extract<typeof error, { _tag: "KeyRejected" }>
   })
@@ -35,7 +42,7 @@ acrossLayers("KeyStore", (it) => {
       assert.strictEqual(origin.prefix, origin.key.slice(0, 16))
       assert.deepStrictEqual(parseApiKey(origin.key)?.prefix, origin.prefix)
 
-      const caller = yield* keys.authenticate(origin.key)
+      const caller = yield* authenticate(origin.key)
       assert.isString(caller.keyId)
       assert.deepStrictEqual(
         { ...caller, keyId: "" },
@@ -160,7 +167,7 @@ acrossLayers("KeyStore", (it) => {
       const rotated = yield* keys.rotate(origin.id)
       assert.notStrictEqual(rotated.prefix, origin.prefix)
       assert.strictEqual(rotated.prefix, rotated.key.slice(0, 16))
-      assert.strictEqual((yield* keys.authenticate(rotated.key)).originId, origin.id)
+      assert.strictEqual((yield* authenticate(rotated.key)).originId, origin.id)
       assert.strictEqual((yield* authenticateRejected(origin.key)).reason, "revoked")
 
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
@@ -185,14 +192,14 @@ acrossLayers("KeyStore", (it) => {
       for (const key of [origin.key, second.key]) {
         assert.strictEqual((yield* authenticateRejected(key)).reason, "revoked")
       }
-      assert.strictEqual((yield* keys.authenticate(third.key)).originId, origin.id)
+      assert.strictEqual((yield* authenticate(third.key)).originId, origin.id)
 
       yield* keys.revoke(origin.id)
       const fourth = yield* keys.rotate(origin.id)
       for (const key of [origin.key, second.key, third.key]) {
         assert.strictEqual((yield* authenticateRejected(key)).reason, "revoked")
       }
-      assert.strictEqual((yield* keys.authenticate(fourth.key)).originId, origin.id)
+      assert.strictEqual((yield* authenticate(fourth.key)).originId, origin.id)
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
         { id: origin.id, label: "portal", prefix: fourth.prefix, revoked: false }
       ])
@@ -230,9 +237,9 @@ acrossLayers("KeyStore", (it) => {
         label: "crm-sync",
         rateLimit: 60
       })
-      assert.strictEqual((yield* keys.authenticate(origin.key)).rateLimit, 60)
+      assert.strictEqual((yield* authenticate(origin.key)).rateLimit, 60)
       yield* keys.setRateLimit(origin.id, 5)
-      assert.strictEqual((yield* keys.authenticate(origin.key)).rateLimit, 5)
+      assert.strictEqual((yield* authenticate(origin.key)).rateLimit, 5)
     })
   )
 

@@ -39,7 +39,8 @@ acrossLayers("LeadRepository", (it) => {
       assert.deepStrictEqual(written, {
         leadId: written.leadId,
         outcome: "created",
-        assigneeId: fixture.agentIds[0]!
+        assigneeId: fixture.agentIds[0]!,
+        filled: ["email", "property"]
       })
 
       const origin = (yield* (yield* KeyStore).listOrigins(fixture.organizationId))[0]!
@@ -87,7 +88,8 @@ acrossLayers("LeadRepository", (it) => {
       assert.deepStrictEqual(enriched, {
         leadId: created.leadId,
         outcome: "enriched",
-        assigneeId: fixture.agentIds[0]!
+        assigneeId: fixture.agentIds[0]!,
+        filled: ["email", "property"]
       })
 
       const detail = yield* leads.show(created.leadId)

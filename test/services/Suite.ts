@@ -5,17 +5,17 @@ import type { CaptureRules } from "../../src/CaptureRules.ts"
 import type { LeadInput } from "../../src/Domain/LeadRequest.ts"
 import { phoneMatchKey } from "../../src/Domain/Phone.ts"
 import type { IdempotencyStore } from "../../src/IdempotencyStore.ts"
+import type { KeyCheck } from "../../src/KeyCheck.ts"
 import type { KeyStore } from "../../src/KeyStore.ts"
 import type { LeadRepository, LeadWrite } from "../../src/LeadRepository.ts"
 import type { Organizations } from "../../src/Organizations.ts"
 import type { PropertyCatalog } from "../../src/PropertyCatalog.ts"
-import type { RateLimiter } from "../../src/RateLimiter.ts"
 import type { RequestLog } from "../../src/RequestLog.ts"
 import { layerMemoryServices, layerPostgresServices } from "../support/Client.ts"
 
 export type Services =
   | KeyStore
-  | RateLimiter
+  | KeyCheck
   | IdempotencyStore
   | LeadRepository
   | PropertyCatalog
@@ -87,7 +87,6 @@ export const leadWrite = (
     input: full,
     phoneKey: full.telefono === null ? null : phoneMatchKey(full.telefono, "MX"),
     propertyId: options?.propertyId ?? null,
-    leadUrlBase: dashboardUrl,
     idempotency: options?.idempotency ?? null
   }
 }

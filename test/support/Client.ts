@@ -1,10 +1,11 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { CaptureRules } from "../../src/CaptureRules.ts"
-import { layerApp, layerServices, layerServicesMemory } from "../../src/Http/App.ts"
+import { layerApp } from "../../src/Http/App.ts"
 import { KeyStore } from "../../src/KeyStore.ts"
 import { Organizations } from "../../src/Organizations.ts"
 import { PropertyCatalog } from "../../src/PropertyCatalog.ts"
+import { layerServices, layerServicesMemory } from "../../src/Services.ts"
 import { layerFreshDatabase, layerTestConfig } from "./Database.ts"
 
 type Services = Layer.Success<typeof layerServicesMemory>
