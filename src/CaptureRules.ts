@@ -1,12 +1,13 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore } from "./MemoryStore.ts"
+import { decodeFirst, decodeRows, decodeSingle } from "./Sql.ts"
 
-export interface Agent {
-  readonly id: string
-  readonly name: string
-}
+const AgentRow = Schema.Struct({ id: Schema.String, name: Schema.String })
+export type Agent = typeof AgentRow.Type
+
+const IdRow = Schema.Struct({ id: Schema.String })
 
 export interface NewRule {
   readonly organizationId: string
@@ -44,26 +45,25 @@ export class CaptureRules extends Context.Service<
         ids: ReadonlyArray<string>
       ) {
         if (ids.length === 0) return
-        const found = yield* sql<{ id: string }>`
+        const found = yield* sql`
           SELECT id FROM ${sql(table)} WHERE organization_id = ${organizationId} AND id IN ${sql.in(ids)}`.pipe(
-          Effect.orDie
+          decodeRows(IdRow)
         )
         const missing = ids.find((id) => !found.some((row) => row.id === id))
         if (missing !== undefined) return yield* new UnknownEntity({ entity, id: missing })
       })
 
       const requireOrganization = Effect.fn("CaptureRules.requireOrganization")(function* (id: string) {
-        const [row] = yield* sql`SELECT 1 FROM organizations WHERE id = ${id}`.pipe(Effect.orDie)
-        if (row === undefined) return yield* new UnknownEntity({ entity: "organization", id })
+        const row = yield* sql`SELECT id FROM organizations WHERE id = ${id}`.pipe(decodeFirst(IdRow))
+        if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "organization", id })
       })
 
       return CaptureRules.of({
         addAgent: Effect.fn("CaptureRules.addAgent")(function* (input) {
           yield* requireOrganization(input.organizationId)
-          const [row] = yield* sql<Agent>`
+          return yield* sql`
             INSERT INTO agents (organization_id, name) VALUES (${input.organizationId}, ${input.name})
-            RETURNING id, name`.pipe(Effect.orDie)
-          return row!
+            RETURNING id, name`.pipe(decodeSingle(AgentRow))
         }),
         addRule: Effect.fn("CaptureRules.addRule")(function* (rule) {
           yield* requireOrganization(rule.organizationId)
@@ -82,12 +82,11 @@ export class CaptureRules extends Context.Service<
             rule.organizationId,
             rule.propertyId === null ? [] : [rule.propertyId]
           )
-          const [row] = yield* sql<{ id: string }>`
+          return yield* sql`
             INSERT INTO capture_rules (organization_id, priority, origin_id, property_id, agent_ids, round_robin)
             VALUES (${rule.organizationId}, ${rule.priority}, ${rule.originId}, ${rule.propertyId},
                     ${`{${rule.agentIds.join(",")}}`}::uuid[], ${rule.roundRobin})
-            RETURNING id`.pipe(Effect.orDie)
-          return row!
+            RETURNING id`.pipe(decodeSingle(IdRow))
         })
       })
     })

@@ -1,15 +1,22 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { generateApiKey } from "./Domain/ApiKey.ts"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore } from "./MemoryStore.ts"
+import { decodeFirst, decodeRows } from "./Sql.ts"
 
-export interface OriginSummary {
-  readonly id: string
-  readonly label: string
-  readonly prefix: string | null
-  readonly revoked: boolean
-}
+const OriginSummaryRow = Schema.Struct({
+  id: Schema.String,
+  label: Schema.String,
+  prefix: Schema.NullOr(Schema.String),
+  revoked: Schema.Boolean
+})
+export type OriginSummary = typeof OriginSummaryRow.Type
+
+const IdRow = Schema.Struct({ id: Schema.String })
+const OriginRow = Schema.Struct({ id: Schema.String, label: Schema.String, rate_limit: Schema.Number })
+const decodeOrigin = Schema.decodeUnknownEffect(OriginRow)
+const RevokedRow = Schema.Struct({ prefix: Schema.String, revoked_at: Schema.Date })
 
 export interface IssuedKey {
   readonly key: string
@@ -55,26 +62,30 @@ export class KeyStore extends Context.Service<
       }
 
       const requireOrigin = Effect.fn("KeyStore.requireOrigin")(function* (id: string) {
-        const [row] = yield* sql`SELECT 1 FROM origins WHERE id = ${id} FOR UPDATE`.pipe(Effect.orDie)
-        if (row === undefined) return yield* new UnknownEntity({ entity: "origin", id })
+        const row = yield* sql`SELECT id FROM origins WHERE id = ${id} FOR UPDATE`.pipe(decodeFirst(IdRow))
+        if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "origin", id })
       })
 
       return KeyStore.of({
         createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
-          const [organization] =
-            yield* sql`SELECT 1 FROM organizations WHERE id = ${input.organizationId}`.pipe(Effect.orDie)
-          if (organization === undefined) {
+          const organization =
+            yield* sql`SELECT id FROM organizations WHERE id = ${input.organizationId}`.pipe(
+              decodeFirst(IdRow)
+            )
+          if (Option.isNone(organization)) {
             return yield* new UnknownEntity({ entity: "organization", id: input.organizationId })
           }
           return yield* sql
             .withTransaction(
               Effect.gen(function* () {
-                const [origin] = yield* sql<{ id: string; label: string; rate_limit: number }>`
+                const origin = yield* sql`
                   INSERT INTO origins (organization_id, label, rate_limit)
                   VALUES (${input.organizationId}, ${input.label}, ${input.rateLimit})
-                  RETURNING id, label, rate_limit`
-                const issued = yield* insertKey(origin!.id)
-                return { id: origin!.id, label: origin!.label, rateLimit: origin!.rate_limit, ...issued }
+                  RETURNING id, label, rate_limit`.pipe(
+                  Effect.flatMap(([row]) => Effect.orDie(decodeOrigin(row)))
+                )
+                const issued = yield* insertKey(origin.id)
+                return { id: origin.id, label: origin.label, rateLimit: origin.rate_limit, ...issued }
               })
             )
             .pipe(
@@ -94,26 +105,25 @@ export class KeyStore extends Context.Service<
         setRateLimit: Effect.fn("KeyStore.setRateLimit")(function* (originId, rateLimit) {
           const rows =
             yield* sql`UPDATE origins SET rate_limit = ${rateLimit} WHERE id = ${originId} RETURNING id`.pipe(
-              Effect.orDie
+              decodeRows(IdRow)
             )
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "origin", id: originId })
         }),
 
         listOrigins: Effect.fn("KeyStore.listOrigins")(function* (organizationId) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(
-            Effect.orDie
+          const organization = yield* sql`SELECT id FROM organizations WHERE id = ${organizationId}`.pipe(
+            decodeFirst(IdRow)
           )
-          if (organization === undefined)
+          if (Option.isNone(organization))
             return yield* new UnknownEntity({ entity: "organization", id: organizationId })
-          const rows = yield* sql<{ id: string; label: string; prefix: string | null; revoked: boolean }>`
+          return yield* sql`
             SELECT o.id, o.label, k.prefix, (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked
             FROM origins o
             LEFT JOIN LATERAL (
               SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id ORDER BY created_at DESC, id LIMIT 1
             ) k ON true
             WHERE o.organization_id = ${organizationId}
-            ORDER BY o.created_at, o.label`.pipe(Effect.orDie)
-          return rows
+            ORDER BY o.created_at, o.label`.pipe(decodeRows(OriginSummaryRow))
         }),
 
         rotate: Effect.fn("KeyStore.rotate")(function* (originId) {
@@ -135,11 +145,11 @@ export class KeyStore extends Context.Service<
             .withTransaction(
               Effect.gen(function* () {
                 yield* requireOrigin(originId)
-                const [row] = yield* sql<{ prefix: string; revoked_at: Date }>`
+                const row = yield* sql`
                   UPDATE api_keys SET revoked_at = ${now} WHERE origin_id = ${originId} AND revoked_at IS NULL
-                  RETURNING prefix, revoked_at`
-                if (row === undefined) return yield* new Rejected({ reason: "the origin has no active key" })
-                return { prefix: row.prefix, revokedAt: row.revoked_at }
+                  RETURNING prefix, revoked_at`.pipe(decodeFirst(RevokedRow))
+                if (Option.isNone(row)) return yield* new Rejected({ reason: "the origin has no active key" })
+                return { prefix: row.value.prefix, revokedAt: row.value.revoked_at }
               })
             )
             .pipe(Effect.catchTag("SqlError", Effect.die))

@@ -200,6 +200,10 @@ const poolSampleEvery = Duration.seconds(5)
  * Samples this instance's connections from `pg_stat_activity` (the pool keeps no count of its own),
  * only while metrics go somewhere. A sample that cannot get a connection in time means the pool is full.
  */
+const decodePoolRow = Schema.decodeUnknownEffect(
+  Schema.Struct({ open: Schema.Number, in_use: Schema.Number })
+)
+
 export const layerPoolMetrics = Layer.effectDiscard(
   Effect.gen(function* () {
     const config = yield* AppConfig
@@ -207,14 +211,15 @@ export const layerPoolMetrics = Layer.effectDiscard(
     if (Option.isNone(config.metricsPort) && Option.isNone(settings.metrics)) return
     const sql = yield* SqlClient.SqlClient
     yield* Metric.update(Metrics.poolMax, config.databasePoolSize)
-    const sample = sql<{ open: number; in_use: number }>`
+    const sample = sql`
       SELECT count(*)::int AS open,
              (count(*) FILTER (WHERE state <> 'idle' AND pid <> pg_backend_pid()))::int AS in_use
       FROM pg_stat_activity WHERE application_name = ${applicationName}`.pipe(
-      Effect.flatMap(([row]) =>
+      Effect.flatMap(([row]) => decodePoolRow(row)),
+      Effect.flatMap((row) =>
         Effect.andThen(
-          Metric.update(Metrics.poolOpen, row?.open ?? 0),
-          Metric.update(Metrics.poolInUse, row?.in_use ?? 0)
+          Metric.update(Metrics.poolOpen, row.open),
+          Metric.update(Metrics.poolInUse, row.in_use)
         )
       ),
       Effect.timeoutOrElse({

@@ -1,13 +1,11 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore } from "./MemoryStore.ts"
+import { decodeFirst, decodeSingle } from "./Sql.ts"
 
-export interface Organization {
-  readonly id: string
-  readonly name: string
-  readonly country: string
-}
+const OrganizationRow = Schema.Struct({ id: Schema.String, name: Schema.String, country: Schema.String })
+export type Organization = typeof OrganizationRow.Type
 
 export class Organizations extends Context.Service<
   Organizations,
@@ -22,18 +20,16 @@ export class Organizations extends Context.Service<
       const sql = yield* SqlClient.SqlClient
       return Organizations.of({
         create: Effect.fn("Organizations.create")(function* (input) {
-          const [row] = yield* sql<Organization>`
+          return yield* sql`
             INSERT INTO organizations (name, country) VALUES (${input.name}, ${input.country})
-            RETURNING id, name, country`.pipe(Effect.orDie)
-          return row!
+            RETURNING id, name, country`.pipe(decodeSingle(OrganizationRow))
         }),
         get: Effect.fn("Organizations.get")(function* (id) {
-          const [row] =
-            yield* sql<Organization>`SELECT id, name, country FROM organizations WHERE id = ${id}`.pipe(
-              Effect.orDie
-            )
-          if (row === undefined) return yield* new UnknownEntity({ entity: "organization", id })
-          return row
+          const row = yield* sql`SELECT id, name, country FROM organizations WHERE id = ${id}`.pipe(
+            decodeFirst(OrganizationRow)
+          )
+          if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "organization", id })
+          return row.value
         })
       })
     })

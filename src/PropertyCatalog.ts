@@ -1,16 +1,19 @@
-import { Context, Effect, Layer, Option } from "effect"
+import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import type { PropertyReference } from "./Domain/LeadRequest.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
+import { availableOrFail, decodeFirst, type StoreUnavailable } from "./Sql.ts"
 
-export interface Property {
-  readonly id: string
-  readonly codigo: string
-  readonly external_code: string | null
-  readonly archived: boolean
-}
+const PropertyRow = Schema.Struct({
+  id: Schema.String,
+  codigo: Schema.String,
+  external_code: Schema.NullOr(Schema.String),
+  archived: Schema.Boolean
+})
+export type Property = typeof PropertyRow.Type
+
+const IdRow = Schema.Struct({ id: Schema.String })
 
 export interface NewProperty {
   readonly organizationId: string
@@ -36,27 +39,32 @@ export class PropertyCatalog extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const column = { codigo: sql("codigo"), external_code: sql("external_code"), id: sql("id") }
+      const decodeIds = Schema.decodeUnknownEffect(Schema.Array(IdRow))
+      const decodeProperty = Schema.decodeUnknownEffect(PropertyRow)
       return PropertyCatalog.of({
         resolve: Effect.fn("PropertyCatalog.resolve")(function* (organizationId, reference) {
           yield* Effect.annotateCurrentSpan({ "property.by": reference.by })
-          const rows = yield* sql<{ id: string }>`
+          const rows = yield* sql`
             SELECT id FROM properties
             WHERE organization_id = ${organizationId} AND ${column[reference.by]} = ${reference.value} AND NOT archived`.pipe(
+            Effect.flatMap(decodeIds),
             availableOrFail("PropertyCatalog.resolve")
           )
-          return Option.fromNullishOr(rows[0]?.id)
+          return Option.map(Arr.head(rows), (row) => row.id)
         }),
         add: Effect.fn("PropertyCatalog.add")(function* (property) {
-          const [organization] =
-            yield* sql`SELECT 1 FROM organizations WHERE id = ${property.organizationId}`.pipe(Effect.orDie)
-          if (organization === undefined) {
+          const organization =
+            yield* sql`SELECT id FROM organizations WHERE id = ${property.organizationId}`.pipe(
+              decodeFirst(IdRow)
+            )
+          if (Option.isNone(organization)) {
             return yield* new UnknownEntity({ entity: "organization", id: property.organizationId })
           }
-          return yield* sql<Property>`
+          return yield* sql`
             INSERT INTO properties (organization_id, codigo, external_code, archived)
             VALUES (${property.organizationId}, ${property.codigo}, ${property.externalCode}, ${property.archived})
             RETURNING id, codigo, external_code, archived`.pipe(
-            Effect.map((rows) => rows[0]!),
+            Effect.flatMap(([row]) => Effect.orDie(decodeProperty(row))),
             Effect.catchIf(
               (error) => error.reason._tag === "UniqueViolation",
               () =>
@@ -68,11 +76,11 @@ export class PropertyCatalog extends Context.Service<
           )
         }),
         archive: Effect.fn("PropertyCatalog.archive")(function* (id) {
-          const [row] = yield* sql<Property>`
+          const row = yield* sql`
             UPDATE properties SET archived = true WHERE id = ${id}
-            RETURNING id, codigo, external_code, archived`.pipe(Effect.orDie)
-          if (row === undefined) return yield* new UnknownEntity({ entity: "property", id })
-          return row
+            RETURNING id, codigo, external_code, archived`.pipe(decodeFirst(PropertyRow))
+          if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "property", id })
+          return row.value
         })
       })
     })

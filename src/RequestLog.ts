@@ -1,12 +1,26 @@
-import { Context, Effect, Layer, Semaphore } from "effect"
+import { Context, Effect, Layer, Option, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore, type RequestLogRow } from "./MemoryStore.ts"
-import { statementTimeout } from "./Sql.ts"
+import { decodeFirst, decodeRows, statementTimeout } from "./Sql.ts"
 
 export type { RequestLogRow }
 
 export type RequestLogScope = { readonly originId: string } | { readonly unattributed: true }
+
+const LogRow = Schema.Struct({
+  request_id: Schema.String,
+  at: Schema.Date,
+  origin_id: Schema.NullOr(Schema.String),
+  key_prefix: Schema.NullOr(Schema.String),
+  status: Schema.Number,
+  outcome: Schema.String,
+  lead_id: Schema.NullOr(Schema.String),
+  idempotency_key: Schema.NullOr(Schema.String),
+  duration_ms: Schema.Number
+})
+
+const IdRow = Schema.Struct({ id: Schema.String })
 
 /** Rows one INSERT carries at most, and rows queued at most (beyond, new rows are dropped and counted). */
 const maxBatchRows = 500
@@ -98,26 +112,18 @@ export class RequestLog extends Context.Service<
         list: Effect.fn("RequestLog.list")(function* (scope, limit) {
           yield* flush
           if ("originId" in scope) {
-            const [origin] = yield* sql`SELECT 1 FROM origins WHERE id = ${scope.originId}`.pipe(Effect.orDie)
-            if (origin === undefined)
+            const origin = yield* sql`SELECT id FROM origins WHERE id = ${scope.originId}`.pipe(
+              decodeFirst(IdRow)
+            )
+            if (Option.isNone(origin))
               return yield* new UnknownEntity({ entity: "origin", id: scope.originId })
           }
-          const rows = yield* sql<{
-            request_id: string
-            at: Date
-            origin_id: string | null
-            key_prefix: string | null
-            status: number
-            outcome: string
-            lead_id: string | null
-            idempotency_key: string | null
-            duration_ms: number
-          }>`
+          const rows = yield* sql`
             SELECT request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms
             FROM request_log
             WHERE ${"originId" in scope ? sql`origin_id = ${scope.originId}` : sql`origin_id IS NULL`}
             ORDER BY at DESC, id DESC
-            LIMIT ${limit}`.pipe(Effect.orDie)
+            LIMIT ${limit}`.pipe(decodeRows(LogRow))
           return rows.map((row) => ({
             requestId: row.request_id,
             at: row.at.getTime(),

@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Array as Arr, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { migrations } from "../migrations/index.ts"
@@ -42,6 +42,34 @@ export const availableOrFail =
         duration: statementTimeout,
         orElse: () => Effect.fail(new StoreUnavailable({ operation }))
       })
+    )
+
+/**
+ * Operator statements: the rows decoded with `row`. Any failure, a row that does not decode
+ * included, is a defect: operator commands have no outage to report but the error itself.
+ */
+export const decodeRows =
+  <T, E>(row: Schema.Codec<T, E>) =>
+  <R>(
+    self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>
+  ): Effect.Effect<ReadonlyArray<T>, never, R> =>
+    self.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(row))), Effect.orDie)
+
+/** The first row decoded with `row`, if there is one. */
+export const decodeFirst =
+  <T, E>(row: Schema.Codec<T, E>) =>
+  <R>(
+    self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>
+  ): Effect.Effect<Option.Option<T>, never, R> =>
+    self.pipe(decodeRows(row), Effect.map(Arr.head))
+
+/** The one row a statement always returns (`INSERT … RETURNING`), decoded with `row`. */
+export const decodeSingle =
+  <T, E>(row: Schema.Codec<T, E>) =>
+  <R>(self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>): Effect.Effect<T, never, R> =>
+    self.pipe(
+      Effect.flatMap(([first]) => Schema.decodeUnknownEffect(row)(first)),
+      Effect.orDie
     )
 
 export interface DatabaseLocation {
