@@ -33,14 +33,14 @@ export const availableOrFail =
     self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
   ): Effect.Effect<A, StoreUnavailable, R> =>
     self.pipe(
-      Effect.catch((error) =>
-        error._tag === "SqlError" && isOutage(error)
-          ? Effect.fail(new StoreUnavailable({ operation }))
-          : Effect.die(error)
-      ),
       Effect.timeoutOrElse({
         duration: statementTimeout,
         orElse: () => Effect.fail(new StoreUnavailable({ operation }))
+      }),
+      Effect.catch((error) => {
+        if (error._tag === "StoreUnavailable") return Effect.fail(error)
+        if (error._tag === "SqlError" && isOutage(error)) return Effect.fail(new StoreUnavailable({ operation }))
+        return Effect.die(error)
       })
     )
 
