@@ -39,7 +39,8 @@ export const availableOrFail =
       }),
       Effect.catch((error) => {
         if (error._tag === "StoreUnavailable") return Effect.fail(error)
-        if (error._tag === "SqlError" && isOutage(error)) return Effect.fail(new StoreUnavailable({ operation }))
+        if (error._tag === "SqlError" && isOutage(error))
+          return Effect.fail(new StoreUnavailable({ operation }))
         return Effect.die(error)
       })
     )
