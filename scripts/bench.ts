@@ -16,6 +16,7 @@ import {
   type ScenarioName,
   scenarioNames
 } from "./lib/load.ts"
+import { type Cleanups, runMain } from "./lib/main.ts"
 import { startRoundTripProxy } from "./lib/pgProxy.ts"
 import { machine, megabytes, table } from "./lib/report.ts"
 import { startServer } from "./lib/server.ts"
@@ -164,7 +165,7 @@ const inBatches = async <A>(items: ReadonlyArray<A>, size: number, run: (item: A
   }
 }
 
-const main = async () => {
+const main = async (cleanups: Cleanups) => {
   await mkdir(resultsDir, { recursive: true })
   log("starting a scratch embedded PostgreSQL")
   const database = await startScratchDatabase()
@@ -436,11 +437,4 @@ const targets = (results: ReadonlyArray<LoadResult & { peakRssBytes: number }>, 
   return failures
 }
 
-/** Undone in reverse order when the run fails half-way, so no server or cluster outlives it. */
-const cleanups: Array<() => Promise<unknown>> = []
-
-await main().catch(async (error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
-  process.exit(1)
-})
+await runMain(main)

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { gunzipSync } from "node:zlib"
 
@@ -101,18 +101,40 @@ const readBody = async (request: IncomingMessage) => {
   return (request.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw).toString("utf8")
 }
 
-/** Starts the receiver; `print` gets one line per span (and per metrics batch) when given. */
-export const startCollector = (options: {
-  readonly port: number
-  readonly host?: string
-  readonly print?: (line: string) => void
-}): Promise<Collector> => {
-  const spans: Array<ReceivedSpan & { service: string }> = []
-  const metricNames = new Set<string>()
-  const bodies: Array<string> = []
-  const print = options.print ?? (() => {})
+type Stored = Array<ReceivedSpan & { service: string }>
 
-  const server = createServer(async (request, response) => {
+/** The spans of one OTLP/JSON traces body, each with its service's name. */
+const spansOf = (body: {
+  readonly resourceSpans?: ReadonlyArray<{
+    readonly resource?: { readonly attributes?: ReadonlyArray<KeyValue> }
+    readonly scopeSpans?: ReadonlyArray<{ readonly spans?: ReadonlyArray<ReceivedSpan> }>
+  }>
+}) =>
+  (body.resourceSpans ?? []).flatMap((resourceSpans) => {
+    const service = String(attributesOf(resourceSpans.resource?.attributes)["service.name"] ?? "")
+    return (resourceSpans.scopeSpans ?? []).flatMap((scopeSpans) =>
+      (scopeSpans.spans ?? []).map((span) => ({ ...span, service }))
+    )
+  })
+
+/** The metric names of one OTLP/JSON metrics body. */
+const metricNamesOf = (body: {
+  readonly resourceMetrics?: ReadonlyArray<{
+    readonly scopeMetrics?: ReadonlyArray<{ readonly metrics?: ReadonlyArray<{ readonly name: string }> }>
+  }>
+}) =>
+  (body.resourceMetrics ?? []).flatMap((resourceMetrics) =>
+    (resourceMetrics.scopeMetrics ?? []).flatMap((scopeMetrics) =>
+      (scopeMetrics.metrics ?? []).map((metric) => metric.name)
+    )
+  )
+
+const receive =
+  (
+    stored: { readonly spans: Stored; readonly metricNames: Set<string>; readonly bodies: Array<string> },
+    print: (line: string) => void
+  ) =>
+  async (request: IncomingMessage, response: ServerResponse) => {
     const path = request.url ?? ""
     if (request.method !== "POST" || !["/v1/traces", "/v1/metrics", "/v1/logs"].includes(path)) {
       response.writeHead(404).end()
@@ -126,37 +148,33 @@ export const startCollector = (options: {
     }
     try {
       const text = await readBody(request)
-      bodies.push(text)
+      stored.bodies.push(text)
       const body = JSON.parse(text)
       if (path === "/v1/traces") {
-        const batch: Array<ReceivedSpan> = []
-        for (const resourceSpans of body.resourceSpans ?? []) {
-          const service = String(attributesOf(resourceSpans.resource?.attributes)["service.name"] ?? "")
-          for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
-            for (const span of scopeSpans.spans ?? []) {
-              spans.push({ ...span, service })
-              batch.push(span)
-            }
-          }
-        }
+        const batch = spansOf(body)
+        stored.spans.push(...batch)
         printTree(batch, print)
       } else if (path === "/v1/metrics") {
-        const names: Array<string> = []
-        for (const resourceMetrics of body.resourceMetrics ?? []) {
-          for (const scopeMetrics of resourceMetrics.scopeMetrics ?? []) {
-            for (const metric of scopeMetrics.metrics ?? []) {
-              metricNames.add(metric.name)
-              names.push(metric.name)
-            }
-          }
-        }
+        const names = metricNamesOf(body)
+        for (const name of names) stored.metricNames.add(name)
         print(`metrics: ${names.length} received (${names.join(", ")})`)
       }
       response.writeHead(200, { "content-type": "application/json" }).end("{}")
     } catch (error) {
       response.writeHead(400, { "content-type": "text/plain" }).end(`${String(error)}\n`)
     }
-  })
+  }
+
+/** Starts the receiver; `print` gets one line per span (and per metrics batch) when given. */
+export const startCollector = (options: {
+  readonly port: number
+  readonly host?: string
+  readonly print?: (line: string) => void
+}): Promise<Collector> => {
+  const spans: Stored = []
+  const metricNames = new Set<string>()
+  const bodies: Array<string> = []
+  const server = createServer(receive({ spans, metricNames, bodies }, options.print ?? (() => {})))
 
   return new Promise((resolve, reject) => {
     server.once("error", reject)

@@ -56,81 +56,59 @@ export const leadBody = (n: number, telefono: string, propertyCodigo: string) =>
 
 const json = { "content-type": "application/json" }
 
+const leadPost = (key: string, headers: Record<string, string>, body: string): RawRequest => ({
+  method: "POST",
+  path: "/v1/leads",
+  headers: { ...json, authorization: `Bearer ${key}`, ...headers },
+  body
+})
+
+/** Each connection keeps one of `items`, given in turn, under `field` of its context. */
+const onePerConnection = <A>(items: ReadonlyArray<A>, field: string) => {
+  let connection = 0
+  return (context: Record<string, unknown>): A => {
+    if (!(field in context)) context[field] = connection++ % items.length
+    const item = items[Number(context[field])]
+    if (item === undefined) throw new Error(`nothing to give a connection: no ${field}`)
+    return item
+  }
+}
+
 const requestFor = (plan: LoadPlan): ((context: Record<string, unknown>) => RawRequest) => {
   let next = 0
-  let connection = 0
-  const keyOf = (context: Record<string, unknown>) => {
-    if (context.key === undefined) {
-      context.index = connection++
-      context.key = plan.keys[(context.index as number) % plan.keys.length]
-    }
-    return context.key as string
-  }
+  const keyOf = onePerConnection(plan.keys, "key")
+  const existingPhone = (n: number) => plan.existingPhones[n % plan.existingPhones.length] ?? ""
   switch (plan.scenario) {
     case "create":
       return (context) => {
         const n = next++
-        return {
-          method: "POST",
-          path: "/v1/leads",
-          headers: {
-            ...json,
-            authorization: `Bearer ${keyOf(context)}`,
-            "idempotency-key": `${plan.tag}-${n}`
-          },
-          body: leadBody(n, phoneOf(plan.phoneBase + n), plan.propertyCodigo)
-        }
+        const body = leadBody(n, phoneOf(plan.phoneBase + n), plan.propertyCodigo)
+        return leadPost(keyOf(context), { "idempotency-key": `${plan.tag}-${n}` }, body)
       }
     case "enrich":
       return (context) => {
         const n = next++
-        return {
-          method: "POST",
-          path: "/v1/leads",
-          headers: {
-            ...json,
-            authorization: `Bearer ${keyOf(context)}`,
-            "idempotency-key": `${plan.tag}-${n}`
-          },
-          body: leadBody(n, plan.existingPhones[n % plan.existingPhones.length]!, plan.propertyCodigo)
-        }
+        const body = leadBody(n, existingPhone(n), plan.propertyCodigo)
+        return leadPost(keyOf(context), { "idempotency-key": `${plan.tag}-${n}` }, body)
       }
-    case "replay":
+    case "replay": {
+      const replayOf = onePerConnection(plan.replays, "replay")
       return (context) => {
-        if (context.replay === undefined) context.replay = plan.replays[connection++ % plan.replays.length]
-        const replay = context.replay as LoadPlan["replays"][number]
-        return {
-          method: "POST",
-          path: "/v1/leads",
-          headers: {
-            ...json,
-            authorization: `Bearer ${replay.key}`,
-            "idempotency-key": replay.idempotencyKey
-          },
-          body: replay.body
-        }
+        const replay = replayOf(context)
+        return leadPost(replay.key, { "idempotency-key": replay.idempotencyKey }, replay.body)
       }
+    }
     case "dry-run":
       return (context) => {
         const n = next++
-        const telefono =
-          n % 2 === 0 ? plan.existingPhones[n % plan.existingPhones.length]! : phoneOf(plan.phoneBase + n)
-        return {
-          method: "POST",
-          path: "/v1/leads",
-          headers: { ...json, authorization: `Bearer ${keyOf(context)}`, "x-service-dry-run": "true" },
-          body: leadBody(n, telefono, plan.propertyCodigo)
-        }
+        const telefono = n % 2 === 0 ? existingPhone(n) : phoneOf(plan.phoneBase + n)
+        const body = leadBody(n, telefono, plan.propertyCodigo)
+        return leadPost(keyOf(context), { "x-service-dry-run": "true" }, body)
       }
     case "index":
       return () => ({ method: "GET", path: "/v1" })
     case "unauthorized":
-      return () => ({
-        method: "POST",
-        path: "/v1/leads",
-        headers: { ...json, authorization: `Bearer ${plan.unknownKey}` },
-        body: leadBody(0, phoneOf(plan.phoneBase), plan.propertyCodigo)
-      })
+      return () => leadPost(plan.unknownKey, {}, leadBody(0, phoneOf(plan.phoneBase), plan.propertyCodigo))
   }
 }
 
