@@ -9,6 +9,13 @@ import {
   OpenApi
 } from "effect/http-api"
 import {
+  cacheControlHeader,
+  documentHeaders,
+  documentIdempotencyKey,
+  leadResponseHeaders,
+  shareErrorSchema
+} from "./Api/Document.ts"
+import {
   IdempotencyConflict,
   IdempotencyInProgress,
   InternalError,
@@ -176,80 +183,6 @@ export class BodyGuard extends HttpApiMiddleware.Service<BodyGuard, { provides: 
   { error: [UnsupportedMediaType, PayloadTooLarge, ValidationError] }
 ) {}
 
-const rateLimitHeaders = {
-  "X-RateLimit-Limit": {
-    description: "Requests allowed per minute for this key.",
-    schema: { type: "integer" }
-  },
-  "X-RateLimit-Remaining": {
-    description: "Requests left in the current window.",
-    schema: { type: "integer" }
-  },
-  "X-RateLimit-Reset": {
-    description: "Unix time in seconds when the window restarts (the next Unix minute).",
-    schema: { type: "integer" }
-  },
-  "RateLimit-Policy": {
-    description: 'IETF draft policy, e.g. `"default";q=60;w=60`.',
-    schema: { type: "string" }
-  },
-  RateLimit: { description: 'IETF draft state, e.g. `"default";r=59;t=42`.', schema: { type: "string" } }
-}
-const requestIdHeader = {
-  "X-Request-Id": {
-    description: "Unique id of this request; equals `request_id` in the body.",
-    schema: { type: "string" }
-  }
-}
-const retryAfterHeader = {
-  "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer", minimum: 1 } }
-}
-const replayedHeader = {
-  "Idempotent-Replayed": {
-    description: "`true` when the response repeats an earlier one for the same Idempotency-Key.",
-    schema: { type: "string", enum: ["true"] }
-  }
-}
-
-type OpenApiOperation = { responses?: Record<string, { headers?: Record<string, unknown> }> } & Record<
-  string,
-  unknown
->
-
-/** Headers set outside the typed body (request id, rate limit, Retry-After) are documented here. */
-const documentHeaders =
-  (perStatus: (status: string) => Record<string, unknown>) =>
-  (operation: Record<string, unknown>): Record<string, unknown> => {
-    const typed = operation as OpenApiOperation
-    for (const [status, response] of Object.entries(typed.responses ?? {})) {
-      response.headers = { ...response.headers, ...requestIdHeader, ...perStatus(status) }
-    }
-    return typed
-  }
-
-const leadResponseHeaders = (status: string) => {
-  const retryAfter = status === "409" || status === "429" || status === "503" ? retryAfterHeader : {}
-  const limits = status === "401" || status === "503" ? {} : rateLimitHeaders
-  const replay = status === "200" || status === "201" ? replayedHeader : {}
-  const close = status === "413" ? { Connection: { description: "`close`", schema: { type: "string" } } } : {}
-  return { ...limits, ...retryAfter, ...replay, ...close }
-}
-
-const documentIdempotencyKey = (operation: Record<string, unknown>) => {
-  const parameters = (operation.parameters ?? []) as Array<{ name: string; schema?: Record<string, unknown> }>
-  for (const parameter of parameters) {
-    if (parameter.name === "idempotency-key") {
-      parameter.schema = {
-        type: "string",
-        minLength: 1,
-        maxLength: Limits.idempotencyKey,
-        pattern: "^[\\x20-\\x7E]+$"
-      }
-    }
-  }
-  return operation
-}
-
 export class LeadsGroup extends HttpApiGroup.make("leads")
   .add(
     HttpApiEndpoint.post("createOrEnrich", "/v1/leads", {
@@ -269,7 +202,8 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
         summary: "Create or enrich a lead",
         description:
           "Creates a lead (201), or enriches the existing lead with the same phone in the caller's organization (200). Checks run in this order: key (401/503), rate limit (429), Content-Type (415), size (413), headers (400), body (400), dry-run, idempotency (409), property (422), write (500/503).",
-        transform: (operation) => documentIdempotencyKey(documentHeaders(leadResponseHeaders)(operation))
+        transform: (operation) =>
+          documentIdempotencyKey(Limits.idempotencyKey)(documentHeaders(leadResponseHeaders)(operation))
       })
     )
   )
@@ -290,9 +224,7 @@ export class PublicGroup extends HttpApiGroup.make("public").add(
     OpenApi.annotations({
       summary: "This OpenAPI 3.1 document",
       description: "Cacheable for 5 minutes (`Cache-Control: public, max-age=300`).",
-      transform: documentHeaders(() => ({
-        "Cache-Control": { description: "`public, max-age=300`", schema: { type: "string" } }
-      }))
+      transform: documentHeaders((status) => (status === "200" ? cacheControlHeader : {}))
     })
   ),
   HttpApiEndpoint.get("docs", "/v1/docs", {
@@ -313,6 +245,7 @@ export class Api extends HttpApi.make("lead-intake")
       title: "Lead Intake API",
       version: "1.0.0",
       description:
-        "Server-to-server API that receives leads from outside systems (web forms, chatbots, automation tools, call centres) into an organization's CRM. Call it from a backend only: no CORS headers are ever sent."
+        "Server-to-server API that receives leads from outside systems (web forms, chatbots, automation tools, call centres) into an organization's CRM. Call it from a backend only: no CORS headers are ever sent.",
+      transform: shareErrorSchema
     })
   ) {}

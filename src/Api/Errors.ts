@@ -18,7 +18,8 @@ export const errorCatalog = {
     title: "Invalid API key",
     description:
       "The Authorization header is missing, is not `Bearer`, or the key is malformed, unknown or revoked.",
-    retry: "No, until a valid key is used."
+    retry: "No, until a valid key is used.",
+    headers: { "www-authenticate": 'Bearer realm="lead-intake"' }
   },
   not_found: {
     status: 404,

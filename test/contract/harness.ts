@@ -1,6 +1,6 @@
 import { assert } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import type { ErrorCode } from "../../src/Api.ts"
+import { type ErrorCode, errorHeaders } from "../../src/Api.ts"
 import type { layerMemoryServices } from "../support/Client.ts"
 import { type Fixture, makeHarness, seed } from "../support/Client.ts"
 import { testConfig } from "../support/Database.ts"
@@ -117,6 +117,9 @@ export const assertError = (response: Sent, status: number, code: ErrorCode, fie
   assert.isString(error.message)
   assert.isNotEmpty(error.message)
   assert.strictEqual(error.docs_url, `${testConfig.publicBaseUrl}/v1/docs#${code}`)
+  for (const [name, value] of Object.entries(errorHeaders(code))) {
+    assert.strictEqual(response.headers.get(name), value, `${code} is sent with ${name}`)
+  }
   assertRequestId(response)
 }
 

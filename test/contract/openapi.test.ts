@@ -167,7 +167,7 @@ layer(Contract.layer(layerMemoryServices))("GET /v1/openapi.json (memory)", (it)
     })
   )
 
-  it.effect("lists every response code of POST /v1/leads, errors in the contract's envelope", () =>
+  it.effect("lists every response code of POST /v1/leads, every error in the one shared Error envelope", () =>
     Effect.gen(function* () {
       const document = yield* fetchDocument
       const responses = at(leadsOperation(document), "responses")
@@ -176,6 +176,8 @@ layer(Contract.layer(layerMemoryServices))("GET /v1/openapi.json (memory)", (it)
         "201",
         "400",
         "401",
+        "404",
+        "405",
         "409",
         "413",
         "415",
@@ -184,25 +186,53 @@ layer(Contract.layer(layerMemoryServices))("GET /v1/openapi.json (memory)", (it)
         "500",
         "503"
       ])
-      for (const status of ["400", "401", "409", "413", "415", "422", "429", "500", "503"]) {
+      const schemas = at(document, "components", "schemas")
+      assert.deepStrictEqual(
+        Object.keys(schemas).filter((name) => name.endsWith("Encoded")),
+        [],
+        "no copied envelope per error"
+      )
+      const envelope = at(schemas, "Error")
+      assert.strictEqual(envelope.type, "object")
+      assert.sameMembers(envelope.required as Array<string>, ["error", "request_id"])
+      assert.strictEqual(at(envelope, "properties", "request_id").type, "string")
+      const error = at(envelope, "properties", "error")
+      assert.sameMembers(error.required as Array<string>, ["code", "message", "docs_url"])
+      assert.sameMembers(Object.keys(at(error, "properties")), ["code", "message", "field", "docs_url"])
+      assert.strictEqual(at(error, "properties", "docs_url").format, "uri")
+      assert.sameMembers(at(error, "properties", "code").enum as Array<string>, Object.keys(errorCatalog))
+
+      for (const status of ["400", "401", "404", "405", "409", "413", "415", "422", "429", "500", "503"]) {
         const response = deref(document, at(responses, status))
         assert.isString(response.description)
-        const schema = at(response, "content", "application/json", "schema")
-        const envelopes = alternatives(document, schema)
-        const codes = envelopes.map((envelope) => {
-          assert.strictEqual(envelope.type, "object", status)
-          assert.sameMembers(envelope.required as Array<string>, ["error", "request_id"], status)
-          assert.strictEqual(deref(document, at(envelope, "properties", "request_id")).type, "string")
-          const error = deref(document, at(envelope, "properties", "error"))
-          assert.sameMembers(error.required as Array<string>, ["code", "message", "docs_url"], status)
-          const properties = at(error, "properties")
-          assert.sameMembers(Object.keys(properties), ["code", "message", "field", "docs_url"], status)
-          assert.strictEqual(deref(document, at(properties, "docs_url")).format, "uri")
-          const code = deref(document, at(properties, "code"))
-          return (code.enum as ReadonlyArray<string> | undefined) ?? [code.const as string]
-        })
-        assert.sameMembers(codes.flat(), errorCodesByStatus.get(Number(status))!, status)
+        assert.deepStrictEqual(
+          at(response, "content", "application/json", "schema"),
+          { $ref: "#/components/schemas/Error" },
+          status
+        )
+        assert.sameMembers(
+          response["x-error-codes"] as Array<string>,
+          errorCodesByStatus.get(Number(status)) ?? [],
+          status
+        )
       }
+    })
+  )
+
+  it.effect("documents 404 and 405 on every route, and the Bearer challenge on 401", () =>
+    Effect.gen(function* () {
+      const document = yield* fetchDocument
+      for (const [path, item] of Object.entries(at(document, "paths"))) {
+        for (const [method, operation] of Object.entries(item as Json)) {
+          const responses = at(operation as Json, "responses")
+          assert.includeMembers(Object.keys(responses), ["404", "405"], `${method} ${path}`)
+          const allow = at(responses, "405", "headers", "Allow")
+          assert.strictEqual(allow.required, true)
+        }
+      }
+      const challenge = at(leadsOperation(document), "responses", "401", "headers", "WWW-Authenticate")
+      assert.strictEqual(challenge.required, true)
+      assert.deepStrictEqual(at(challenge, "schema").enum, ['Bearer realm="lead-intake"'])
     })
   )
 
@@ -256,6 +286,15 @@ layer(Contract.layer(layerMemoryServices))("GET /v1/openapi.json (memory)", (it)
           }
         }
         for (const status of ["409", "429", "503"]) assert.include(headersOf(status), "retry-after", status)
+        const requiredOf = (status: string, name: string) =>
+          at(deref(document, at(responses, status)), "headers", name).required === true
+        for (const status of Object.keys(responses)) assert.isTrue(requiredOf(status, "X-Request-Id"), status)
+        for (const status of ["200", "201", "400", "413", "415", "422", "429"]) {
+          assert.isTrue(requiredOf(status, "X-RateLimit-Remaining"), status)
+        }
+        assert.isTrue(requiredOf("429", "Retry-After") && requiredOf("503", "Retry-After"))
+        assert.isFalse(requiredOf("409", "Retry-After"), "only idempotency_in_progress sends it")
+        assert.isFalse(requiredOf("200", "Idempotent-Replayed"), "only replays send it")
         for (const path of ["/v1", "/v1/openapi.json"]) {
           const publicResponse = deref(document, at(document, "paths", path, "get", "responses", "200"))
           assert.include(lower(Object.keys(publicResponse.headers ?? {})), "x-request-id", path)
