@@ -1,13 +1,11 @@
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { decodeFirst, decodeRows, decodeSingle } from "./Sql.ts"
+import { decodeRows, decodeSingle, IdRow, requireExisting } from "./Sql.ts"
 
 const AgentRow = Schema.Struct({ id: Schema.String, name: Schema.String })
 export type Agent = typeof AgentRow.Type
-
-const IdRow = Schema.Struct({ id: Schema.String })
 
 export interface NewRule {
   readonly organizationId: string
@@ -53,10 +51,7 @@ export class CaptureRules extends Context.Service<
         if (missing !== undefined) return yield* new UnknownEntity({ entity, id: missing })
       })
 
-      const requireOrganization = Effect.fn("CaptureRules.requireOrganization")(function* (id: string) {
-        const row = yield* sql`SELECT id FROM organizations WHERE id = ${id}`.pipe(decodeFirst(IdRow))
-        if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "organization", id })
-      })
+      const requireOrganization = (id: string) => requireExisting(sql, "organization", id)
 
       return CaptureRules.of({
         addAgent: Effect.fn("CaptureRules.addAgent")(function* (input) {

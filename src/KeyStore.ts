@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { generateApiKey } from "./Domain/ApiKey.ts"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { decodeFirst, decodeRows } from "./Sql.ts"
+import { decodeFirst, decodeRows, IdRow, requireExisting } from "./Sql.ts"
 
 const OriginSummaryRow = Schema.Struct({
   id: Schema.String,
@@ -13,7 +13,6 @@ const OriginSummaryRow = Schema.Struct({
 })
 export type OriginSummary = typeof OriginSummaryRow.Type
 
-const IdRow = Schema.Struct({ id: Schema.String })
 const OriginRow = Schema.Struct({ id: Schema.String, label: Schema.String, rate_limit: Schema.Number })
 const decodeOrigin = Schema.decodeUnknownEffect(OriginRow)
 const RevokedRow = Schema.Struct({ prefix: Schema.String, revoked_at: Schema.Date })
@@ -68,13 +67,7 @@ export class KeyStore extends Context.Service<
 
       return KeyStore.of({
         createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
-          const organization =
-            yield* sql`SELECT id FROM organizations WHERE id = ${input.organizationId}`.pipe(
-              decodeFirst(IdRow)
-            )
-          if (Option.isNone(organization)) {
-            return yield* new UnknownEntity({ entity: "organization", id: input.organizationId })
-          }
+          yield* requireExisting(sql, "organization", input.organizationId)
           return yield* sql
             .withTransaction(
               Effect.gen(function* () {
@@ -111,11 +104,7 @@ export class KeyStore extends Context.Service<
         }),
 
         listOrigins: Effect.fn("KeyStore.listOrigins")(function* (organizationId) {
-          const organization = yield* sql`SELECT id FROM organizations WHERE id = ${organizationId}`.pipe(
-            decodeFirst(IdRow)
-          )
-          if (Option.isNone(organization))
-            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          yield* requireExisting(sql, "organization", organizationId)
           return yield* sql`
             SELECT o.id, o.label, k.prefix, (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked
             FROM origins o

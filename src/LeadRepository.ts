@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { type LeadInput, noteBody } from "./Domain/LeadRequest.ts"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
+import { availableOrFail, IdRow, requireExisting, type StoreUnavailable } from "./Sql.ts"
 
 export interface LeadWrite {
   readonly requestId: string
@@ -89,7 +89,6 @@ const SummaryRow = Schema.Struct({
   origin: Schema.String,
   created_at: Schema.Date
 })
-const Id = Schema.Struct({ id: Schema.String })
 
 /**
  * Leads and everything a write sets off. `createOrEnrich` is one round trip (the function of
@@ -117,7 +116,7 @@ export class LeadRepository extends Context.Service<
 
       const findMatch = SqlSchema.findOneOption({
         Request: Schema.Struct({ organizationId: Schema.String, phoneKey: Schema.String }),
-        Result: Id,
+        Result: IdRow,
         execute: ({ organizationId, phoneKey }) =>
           sql`SELECT id FROM leads WHERE organization_id = ${organizationId} AND phone_key = ${phoneKey}`
       })
@@ -155,11 +154,6 @@ export class LeadRepository extends Context.Service<
         Request: Schema.String,
         Result: EventRow,
         execute: (id) => sql`SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`
-      })
-      const findOrganization = SqlSchema.findOneOption({
-        Request: Schema.String,
-        Result: Id,
-        execute: (id) => sql`SELECT id FROM organizations WHERE id = ${id}`
       })
       const findLeads = SqlSchema.findAll({
         Request: Schema.Struct({ organizationId: Schema.String, limit: Schema.Number }),
@@ -211,8 +205,7 @@ export class LeadRepository extends Context.Service<
         }),
 
         list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
-          if (Option.isNone(yield* findOrganization(organizationId).pipe(Effect.orDie)))
-            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          yield* requireExisting(sql, "organization", organizationId)
           const rows = yield* findLeads({ organizationId, limit }).pipe(Effect.orDie)
           return rows.map((row) => ({ ...row, created_at: iso(row.created_at) }))
         })

@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import type { PropertyReference } from "./Domain/LeadRequest.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, decodeFirst, type StoreUnavailable } from "./Sql.ts"
+import { availableOrFail, decodeFirst, IdRow, requireExisting, type StoreUnavailable } from "./Sql.ts"
 
 const PropertyRow = Schema.Struct({
   id: Schema.String,
@@ -12,8 +12,6 @@ const PropertyRow = Schema.Struct({
   archived: Schema.Boolean
 })
 export type Property = typeof PropertyRow.Type
-
-const IdRow = Schema.Struct({ id: Schema.String })
 
 export interface NewProperty {
   readonly organizationId: string
@@ -53,13 +51,7 @@ export class PropertyCatalog extends Context.Service<
           return Option.map(Arr.head(rows), (row) => row.id)
         }),
         add: Effect.fn("PropertyCatalog.add")(function* (property) {
-          const organization =
-            yield* sql`SELECT id FROM organizations WHERE id = ${property.organizationId}`.pipe(
-              decodeFirst(IdRow)
-            )
-          if (Option.isNone(organization)) {
-            return yield* new UnknownEntity({ entity: "organization", id: property.organizationId })
-          }
+          yield* requireExisting(sql, "organization", property.organizationId)
           return yield* sql`
             INSERT INTO properties (organization_id, codigo, external_code, archived)
             VALUES (${property.organizationId}, ${property.codigo}, ${property.externalCode}, ${property.archived})

@@ -1,8 +1,8 @@
-import { Context, Effect, Layer, Option, Schema, Semaphore } from "effect"
+import { Context, Effect, Layer, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore, type RequestLogRow } from "./MemoryStore.ts"
-import { decodeFirst, decodeRows, statementTimeout } from "./Sql.ts"
+import { decodeRows, requireExisting, statementTimeout } from "./Sql.ts"
 
 export type { RequestLogRow }
 
@@ -19,8 +19,6 @@ const LogRow = Schema.Struct({
   idempotency_key: Schema.NullOr(Schema.String),
   duration_ms: Schema.Number
 })
-
-const IdRow = Schema.Struct({ id: Schema.String })
 
 /** Rows one INSERT carries at most, and rows queued at most (beyond, new rows are dropped and counted). */
 const maxBatchRows = 500
@@ -112,11 +110,7 @@ export class RequestLog extends Context.Service<
         list: Effect.fn("RequestLog.list")(function* (scope, limit) {
           yield* flush
           if ("originId" in scope) {
-            const origin = yield* sql`SELECT id FROM origins WHERE id = ${scope.originId}`.pipe(
-              decodeFirst(IdRow)
-            )
-            if (Option.isNone(origin))
-              return yield* new UnknownEntity({ entity: "origin", id: scope.originId })
+            yield* requireExisting(sql, "origin", scope.originId)
           }
           const rows = yield* sql`
             SELECT request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms

@@ -4,6 +4,7 @@ import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient, type SqlError } from "effect/sql"
 import { migrations } from "../migrations/index.ts"
 import { AppConfig, redactedDatabaseUrl } from "./Config.ts"
+import { UnknownEntity } from "./Domain/Errors.ts"
 import { acquireEmbeddedCluster } from "./Sql/EmbeddedPostgres.ts"
 
 /** The store could not be reached in bounded time: the request may be retried, nothing was written. */
@@ -72,6 +73,17 @@ export const decodeSingle =
       Effect.flatMap(([first]) => Schema.decodeUnknownEffect(row)(first)),
       Effect.orDie
     )
+
+export const IdRow = Schema.Struct({ id: Schema.String })
+
+const tables = { organization: "organizations", origin: "origins" } as const
+
+/** Fails with `UnknownEntity` when no organization (or origin) has this id. */
+export const requireExisting = (sql: SqlClient.SqlClient, entity: keyof typeof tables, id: string) =>
+  Effect.flatMap(
+    sql`SELECT id FROM ${sql(tables[entity])} WHERE id = ${id}`.pipe(decodeFirst(IdRow)),
+    (row) => (Option.isNone(row) ? Effect.fail(new UnknownEntity({ entity, id })) : Effect.void)
+  )
 
 export interface DatabaseLocation {
   readonly description: string
