@@ -17,9 +17,12 @@ const unavailableReasons = new Set(["ConnectionError", "AuthenticationError", "S
 /** A server shutting down, starting up (crash recovery) or out of connections: an outage, not a bug. */
 const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300"])
 
+const sqlStateOf = (cause: unknown) =>
+  typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
+
 const isOutage = (error: SqlError.SqlError) =>
   unavailableReasons.has(error.reason._tag) ||
-  unavailableStates.has(String((error.reason.cause as { code?: unknown } | undefined)?.code))
+  unavailableStates.has(sqlStateOf(error.reason.cause))
 
 export const statementTimeout = Duration.seconds(2)
 
