@@ -21,8 +21,7 @@ const sqlStateOf = (cause: unknown) =>
   typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
 
 const isOutage = (error: SqlError.SqlError) =>
-  unavailableReasons.has(error.reason._tag) ||
-  unavailableStates.has(sqlStateOf(error.reason.cause))
+  unavailableReasons.has(error.reason._tag) || unavailableStates.has(sqlStateOf(error.reason.cause))
 
 export const statementTimeout = Duration.seconds(2)
 
