@@ -124,14 +124,18 @@ const parsedBody = (answer: Answer): Record<string, unknown> => JSON.parse(answe
 
 type Action = readonly [weight: number, run: () => Promise<unknown>]
 
+/** What every action draws on. */
+interface Traffic {
+  readonly client: ReturnType<typeof makeClient>
+  readonly memory: ReturnType<typeof makeMemory>
+  readonly lead: (telefono: string | null, extra?: Record<string, unknown>) => Record<string, unknown>
+  /** How many ordinary origins; the rate-limited one comes after them. */
+  readonly origins: number
+  readonly anyOrigin: () => number
+}
+
 /** Creations, enrichments in other spellings, concurrent duplicates and one key sent twice at once. */
-const writeActions = (
-  client: ReturnType<typeof makeClient>,
-  memory: ReturnType<typeof makeMemory>,
-  lead: (telefono: string | null, extra?: Record<string, unknown>) => Record<string, unknown>,
-  origins: number
-): ReadonlyArray<Action> => {
-  const anyOrigin = () => Math.floor(Math.random() * origins)
+const writeActions = ({ client, memory, lead, anyOrigin }: Traffic): ReadonlyArray<Action> => {
   const create = async () => {
     const digits = memory.newDigits()
     const origin = anyOrigin()
@@ -180,13 +184,7 @@ const writeActions = (
 }
 
 /** Replays, conflicts, dry-runs and every kind of refusal. */
-const otherActions = (
-  client: ReturnType<typeof makeClient>,
-  memory: ReturnType<typeof makeMemory>,
-  lead: (telefono: string | null, extra?: Record<string, unknown>) => Record<string, unknown>,
-  origins: number
-): ReadonlyArray<Action> => {
-  const anyOrigin = () => Math.floor(Math.random() * origins)
+const otherActions = ({ client, memory, lead, anyOrigin, origins }: Traffic): ReadonlyArray<Action> => {
   const replay = async () => {
     if (memory.retryable.length === 0) return
     const original = pick(memory.retryable)
@@ -252,10 +250,14 @@ export const runTraffic = async (options: {
     ...extra
   })
   const origins = options.target.keys.length - 1
-  const act = weighted([
-    ...writeActions(client, memory, lead, origins),
-    ...otherActions(client, memory, lead, origins)
-  ])
+  const traffic: Traffic = {
+    client,
+    memory,
+    lead,
+    origins,
+    anyOrigin: () => Math.floor(Math.random() * origins)
+  }
+  const act = weighted([...writeActions(traffic), ...otherActions(traffic)])
   const started = performance.now()
   const deadline = started + options.minutes * 60_000
   let progressAt = started

@@ -6,7 +6,7 @@ import { IdempotencyStore } from "../../src/IdempotencyStore.ts"
 import { type Accepted, type Idempotency, LeadIntake, type Reservation } from "../../src/LeadIntake.ts"
 import { LeadRepository } from "../../src/LeadRepository.ts"
 import { type Fixture, seed } from "../support/Client.ts"
-import { acrossLayers, expectFailure, setClock } from "./Suite.ts"
+import { acrossLayers, expectFailure, leadInput, setClock } from "./Suite.ts"
 
 const callerOf = (fixture: Fixture): CallerShape => ({
   keyId: "key",
@@ -18,14 +18,7 @@ const callerOf = (fixture: Fixture): CallerShape => ({
   rateLimit: 1000
 })
 
-const inputOf = (input: Partial<LeadInput> & { readonly nombre: string }): LeadInput => ({
-  telefono: null,
-  email: null,
-  mensaje: null,
-  propiedad: null,
-  extras: [],
-  ...input
-})
+const inputOf = leadInput
 
 /** Contract order 9-11 as the handler runs them: idempotency, then property, then the write. */
 const submit = (fixture: Fixture, input: LeadInput, idempotency: Idempotency | null = null) =>

@@ -63,6 +63,16 @@ export const expectFailure = <A, E, R>(self: Effect.Effect<A, E, R>) =>
 
 export const dashboardUrl = "https://crm.test"
 
+/** A validated lead body: `nombre` and whatever else is given, the rest absent. */
+export const leadInput = (input: Partial<LeadInput> & { readonly nombre: string }): LeadInput => ({
+  telefono: null,
+  email: null,
+  mensaje: null,
+  propiedad: null,
+  extras: [],
+  ...input
+})
+
 /** A write as the handler builds it, with the phone's match key for a Mexican organization. */
 export const leadWrite = (
   target: { readonly organizationId: string; readonly originId: string },
@@ -72,14 +82,7 @@ export const leadWrite = (
     readonly idempotency?: { readonly key: string; readonly token: string } | null
   }
 ): LeadWrite => {
-  const full: LeadInput = {
-    telefono: null,
-    email: null,
-    mensaje: null,
-    propiedad: null,
-    extras: [],
-    ...input
-  }
+  const full = leadInput(input)
   return {
     requestId: crypto.randomUUID(),
     organizationId: target.organizationId,
