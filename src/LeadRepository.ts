@@ -27,7 +27,8 @@ export interface LeadDetail {
   readonly id: string
   readonly organization_id: string
   readonly origin: string
-  readonly nombre: string
+  /** NULL once the lead is erased. */
+  readonly nombre: string | null
   readonly telefono: string | null
   readonly email: string | null
   readonly property_id: string | null
@@ -44,7 +45,7 @@ export interface LeadDetail {
 
 export interface LeadSummary {
   readonly id: string
-  readonly nombre: string
+  readonly nombre: string | null
   readonly telefono: string | null
   readonly email: string | null
   readonly origin: string
@@ -115,7 +116,7 @@ export class LeadRepository extends Context.Service<
             id: string
             organization_id: string
             origin: string
-            nombre: string
+            nombre: string | null
             telefono: string | null
             email: string | null
             property_id: string | null
@@ -155,7 +156,7 @@ export class LeadRepository extends Context.Service<
             return yield* new UnknownEntity({ entity: "organization", id: organizationId })
           const rows = yield* sql<{
             id: string
-            nombre: string
+            nombre: string | null
             telefono: string | null
             email: string | null
             origin: string
