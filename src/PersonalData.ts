@@ -11,6 +11,8 @@ export interface ExportedLead {
   readonly origin: string
   readonly nombre: string | null
   readonly telefono: string | null
+  /** The match key derived from `telefono` (E.164 when it parses). */
+  readonly phone_key: string | null
   readonly email: string | null
   readonly property: {
     readonly id: string
@@ -257,6 +259,7 @@ export class PersonalData extends Context.Service<
               origin: string
               nombre: string | null
               telefono: string | null
+              phone_key: string | null
               email: string | null
               property_id: string | null
               codigo: string | null
@@ -265,8 +268,8 @@ export class PersonalData extends Context.Service<
               created_at: Date
               erased_at: Date | null
             }>`
-              SELECT l.id, l.organization_id, l.origin_id, o.label AS origin, l.nombre, l.telefono, l.email,
-                     l.property_id, p.codigo, p.external_code, l.assignee_id, l.created_at, l.erased_at
+              SELECT l.id, l.organization_id, l.origin_id, o.label AS origin, l.nombre, l.telefono, l.phone_key,
+                     l.email, l.property_id, p.codigo, p.external_code, l.assignee_id, l.created_at, l.erased_at
               FROM leads l
               JOIN origins o ON o.id = l.origin_id
               LEFT JOIN properties p ON p.id = l.property_id
@@ -321,6 +324,7 @@ export class PersonalData extends Context.Service<
                 origin: lead.origin,
                 nombre: lead.nombre,
                 telefono: lead.telefono,
+                phone_key: lead.phone_key,
                 email: lead.email,
                 property:
                   lead.property_id === null
@@ -509,6 +513,7 @@ export class PersonalData extends Context.Service<
               origin: store.origins.get(lead.originId)?.label ?? "",
               nombre: lead.nombre,
               telefono: lead.telefono,
+              phone_key: lead.phoneKey,
               email: lead.email,
               property:
                 property === undefined
