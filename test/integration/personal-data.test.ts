@@ -265,9 +265,18 @@ describe("personal data on PostgreSQL, through the real API", () => {
         })
 
         // Fires after the insert found the phone taken and before the update looks for the lead.
+        // Once only: the retried insert must not pause again, or the request would outlast its 2 s bound.
+        yield* sql`CREATE TABLE pause_once (pending boolean)`
+        yield* sql`INSERT INTO pause_once VALUES (true)`
         yield* sql`
         CREATE FUNCTION pause_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN PERFORM pg_sleep(0.6); RETURN NULL; END $$`
+        BEGIN
+          IF EXISTS (SELECT 1 FROM pause_once) THEN
+            DELETE FROM pause_once;
+            PERFORM pg_sleep(0.6);
+          END IF;
+          RETURN NULL;
+        END $$`
         yield* sql`
         CREATE TRIGGER pause_after_insert AFTER INSERT ON leads
         FOR EACH STATEMENT EXECUTE FUNCTION pause_after_insert()`
@@ -278,6 +287,7 @@ describe("personal data on PostgreSQL, through the real API", () => {
         yield* personalData.erase({ leadId, reason: "requested", actor: "dpo" })
         const response = yield* Fiber.join(late)
         yield* sql`DROP TRIGGER pause_after_insert ON leads`
+        yield* sql`DROP TABLE pause_once`
         assert.strictEqual(response.status, 201, JSON.stringify(response.body))
         assert.notStrictEqual(response.body.lead_id, leadId)
         assert.strictEqual(
@@ -351,12 +361,14 @@ describe("personal data on PostgreSQL, through the real API", () => {
           ],
           { concurrency: "unbounded" }
         )
+        // 503 (the write's 2 s bound on a loaded machine) writes nothing; a 500 would be the bug.
         assert.deepStrictEqual(
           [...new Set(responses.map((response) => response.status))].filter(
-            (status) => status !== 200 && status !== 201
+            (status) => status !== 200 && status !== 201 && status !== 503
           ),
           []
         )
+        assert.isTrue(responses.some((response) => response.status === 200 || response.status === 201))
         assert.strictEqual(erasures.filter((erased) => !erased.already_erased).length, 1)
         assert.strictEqual(
           yield* harness.count(sql`SELECT count(*)::int AS n FROM lead_notes WHERE lead_id = ${leadId}`),
@@ -373,7 +385,7 @@ describe("personal data on PostgreSQL, through the real API", () => {
 
 const waitFor = (sql: SqlClient.SqlClient, query: string) =>
   Effect.gen(function* () {
-    for (let attempt = 0; attempt < 200; attempt++) {
+    for (let attempt = 0; attempt < 1000; attempt++) {
       const [row] = yield* sql.unsafe<{ n: number }>(query)
       if ((row?.n ?? 0) > 0) return
       yield* Effect.sleep("10 millis")
