@@ -93,7 +93,17 @@ export const maxReasonLength = 500
  * What may stay in an outbox payload and in a stored reply after erasure: ids, the outcome and
  * the dashboard link (`<DASHBOARD_URL>/leads/<id>`), so a replay still answers as it first did.
  */
-export const eventPayloadKeys = ["lead_id", "origin_id", "assignee_id", "request_id"] as const
+export const eventPayloadKeys = [
+  "event_id",
+  "type",
+  "timestamp",
+  "lead_id",
+  "organization_id",
+  "origin_id",
+  "assignee_id",
+  "request_id",
+  "lead_url"
+] as const
 export const replyKeys = ["lead_id", "status", "lead_url", "matched_on"] as const
 
 const keepOnly = (value: unknown, keys: ReadonlyArray<string>): Record<string, unknown> =>
