@@ -11,6 +11,7 @@ import {
   postLead,
   processTimeout,
   type RunningServer,
+  run,
   startServer
 } from "./Processes.ts"
 
@@ -105,8 +106,12 @@ describe("lead export / erase / erasures (real processes)", { timeout: 2 * proce
       [["--id", "not-a-uuid"], /Expected lead id/],
       [["--id", crypto.randomUUID()], /unknown lead/]
     ]
-    const results = await Promise.all(refused.map(([args]) => cli("lead", "export", ...args)))
+    const [badRetention, ...results] = await Promise.all([
+      run(["lead", "erasures", "--org", org], { env: { ...env, REQUEST_LOG_RETENTION_DAYS: "0" } }),
+      ...refused.map(([args]) => cli("lead", "export", ...args))
+    ])
     for (const [i, [, pattern]] of refused.entries()) expectUserError(results[i]!, pattern)
+    expectUserError(badRetention!, /^lead-intake: invalid configuration: REQUEST_LOG_RETENTION_DAYS: /)
   })
 
   it("erases once (the OS user by default), says so the second time, and the lead shows as erased", async () => {
