@@ -115,17 +115,27 @@ const keepOnly = (value: unknown, keys: ReadonlyArray<string>): Record<string, u
 
 const digitsOf = (text: string) => text.replace(/\D/g, "")
 
+const wordsOf = (text: string) =>
+  text
+    .normalize("NFC")
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== "")
+
+const containsWords = (haystack: ReadonlyArray<string>, needle: ReadonlyArray<string>) =>
+  needle.length > 0 &&
+  haystack.some((_, start) => needle.every((word, offset) => haystack[start + offset] === word))
+
 /** The audit trail holds no personal data, so a reason that repeats the person's is refused. */
 const checkReason = (
   reason: string,
   person: { readonly nombre: string | null; readonly telefono: string | null; readonly email: string | null }
 ): Effect.Effect<void, Rejected> => {
-  const text = reason.normalize("NFC").toLowerCase()
   const phoneTail = person.telefono === null ? "" : digitsOf(person.telefono).slice(-7)
   const repeats =
-    (person.nombre !== null && text.includes(person.nombre.normalize("NFC").toLowerCase())) ||
-    (person.email !== null && text.includes(person.email.toLowerCase())) ||
-    (phoneTail.length === 7 && digitsOf(text).includes(phoneTail))
+    (person.nombre !== null && containsWords(wordsOf(reason), wordsOf(person.nombre))) ||
+    (person.email !== null && reason.toLowerCase().includes(person.email.toLowerCase())) ||
+    (phoneTail.length === 7 && digitsOf(reason).includes(phoneTail))
   return repeats
     ? Effect.fail(
         new Rejected({

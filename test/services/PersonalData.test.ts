@@ -272,6 +272,7 @@ const suite = (it: {
       const { leadId } = yield* createdAndEnriched(fixture)
       for (const reason of [
         `request from ${person.nombre.toUpperCase()}`,
+        "pedido de evangelina  ruelas,toscano",
         `mail from ${person.email}`,
         "called from 55 3141 5926",
         "   "
@@ -294,6 +295,17 @@ const suite = (it: {
       assert.strictEqual(unknown._tag, "UnknownEntity")
       const unknownExport = yield* expectFailure(personalData.export(crypto.randomUUID()))
       assert.strictEqual(unknownExport._tag, "UnknownEntity")
+
+      // Whole words: a name inside longer words is not the name.
+      const ana = yield* (yield* LeadRepository).createOrEnrich(
+        leadWrite(fixture, { nombre: "Ana Paz", telefono: "55 1000 2000" })
+      )
+      const erased = yield* personalData.erase({
+        leadId: ana.leadId,
+        reason: "forwarded by Mariana Pazos (legal)",
+        actor: "maria"
+      })
+      assert.isFalse(erased.already_erased)
     })
   )
 }
