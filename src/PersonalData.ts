@@ -166,8 +166,9 @@ const badPhone = () =>
 
 /**
  * The data subject's rights over one lead: everything held about it (`export`) and its erasure
- * (`erase`), which leaves a tombstone and an audit row, in one transaction. Both walk the same
- * per-table list, so a new table holding a lead's data is added in one place.
+ * (`erase`), which leaves a tombstone and an audit row, in one transaction. Erasure walks a list
+ * of per-table steps and the export has one section per table, so a new table holding a lead's
+ * data (webhook deliveries) is one step and one section here.
  */
 export class PersonalData extends Context.Service<
   PersonalData,
