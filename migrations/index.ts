@@ -1,9 +1,11 @@
 import createDomain from "./0001_create_domain.ts"
 import createOrEnrichFunction from "./0002_create_or_enrich_function.ts"
 import createOrEnrichReturnsData from "./0003_create_or_enrich_returns_data.ts"
+import personalData from "./0006_personal_data.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
   "0002_create_or_enrich_function": createOrEnrichFunction,
-  "0003_create_or_enrich_returns_data": createOrEnrichReturnsData
+  "0003_create_or_enrich_returns_data": createOrEnrichReturnsData,
+  "0006_personal_data": personalData
 }

@@ -20,6 +20,7 @@ export interface AppConfigShape {
   readonly logLevel: LogLevel.LogLevel
   readonly metricsPort: Option.Option<number>
   readonly databasePoolSize: number
+  readonly requestLogRetentionDays: number
 }
 
 const HttpUrl = Schema.String.check(
@@ -51,7 +52,11 @@ export const appConfig = Config.all({
   databasePoolSize: Config.schema(
     Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })),
     "DATABASE_POOL_SIZE"
-  ).pipe(Config.withDefault(16))
+  ).pipe(Config.withDefault(16)),
+  requestLogRetentionDays: Config.schema(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 36_500 })),
+    "REQUEST_LOG_RETENTION_DAYS"
+  ).pipe(Config.withDefault(90))
 }).pipe(
   Config.map(
     (raw): AppConfigShape => ({

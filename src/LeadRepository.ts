@@ -30,7 +30,8 @@ export interface LeadDetail {
   readonly id: string
   readonly organization_id: string
   readonly origin: string
-  readonly nombre: string
+  /** NULL once the lead is erased. */
+  readonly nombre: string | null
   readonly telefono: string | null
   readonly email: string | null
   readonly property_id: string | null
@@ -47,7 +48,7 @@ export interface LeadDetail {
 
 export interface LeadSummary {
   readonly id: string
-  readonly nombre: string
+  readonly nombre: string | null
   readonly telefono: string | null
   readonly email: string | null
   readonly origin: string
@@ -67,7 +68,7 @@ const LeadRow = Schema.Struct({
   id: Schema.String,
   organization_id: Schema.String,
   origin: Schema.String,
-  nombre: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
   telefono: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
   property_id: Schema.NullOr(Schema.String),
@@ -83,7 +84,7 @@ const TaskRow = Schema.Struct({
 const EventRow = Schema.Struct({ type: Schema.String, created_at: Schema.Date })
 const SummaryRow = Schema.Struct({
   id: Schema.String,
-  nombre: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
   telefono: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
   origin: Schema.String,

@@ -41,7 +41,7 @@ export interface MemoryState {
       id: string
       organizationId: string
       originId: string
-      nombre: string
+      nombre: string | null
       telefono: string | null
       phoneKey: string | null
       email: string | null
@@ -72,6 +72,16 @@ export interface MemoryState {
   >
   readonly windows: Map<string, number>
   readonly requests: Array<RequestLogRow>
+  readonly erasures: Array<ErasureRow>
+}
+
+export interface ErasureRow {
+  readonly leadId: string
+  readonly organizationId: string
+  readonly erasedAt: number
+  readonly erasedBy: string
+  readonly reason: string
+  readonly removed: Readonly<Record<string, number>>
 }
 
 export interface RequestLogRow {
@@ -102,6 +112,7 @@ export class MemoryStore extends Context.Service<MemoryStore, MemoryState>()("le
     events: [],
     idempotency: new Map(),
     windows: new Map(),
-    requests: []
+    requests: [],
+    erasures: []
   }))
 }

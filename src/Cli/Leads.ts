@@ -1,16 +1,20 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Command } from "effect/cli"
 import { type LeadDetail, LeadRepository } from "../LeadRepository.ts"
+import { PersonalData } from "../PersonalData.ts"
 import * as Input from "./Input.ts"
 import { emit, orDash, table } from "./Output.ts"
+import { personalDataCommands } from "./PersonalData.ts"
 import { withOperator } from "./Services.ts"
 
 const indent = (text: string) => text.replaceAll("\n", "\n    ")
 
-const describeLead = (lead: LeadDetail) =>
+const describeLead = (lead: LeadDetail & { readonly erased_at: string | null }) =>
   [
-    `Lead ${lead.id}`,
-    `  nombre:       ${lead.nombre}`,
+    lead.erased_at === null
+      ? `Lead ${lead.id}`
+      : `Lead ${lead.id}: ERASED at ${lead.erased_at} (a tombstone; no personal data is kept)`,
+    `  nombre:       ${orDash(lead.nombre)}`,
     `  telefono:     ${orDash(lead.telefono)}`,
     `  email:        ${orDash(lead.email)}`,
     `  origin:       ${lead.origin}`,
@@ -35,11 +39,20 @@ const describeLead = (lead: LeadDetail) =>
 const leadShow = Command.make(
   "show",
   { id: Input.id("id", "lead") },
-  Effect.fn("Cli.leadShow")(function* ({ id }) {
-    const leads = yield* LeadRepository
-    const lead = yield* leads.show(id)
-    yield* emit(lead, describeLead)
-  }, withOperator)
+  Effect.fn("Cli.leadShow")(
+    function* ({ id }) {
+      const leads = yield* LeadRepository
+      const personalData = yield* PersonalData
+      const lead = yield* leads.show(id)
+      const erasure = yield* personalData.erasure(id)
+      yield* emit(
+        { ...lead, erased_at: Option.match(erasure, { onNone: () => null, onSome: (e) => e.erased_at }) },
+        describeLead
+      )
+    },
+    Effect.provide(PersonalData.layer),
+    withOperator
+  )
 ).pipe(Command.withDescription("A lead with its notes, tasks and events"))
 
 const leadList = Command.make(
@@ -51,7 +64,14 @@ const leadList = Command.make(
     yield* emit(rows, (rows) =>
       table(
         ["ID", "NOMBRE", "TELEFONO", "EMAIL", "ORIGIN", "CREATED"],
-        rows.map((l) => [l.id, l.nombre, orDash(l.telefono), orDash(l.email), l.origin, l.created_at]),
+        rows.map((l) => [
+          l.id,
+          orDash(l.nombre),
+          orDash(l.telefono),
+          orDash(l.email),
+          l.origin,
+          l.created_at
+        ]),
         "No leads."
       )
     )
@@ -60,5 +80,5 @@ const leadList = Command.make(
 
 export const lead = Command.make("lead").pipe(
   Command.withDescription("Leads"),
-  Command.withSubcommands([leadShow, leadList])
+  Command.withSubcommands([leadShow, leadList, ...personalDataCommands])
 )

@@ -56,7 +56,8 @@ export const testConfig: AppConfigShape = {
   dashboardUrl: "https://crm.test",
   logLevel: "Warn",
   metricsPort: Option.none(),
-  databasePoolSize: 10
+  databasePoolSize: 10,
+  requestLogRetentionDays: 90
 }
 
 export const layerTestConfig = Layer.succeed(AppConfig, testConfig)

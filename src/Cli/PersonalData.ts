@@ -1,0 +1,137 @@
+import { userInfo } from "node:os"
+import { Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { type LeadExport, PersonalData } from "../PersonalData.ts"
+import * as Input from "./Input.ts"
+import { emit, orDash, table } from "./Output.ts"
+import { withOperator } from "./Services.ts"
+
+const withPersonalData = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provide(PersonalData.layer), withOperator)
+
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`
+
+const indent = (text: string) => text.replaceAll("\n", "\n    ")
+
+const describeExport = (document: LeadExport) => {
+  const { lead } = document
+  return [
+    `Lead ${lead.id}${lead.erased_at === null ? "" : ` (erased at ${lead.erased_at})`}`,
+    `  nombre:       ${orDash(lead.nombre)}`,
+    `  telefono:     ${orDash(lead.telefono)}`,
+    `  email:        ${orDash(lead.email)}`,
+    `  property:     ${lead.property === null ? "-" : `${lead.property.codigo} (${lead.property.id})`}`,
+    `  origin:       ${lead.origin} (${lead.origin_id})`,
+    `  assignee:     ${orDash(lead.assignee_id)}`,
+    `  organization: ${lead.organization_id}`,
+    `  created:      ${lead.created_at}`,
+    ...(document.erasure === null
+      ? []
+      : [
+          `  erased:       ${document.erasure.erased_at} by ${document.erasure.erased_by}: ${document.erasure.reason}`
+        ]),
+    `Notes (${document.notes.length}):`,
+    ...document.notes.map((note) => `  ${note.created_at}\n    ${indent(note.body)}`),
+    `Held: ${[
+      count(document.tasks.length, "task"),
+      count(document.events.length, "event"),
+      count(document.requests.length, "logged request"),
+      count(document.idempotent_replies.length, "stored idempotent reply")
+    ].join(", ")}`,
+    "The whole document: add --json."
+  ].join("\n")
+}
+
+const leadExport = Command.make(
+  "export",
+  {
+    id: Input.id("id", "lead").pipe(Flag.withDescription("The lead to export"), Flag.optional),
+    org: Input.id("org", "organization").pipe(
+      Flag.withDescription("With --phone: the organization whose lead has that phone"),
+      Flag.optional
+    ),
+    phone: Input.text("phone").pipe(
+      Flag.withDescription("With --org: the lead's phone, in any spelling the API accepts"),
+      Flag.optional
+    )
+  },
+  Effect.fn("Cli.leadExport")(function* ({ id, org, phone }) {
+    const target = yield* Input.exactlyOne(["id", id], ["phone", phone])
+    if (target._tag === "first" && Option.isSome(org)) {
+      return yield* new Input.UsageError({ message: "--org goes with --phone, not with --id" })
+    }
+    const document = yield* Effect.gen(function* () {
+      const personalData = yield* PersonalData
+      const leadId =
+        target._tag === "first"
+          ? target.value
+          : yield* Option.match(org, {
+              onNone: () => Effect.fail(new Input.UsageError({ message: "--phone needs --org" })),
+              onSome: (organizationId) => personalData.findByPhone(organizationId, target.value)
+            })
+      return yield* personalData.export(leadId)
+    }).pipe(withPersonalData)
+    yield* emit(document, describeExport)
+  })
+).pipe(
+  Command.withDescription(
+    "Everything held about a lead (its fields, notes, tasks, events, requests, replies)"
+  )
+)
+
+const currentUser = (): Option.Option<string> => {
+  try {
+    const name = userInfo().username.trim()
+    if (name !== "") return Option.some(name)
+  } catch {}
+  const fromEnv = (process.env.USER ?? process.env.LOGNAME ?? "").trim()
+  return fromEnv === "" ? Option.none() : Option.some(fromEnv)
+}
+
+const leadErase = Command.make(
+  "erase",
+  {
+    id: Input.id("id", "lead").pipe(Flag.withDescription("The lead to erase")),
+    reason: Input.text("reason").pipe(
+      Flag.withDescription("Why (kept in the audit trail; must not contain the person's data)")
+    ),
+    by: Input.text("by").pipe(Flag.withDescription("Who erases (default: the OS user)"), Flag.optional)
+  },
+  Effect.fn("Cli.leadErase")(function* ({ id, reason, by }) {
+    const actor = Option.orElse(by, currentUser)
+    if (Option.isNone(actor)) {
+      return yield* new Input.UsageError({ message: "cannot tell who is erasing: pass --by NAME" })
+    }
+    const erased = yield* Effect.gen(function* () {
+      const personalData = yield* PersonalData
+      return yield* personalData.erase({ leadId: id, reason, actor: actor.value })
+    }).pipe(withPersonalData)
+    yield* emit(erased, (erased) =>
+      erased.already_erased
+        ? `Lead ${erased.id} was already erased at ${erased.erased_at}; nothing changed.`
+        : `Lead ${erased.id} erased at ${erased.erased_at}: only a tombstone without personal data is left.`
+    )
+  })
+).pipe(
+  Command.withDescription("Erase a lead's personal data everywhere, leaving a tombstone and an audit row")
+)
+
+const leadErasures = Command.make(
+  "erasures",
+  { org: Input.id("org", "organization"), limit: Input.limit },
+  Effect.fn("Cli.leadErasures")(function* ({ org, limit }) {
+    const rows = yield* Effect.gen(function* () {
+      const personalData = yield* PersonalData
+      return yield* personalData.erasures(org, limit)
+    }).pipe(withPersonalData)
+    yield* emit(rows, (rows) =>
+      table(
+        ["ERASED AT", "LEAD", "BY", "REASON"],
+        rows.map((row) => [row.erased_at, row.lead_id, row.erased_by, row.reason]),
+        "No erasures."
+      )
+    )
+  })
+).pipe(Command.withDescription("The erasure audit trail of an organization, newest first"))
+
+export const personalDataCommands = [leadExport, leadErase, leadErasures] as const

@@ -1,0 +1,420 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { PersonalData } from "../../src/PersonalData.ts"
+import { RequestLog } from "../../src/RequestLog.ts"
+import { postLead } from "../support/Client.ts"
+import { makePostgresHarness } from "./Harness.ts"
+
+/** A person whose every datum is unique to this file, so a trace of it anywhere is a leak. */
+const personFor = (n: string) => ({
+  create: {
+    nombre: `Wilfrida Ocampo Zubiría ${n}`,
+    telefono: `+52 55 70${n} 4862`,
+    mensaje: `Quisiera ver el penthouse número ${n} con terraza ámbar`,
+    extras: { presupuesto: `nueve millones ${n}`, horario: `mañanas tempranas ${n}` }
+  },
+  enrich: {
+    nombre: `Wili O. ${n}`,
+    telefono: `55-70${n}-4862`,
+    email: `wilfrida.oz${n}@buzon-privado.mx`,
+    mensaje: `Prefiero que me llamen por la tarde ${n}`,
+    extras: { mascotas: `dos gatos siameses ${n}` },
+    propiedad: { codigo: "ABC-1234" }
+  }
+})
+
+/** Every spelling of the person's data that must be gone after erasure. */
+const heldTracesOf = (person: ReturnType<typeof personFor>) =>
+  tracesOf(person).filter((trace) => trace !== person.enrich.nombre && trace !== person.enrich.telefono)
+
+const tracesOf = (person: ReturnType<typeof personFor>) => {
+  const digits = person.create.telefono.replace(/\D/g, "")
+  return [
+    person.create.nombre,
+    "Wilfrida",
+    "Zubiría",
+    person.enrich.nombre,
+    person.create.telefono,
+    person.enrich.telefono,
+    digits,
+    digits.slice(2),
+    digits.slice(-8),
+    person.enrich.email,
+    person.enrich.email.split("@")[0]!,
+    person.create.mensaje,
+    "terraza ámbar",
+    person.create.extras.presupuesto,
+    person.create.extras.horario,
+    person.enrich.mensaje,
+    person.enrich.extras.mascotas
+  ]
+}
+
+/**
+ * Every text, character and JSON column of every table of the schema (found in the catalog, so a
+ * table added later is swept too), searched for each trace. Returns "table.column: trace" hits.
+ */
+const sweep = (sql: SqlClient.SqlClient, traces: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const columns = yield* sql<{ table_name: string; column_name: string }>`
+      SELECT c.table_name, c.column_name
+      FROM information_schema.columns c
+      JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+      WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
+        AND (c.data_type IN ('text', 'character varying', 'character', 'json', 'jsonb')
+             OR (c.data_type = 'ARRAY' AND c.udt_name IN ('_text', '_varchar', '_json', '_jsonb')))
+      ORDER BY c.table_name, c.column_name`
+    const hits: Array<string> = []
+    for (const { table_name, column_name } of columns) {
+      const rows = yield* sql.unsafe<{ v: string }>(
+        `SELECT ${quote(column_name)}::text AS v FROM ${quote(table_name)} WHERE ${quote(column_name)} IS NOT NULL`
+      )
+      for (const { v } of rows) {
+        // JSON text escapes non-ASCII characters; compare on the decoded form too.
+        const decoded = v.startsWith("{") || v.startsWith("[") ? JSON.stringify(JSON.parse(v)) : v
+        const text = `${v}\n${decoded}`.toLowerCase()
+        for (const trace of traces) {
+          if (text.includes(trace.toLowerCase())) hits.push(`${table_name}.${column_name}: ${trace}`)
+        }
+      }
+    }
+    return { columns: columns.map((c) => `${c.table_name}.${c.column_name}`), hits: [...new Set(hits)] }
+  }).pipe(Effect.orDie)
+
+const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`
+
+const setUp = Effect.gen(function* () {
+  const harness = yield* makePostgresHarness
+  const built = yield* Layer.build(PersonalData.layer).pipe(
+    Effect.provideService(SqlClient.SqlClient, harness.sql)
+  )
+  const personalData = Context.get(built, PersonalData)
+  const log = Context.get(harness.context as unknown as Context.Context<RequestLog>, RequestLog)
+  const flushLog = log.list({ originId: harness.fixture.originId }, 1).pipe(Effect.orDie)
+  return { ...harness, personalData, flushLog }
+})
+
+/** Creates the person's lead, then enriches it with an e-mail, a property, a second note and extras. */
+const createAndEnrich = (
+  harness: Effect.Success<typeof setUp>,
+  person: ReturnType<typeof personFor>,
+  keys: { readonly create: string; readonly enrich: string }
+) =>
+  Effect.gen(function* () {
+    const { handler, fixture } = harness
+    const created = yield* postLead(handler, person.create, {
+      key: fixture.key,
+      headers: { "idempotency-key": keys.create }
+    })
+    assert.strictEqual(created.status, 201, JSON.stringify(created.body))
+    const enriched = yield* postLead(handler, person.enrich, {
+      key: fixture.key,
+      headers: { "idempotency-key": keys.enrich }
+    })
+    assert.strictEqual(enriched.status, 200, JSON.stringify(enriched.body))
+    assert.strictEqual(enriched.body.lead_id, created.body.lead_id)
+    const dryRun = yield* postLead(handler, person.create, {
+      key: fixture.key,
+      headers: { "x-service-dry-run": "true" }
+    })
+    assert.strictEqual(dryRun.status, 200)
+    yield* harness.flushLog
+    return created.body.lead_id as string
+  })
+
+describe("personal data on PostgreSQL, through the real API", () => {
+  it.live(
+    "the export holds every datum; after erasure no text or JSON column of any table holds a trace",
+    () =>
+      Effect.gen(function* () {
+        const harness = yield* setUp
+        const { sql, personalData, handler, fixture } = harness
+        const person = personFor("11")
+        const leadId = yield* createAndEnrich(harness, person, {
+          create: "proof-create",
+          enrich: "proof-enrich"
+        })
+        const traces = tracesOf(person)
+
+        const exported = JSON.stringify(yield* personalData.export(leadId)).toLowerCase()
+        // An enrichment never replaces the name or the phone, so its spellings of them are not held.
+        for (const trace of heldTracesOf(person)) {
+          assert.include(exported, trace.toLowerCase(), `the export holds "${trace}"`)
+        }
+        const document = yield* personalData.export(leadId)
+        assert.strictEqual(document.lead.nombre, person.create.nombre)
+        assert.strictEqual(document.lead.telefono, person.create.telefono)
+        assert.strictEqual(document.lead.email, person.enrich.email)
+        assert.strictEqual(document.lead.property?.codigo, "ABC-1234")
+        assert.deepStrictEqual(
+          document.notes.map((note) => note.body),
+          [
+            `${person.create.mensaje}\npresupuesto: ${person.create.extras.presupuesto}\nhorario: ${person.create.extras.horario}`,
+            `${person.enrich.mensaje}\nmascotas: ${person.enrich.extras.mascotas}`
+          ]
+        )
+        assert.includeMembers(
+          document.requests.map((row) => row.outcome),
+          ["created", "enriched"]
+        )
+        assert.deepStrictEqual(
+          document.idempotent_replies.map((reply) => [reply.idempotency_key, reply.status]).sort(),
+          [
+            ["proof-create", 201],
+            ["proof-enrich", 200]
+          ]
+        )
+        assert.notInclude(exported, fixture.key.toLowerCase(), "never a secret")
+
+        // Webhooks will put a snapshot of the lead in the event: the scrub must not depend on today's payload.
+        yield* sql`
+          UPDATE outbox_events
+          SET payload = payload || jsonb_build_object(
+            'lead', jsonb_build_object('nombre', ${person.create.nombre}::text, 'telefono', ${person.create.telefono}::text,
+                                       'email', ${person.enrich.email}::text))
+          WHERE lead_id = ${leadId}`
+        const before = yield* sweep(sql, traces)
+        assert.includeMembers(before.columns, [
+          "leads.nombre",
+          "leads.telefono",
+          "leads.phone_key",
+          "leads.email",
+          "lead_notes.body",
+          "outbox_events.payload",
+          "idempotency_keys.response",
+          "request_log.idempotency_key",
+          "lead_erasures.reason",
+          "lead_erasures.removed"
+        ])
+        assert.includeMembers(
+          before.hits.map((hit) => hit.split(":")[0]),
+          [
+            "leads.nombre",
+            "leads.telefono",
+            "leads.phone_key",
+            "leads.email",
+            "lead_notes.body",
+            "outbox_events.payload"
+          ],
+          "the sweep finds the data while it is there"
+        )
+
+        const erased = yield* personalData.erase({
+          leadId,
+          reason: "ARCO: cancelación, folio 2211",
+          actor: "dpo"
+        })
+        assert.isFalse(erased.already_erased)
+        const after = yield* sweep(sql, traces)
+        assert.deepStrictEqual(after.hits, [], "no trace of the person in any column of any table")
+
+        const [tombstone] = yield* sql<{
+          id: string
+          organization_id: string
+          origin_id: string
+          erased_at: Date | null
+        }>`
+        SELECT id, organization_id, origin_id, erased_at FROM leads WHERE id = ${leadId}`
+        assert.deepStrictEqual(
+          [tombstone!.organization_id, tombstone!.origin_id, tombstone!.erased_at?.toISOString()],
+          [fixture.organizationId, fixture.originId, erased.erased_at]
+        )
+        const requestRows = yield* harness.count(
+          sql`SELECT count(*)::int AS n FROM request_log WHERE lead_id = ${leadId}`
+        )
+        assert.isAtLeast(requestRows, 2, "the request log is kept")
+
+        // A partner's retry with a spent key answers the original reply, with the tombstone's id.
+        const replayCreate = yield* postLead(handler, person.create, {
+          key: fixture.key,
+          headers: { "idempotency-key": "proof-create" }
+        })
+        assert.strictEqual(replayCreate.status, 201)
+        assert.strictEqual(replayCreate.headers.get("idempotent-replayed"), "true")
+        assert.deepStrictEqual(
+          [replayCreate.body.lead_id, replayCreate.body.status, replayCreate.body.replay],
+          [leadId, "created", true]
+        )
+        const replayEnrich = yield* postLead(handler, person.enrich, {
+          key: fixture.key,
+          headers: { "idempotency-key": "proof-enrich" }
+        })
+        assert.deepStrictEqual(
+          [replayEnrich.status, replayEnrich.body.lead_id, replayEnrich.body.status],
+          [200, leadId, "enriched"]
+        )
+        assert.deepStrictEqual((yield* sweep(sql, traces)).hits, [], "a replay brings nothing back")
+
+        // The same phone afterwards is a new person to the CRM: a new lead.
+        const again = yield* postLead(
+          handler,
+          { nombre: "Otra Persona", telefono: person.enrich.telefono },
+          {
+            key: fixture.key
+          }
+        )
+        assert.strictEqual(again.status, 201, JSON.stringify(again.body))
+        assert.notStrictEqual(again.body.lead_id, leadId)
+
+        const twice = yield* personalData.erase({ leadId, reason: "duplicate request", actor: "dpo" })
+        assert.deepStrictEqual(twice, { ...erased, already_erased: true })
+        assert.strictEqual(
+          yield* harness.count(sql`SELECT count(*)::int AS n FROM lead_erasures WHERE lead_id = ${leadId}`),
+          1
+        )
+      })
+  )
+
+  it.live(
+    "an erasure committing between an enrichment's insert and its update: the request creates a new lead",
+    () =>
+      Effect.gen(function* () {
+        const harness = yield* setUp
+        const { sql, personalData, handler, fixture } = harness
+        const person = personFor("22")
+        const leadId = yield* createAndEnrich(harness, person, {
+          create: "race-1-create",
+          enrich: "race-1-enrich"
+        })
+
+        // Fires after the insert found the phone taken and before the update looks for the lead.
+        // Once only: the retried insert must not pause again, or the request would outlast its 2 s bound.
+        yield* sql`CREATE TABLE pause_once (pending boolean)`
+        yield* sql`INSERT INTO pause_once VALUES (true)`
+        yield* sql`
+        CREATE FUNCTION pause_after_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF EXISTS (SELECT 1 FROM pause_once) THEN
+            DELETE FROM pause_once;
+            PERFORM pg_sleep(0.6);
+          END IF;
+          RETURN NULL;
+        END $$`
+        yield* sql`
+        CREATE TRIGGER pause_after_insert AFTER INSERT ON leads
+        FOR EACH STATEMENT EXECUTE FUNCTION pause_after_insert()`
+        const late = yield* Effect.forkChild(
+          postLead(handler, { ...person.enrich, mensaje: "mensaje tardío 22" }, { key: fixture.key })
+        )
+        yield* waitForSleep(sql)
+        yield* personalData.erase({ leadId, reason: "requested", actor: "dpo" })
+        const response = yield* Fiber.join(late)
+        yield* sql`DROP TRIGGER pause_after_insert ON leads`
+        yield* sql`DROP TABLE pause_once`
+        assert.strictEqual(response.status, 201, JSON.stringify(response.body))
+        assert.notStrictEqual(response.body.lead_id, leadId)
+        assert.strictEqual(
+          yield* harness.count(sql`SELECT count(*)::int AS n FROM lead_notes WHERE lead_id = ${leadId}`),
+          0
+        )
+        const [tombstone] = yield* sql<{ nombre: string | null; email: string | null }>`
+        SELECT nombre, email FROM leads WHERE id = ${leadId}`
+        assert.deepStrictEqual(tombstone, { nombre: null, email: null })
+      })
+  )
+
+  it.live(
+    "an enrichment holding the lead when the erasure starts: the erasure waits and removes its note too",
+    () =>
+      Effect.gen(function* () {
+        const harness = yield* setUp
+        const { sql, personalData, handler, fixture } = harness
+        const person = personFor("33")
+        const leadId = yield* createAndEnrich(harness, person, {
+          create: "race-2-create",
+          enrich: "race-2-enrich"
+        })
+        yield* sql`
+        CREATE FUNCTION slow_note() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN PERFORM pg_sleep(0.6); RETURN NEW; END $$`
+        yield* sql`CREATE TRIGGER slow_note BEFORE INSERT ON lead_notes FOR EACH ROW EXECUTE FUNCTION slow_note()`
+        const enrichment = yield* Effect.forkChild(
+          postLead(handler, { ...person.enrich, mensaje: "nota concurrente 33" }, { key: fixture.key })
+        )
+        yield* waitFor(
+          sql,
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%create_or_enrich_lead%' AND wait_event = 'PgSleep'"
+        )
+        const erased = yield* personalData.erase({ leadId, reason: "requested", actor: "dpo" })
+        const response = yield* Fiber.join(enrichment)
+        yield* sql`DROP TRIGGER slow_note ON lead_notes`
+        assert.strictEqual(response.status, 200, JSON.stringify(response.body))
+        assert.strictEqual(response.body.lead_id, leadId, "the enrichment committed first")
+        assert.isFalse(erased.already_erased)
+        assert.strictEqual(
+          yield* harness.count(sql`SELECT count(*)::int AS n FROM lead_notes WHERE lead_id = ${leadId}`),
+          0,
+          "the note the enrichment added is gone as well"
+        )
+        assert.deepStrictEqual((yield* sweep(sql, [...tracesOf(person), "nota concurrente 33"])).hits, [])
+      })
+  )
+
+  it.live(
+    "erasures racing twenty enrichments: every request answered, nothing personal on the tombstone",
+    () =>
+      Effect.gen(function* () {
+        const harness = yield* setUp
+        const { sql, personalData, handler, fixture } = harness
+        const person = personFor("44")
+        const leadId = yield* createAndEnrich(harness, person, {
+          create: "race-3-create",
+          enrich: "race-3-enrich"
+        })
+        const requests = Array.from({ length: 20 }, (_, i) =>
+          postLead(handler, { ...person.enrich, mensaje: `ráfaga ${i} 44` }, { key: fixture.key })
+        )
+        const [responses, erasures] = yield* Effect.all(
+          [
+            Effect.all(requests, { concurrency: "unbounded" }),
+            Effect.all(
+              [0, 1, 2].map(() => personalData.erase({ leadId, reason: "requested", actor: "dpo" })),
+              { concurrency: "unbounded" }
+            )
+          ],
+          { concurrency: "unbounded" }
+        )
+        // 503 (the write's 2 s bound on a loaded machine) writes nothing; a 500 would be the bug.
+        assert.deepStrictEqual(
+          [...new Set(responses.map((response) => response.status))].filter(
+            (status) => status !== 200 && status !== 201 && status !== 503
+          ),
+          []
+        )
+        assert.isTrue(responses.some((response) => response.status === 200 || response.status === 201))
+        assert.strictEqual(erasures.filter((erased) => !erased.already_erased).length, 1)
+        assert.strictEqual(
+          yield* harness.count(sql`SELECT count(*)::int AS n FROM lead_notes WHERE lead_id = ${leadId}`),
+          0
+        )
+        const live = yield* harness.count(
+          sql`SELECT count(*)::int AS n FROM leads WHERE organization_id = ${fixture.organizationId} AND erased_at IS NULL
+            AND phone_key IS NOT NULL AND telefono = ${person.enrich.telefono}`
+        )
+        assert.isAtMost(live, 1, "at most one new lead holds the phone")
+      })
+  )
+})
+
+const waitFor = (sql: SqlClient.SqlClient, query: string) =>
+  Effect.gen(function* () {
+    for (let attempt = 0; attempt < 1000; attempt++) {
+      const [row] = yield* sql.unsafe<{ n: number }>(query)
+      if ((row?.n ?? 0) > 0) return
+      yield* Effect.sleep("10 millis")
+    }
+    const activity = yield* sql.unsafe(
+      "SELECT state, wait_event_type, wait_event, left(query, 120) AS query FROM pg_stat_activity WHERE datname = current_database()"
+    )
+    return yield* Effect.die(
+      new Error(`timed out waiting for: ${query}\n${JSON.stringify(activity, null, 1)}`)
+    )
+  }).pipe(Effect.orDie)
+
+/** Until the forked request's write is paused in a test trigger's pg_sleep. */
+const waitForSleep = (sql: SqlClient.SqlClient) =>
+  waitFor(
+    sql,
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%create_or_enrich_lead%' AND wait_event = 'PgSleep'"
+  )
