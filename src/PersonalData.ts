@@ -106,13 +106,6 @@ export const eventPayloadKeys = [
 ] as const
 export const replyKeys = ["lead_id", "status", "lead_url", "matched_on"] as const
 
-const keepOnly = (value: unknown, keys: ReadonlyArray<string>): Record<string, unknown> =>
-  Object.fromEntries(
-    Object.entries(typeof value === "object" && value !== null ? value : {}).filter(([key]) =>
-      keys.includes(key)
-    )
-  )
-
 const digitsOf = (text: string) => text.replace(/\D/g, "")
 
 const wordsOf = (text: string) =>
