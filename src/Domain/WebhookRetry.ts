@@ -11,15 +11,22 @@ const unitMillis: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600
 
 const longestDelayMillis = 7 * 86_400_000
 
+/** `500ms`, `5s`, `2h`: milliseconds, or a message naming the bad text. */
+export const parseDelay = (part: string): number | string => {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(part)
+  if (match === null) return `"${part.trim()}" is not a delay (a number followed by ms, s, m, h or d)`
+  const millis = Math.round(Number(match[1]) * unitMillis[match[2]!]!)
+  if (millis > longestDelayMillis) return `"${part.trim()}" is longer than 7 days`
+  return millis
+}
+
 /** `5s,5m,30m,2h` into milliseconds; a message naming the bad part otherwise. */
 export const parseSchedule = (raw: string): RetrySchedule | string => {
   if (raw.trim() === "") return "expected a comma-separated list of delays such as 5s,5m,30m"
   const delays: Array<number> = []
   for (const part of raw.split(",")) {
-    const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(part)
-    if (match === null) return `"${part.trim()}" is not a delay (a number followed by ms, s, m, h or d)`
-    const millis = Math.round(Number(match[1]) * unitMillis[match[2]!]!)
-    if (millis > longestDelayMillis) return `"${part.trim()}" is longer than 7 days`
+    const millis = parseDelay(part)
+    if (typeof millis === "string") return millis
     delays.push(millis)
   }
   if (delays.length > 50) return "at most 50 retries"
