@@ -7,6 +7,7 @@ import { layerApp, layerServices } from "./Http/App.ts"
 import { layerJanitor } from "./Janitor.ts"
 import * as Observability from "./Observability.ts"
 import * as Sql from "./Sql.ts"
+import { layerInServe as layerWebhookWorker } from "./WebhookWorker.ts"
 
 const bodyDeadlineMillis = 15_000
 
@@ -52,6 +53,7 @@ export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true }).p
   Layer.merge(announce),
   Layer.merge(Observability.layerPoolMetrics),
   Layer.merge(layerJanitor),
+  Layer.merge(layerWebhookWorker),
   Layer.provide(layerServices),
   Layer.provide(layerListener),
   Layer.provide(Sql.layer),
