@@ -1,4 +1,7 @@
 import { createHmac } from "node:crypto"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import {
   generateSecret,
@@ -58,5 +61,40 @@ describe("webhook signatures", () => {
     expect(verify(secret, { ...specMessage, body: '{"test": 2432232315}' }, header)).toBe(false)
     expect(verify(secret, { ...specMessage, id: "msg_other" }, header)).toBe(false)
     expect(verify(secret, { ...specMessage, timestamp: specMessage.timestamp + 1 }, header)).toBe(false)
+  })
+})
+
+describe("the verification snippet in docs/webhooks.md", () => {
+  it("accepts our signatures (both during a rotation) and refuses tampering and stale timestamps", async () => {
+    const docs = await readFile(path.join(import.meta.dirname, "../../docs/webhooks.md"), "utf8")
+    const snippet = /```js\n([\s\S]*?)```/.exec(docs)![1]!
+    const directory = await mkdtemp(path.join(tmpdir(), "webhook-snippet-"))
+    const file = path.join(directory, "verify.mjs")
+    await writeFile(file, snippet)
+    const { verifyWebhook } = (await import(file)) as {
+      verifyWebhook: (secret: string, headers: Record<string, string>, body: string) => boolean
+    }
+    const old = generateSecret()
+    const current = generateSecret()
+    const message = { id: "evt", timestamp: Math.floor(Date.now() / 1000), body: '{"type":"lead.created"}' }
+    const headers = (signature: string, timestamp = message.timestamp) => ({
+      "webhook-id": message.id,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": signature
+    })
+    const both = signatureHeader([old, current], message)
+    expect(verifyWebhook(old, headers(both), message.body)).toBe(true)
+    expect(verifyWebhook(current, headers(both), message.body)).toBe(true)
+    expect(verifyWebhook(generateSecret(), headers(both), message.body)).toBe(false)
+    expect(verifyWebhook(current, headers(both), `${message.body} `)).toBe(false)
+    const stale = message.timestamp - 600
+    expect(
+      verifyWebhook(
+        current,
+        headers(signatureHeader([current], { ...message, timestamp: stale }), stale),
+        message.body
+      )
+    ).toBe(false)
+    await rm(directory, { recursive: true, force: true })
   })
 })
