@@ -67,6 +67,8 @@ export class WebhookDeliveries extends Context.Service<
     claim(request: ClaimRequest): Effect.Effect<ReadonlyArray<ClaimedDelivery>, StoreUnavailable>
     /** `false` when the lease was lost (another worker took the row, or it was resent meanwhile). */
     record(claimed: ClaimedDelivery, result: AttemptResult): Effect.Effect<boolean, StoreUnavailable>
+    /** Gives a claim back unfinished (the process is stopping): the delivery is due again at once. */
+    release(claimed: ClaimedDelivery): Effect.Effect<void, StoreUnavailable>
     list(endpointId: string, limit: number): Effect.Effect<ReadonlyArray<DeliveryView>, UnknownEntity>
     resend(endpointId: string, eventId: string): Effect.Effect<void, UnknownEntity>
     pending(): Effect.Effect<PendingStats, StoreUnavailable>
@@ -189,6 +191,14 @@ export class WebhookDeliveries extends Context.Service<
             )
             SELECT endpoint_id FROM recorded`.pipe(availableOrFail("WebhookDeliveries.record"))
           return rows.length > 0
+        }),
+
+        release: Effect.fn("WebhookDeliveries.release")(function* (claimed) {
+          const now = yield* Clock.currentTimeMillis
+          yield* sql`
+            UPDATE webhook_deliveries SET next_attempt_at = ${new Date(now)}, lease_token = NULL
+            WHERE endpoint_id = ${claimed.endpointId} AND event_id = ${claimed.event.eventId}
+              AND lease_token = ${claimed.token}`.pipe(availableOrFail("WebhookDeliveries.release"))
         }),
 
         list: Effect.fn("WebhookDeliveries.list")(function* (endpointId, limit) {
@@ -343,6 +353,13 @@ export class WebhookDeliveries extends Context.Service<
             }
           }
           return true
+        }),
+
+        release: Effect.fn("WebhookDeliveries.release")(function* (claimed) {
+          const delivery = state.deliveries.get(deliveryKey(claimed.endpointId, claimed.event.eventId))
+          if (delivery === undefined || delivery.leaseToken !== claimed.token) return
+          delivery.leaseToken = null
+          delivery.nextAttemptAt = yield* Clock.currentTimeMillis
         }),
 
         list: Effect.fn("WebhookDeliveries.list")(function* (endpointId, limit) {

@@ -188,6 +188,9 @@ export class WebhookWorker extends Context.Service<
             total += 1
             inFlight.set(delivery.endpointId, (inFlight.get(delivery.endpointId) ?? 0) + 1)
             yield* attempt(delivery).pipe(
+              Effect.onInterrupt(() =>
+                deliveries.release(delivery).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+              ),
               Effect.catchCause((cause) =>
                 Effect.logError("webhook attempt failed with a defect").pipe(
                   Effect.annotateLogs({ endpoint_id: delivery.endpointId, error: Cause.pretty(cause) })

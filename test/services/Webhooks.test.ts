@@ -241,15 +241,33 @@ acrossLayers((test) => {
           attemptedAt: Date.parse("2026-11-23T10:00:01Z")
         })
       )
+      yield* deliveries.release(first!)
+      assert.deepStrictEqual(yield* deliveries.claim(claimAll), [])
+      yield* deliveries.release(again!)
+      const [released] = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual([released!.event.eventId, released!.attempt], [first!.event.eventId, 3])
+      yield* deliveries.release(released!)
+      const [reclaimed] = yield* deliveries.claim(claimAll)
+      assert.isFalse(
+        yield* deliveries.record(released!, {
+          _tag: "Delivered",
+          status: 200,
+          attemptedAt: yield* TestClockNow
+        })
+      )
       assert.isTrue(
-        yield* deliveries.record(again!, { _tag: "Delivered", status: 204, attemptedAt: yield* TestClockNow })
+        yield* deliveries.record(reclaimed!, {
+          _tag: "Delivered",
+          status: 204,
+          attemptedAt: yield* TestClockNow
+        })
       )
       const [row] = yield* deliveries.list(endpoint.endpoint.id, 10)
       assert.deepStrictEqual(row, {
         event_id: first!.event.eventId,
         type: "lead.created",
         state: "delivered",
-        attempts: 2,
+        attempts: 4,
         last_status: 204,
         last_attempt_at: "2026-11-23T10:00:31.000Z",
         next_attempt_at: null

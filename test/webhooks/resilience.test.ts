@@ -76,6 +76,25 @@ describe("webhooks are never lost", () => {
     expect(received.length - events.size).toBeLessThanOrEqual(8)
   }, 150_000)
 
+  it("SIGTERM mid-attempt gives the claim back: a restarted instance sends again at once, not after the lease", async () => {
+    const url = await freshDatabase()
+    const env = webhookEnv(url, { WEBHOOK_TIMEOUT: "10s" })
+    const db = await started(inProcess(url))
+    const receiver = await started(await startReceiver(() => ({ status: 200, delayMillis: 4_000 })))
+    const { organization, key } = await db.provision()
+    await db.addEndpoint(organization, receiver.url())
+    const first = await started(await startProcess("serve", env))
+    await postLead(first.url, key, newLead())
+    await waitFor(() => receiver.received.length === 1, 10_000, "the first attempt")
+    expect(await first.stop("SIGTERM")).toBe(0)
+    const stoppedAt = Date.now()
+    await started(await startProcess("serve", env))
+    await waitFor(() => receiver.received.length === 2, 20_000, "the attempt again")
+    expect(Date.now() - stoppedAt).toBeLessThan(15_000)
+    expect(receiver.received[1]!.headers["webhook-id"]).toBe(receiver.received[0]!.headers["webhook-id"])
+    await waitFor(() => allDelivered(db, 1), 10_000, "the delivery recorded")
+  }, 150_000)
+
   it("PostgreSQL stopped and started mid-delivery: the worker carries on and delivers everything", async () => {
     const cluster: DedicatedCluster = await startDedicatedCluster()
     cleanup.push(() => cluster.release())
