@@ -131,6 +131,37 @@ describe("webhooks are never lost", () => {
     ).toBe(true)
   }, 150_000)
 
+  it("a hanging endpoint holds only its own slots: bounded in flight, other endpoints delivered at once", async () => {
+    const url = await freshDatabase()
+    const env = webhookEnv(url, {
+      WEBHOOK_TIMEOUT: "3s",
+      WEBHOOK_RETRY_SCHEDULE: "1m",
+      WEBHOOK_CONCURRENCY: "4",
+      WEBHOOK_CONCURRENCY_PER_ENDPOINT: "2"
+    })
+    const db = await started(inProcess(url))
+    const receiver = await started(
+      await startReceiver((request) => (request.path === "/hang" ? "hang" : { status: 200 }))
+    )
+    const { organization, key } = await db.provision()
+    await db.addEndpoint(organization, receiver.url("/hang"))
+    await db.addEndpoint(organization, receiver.url("/ok"))
+    const server = await started(await startProcess("serve", env))
+    const leads = 10
+    const sentAt = Date.now()
+    await Promise.all(Array.from({ length: leads }, () => postLead(server.url, key, newLead())))
+    await waitFor(
+      () => receiver.received.filter((r) => r.path === "/ok").length === leads,
+      5_000,
+      "every event at the healthy endpoint"
+    )
+    const okDone = Math.max(...receiver.received.filter((r) => r.path === "/ok").map((r) => r.at))
+    expect(okDone - sentAt).toBeLessThan(3_000)
+    await sleep(4_000)
+    expect(receiver.mostHanging()).toBe(2)
+    expect(receiver.received.filter((r) => r.path === "/hang").length).toBeGreaterThanOrEqual(4)
+  }, 150_000)
+
   it("two instances and one receiver: each event delivered exactly once", async () => {
     const url = await freshDatabase()
     const env = webhookEnv(url)

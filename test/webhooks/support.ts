@@ -144,6 +144,8 @@ export interface Receiver {
   readonly url: (path?: string) => string
   readonly received: Array<Received>
   answer: (request: Received, index: number) => Answer
+  /** The most requests left hanging at once (until the client gave up on them). */
+  readonly mostHanging: () => number
   readonly close: () => Promise<void>
 }
 
@@ -152,7 +154,9 @@ export const startReceiver = async (
   answer: Receiver["answer"] = () => ({ status: 200 })
 ): Promise<Receiver> => {
   const hanging = new Set<ServerResponse>()
+  let mostHanging = 0
   const receiver: Receiver = {
+    mostHanging: () => mostHanging,
     url: (path = "/hook") => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`,
     received: [],
     answer,
@@ -172,6 +176,8 @@ export const startReceiver = async (
       const reply = receiver.answer(record, index)
       if (reply === "hang") {
         hanging.add(response)
+        mostHanging = Math.max(mostHanging, hanging.size)
+        response.on("close", () => hanging.delete(response))
         return
       }
       if (reply === "close") {
