@@ -12,6 +12,7 @@ import {
   type Receiver,
   type RunningProcess,
   runCli,
+  sleep,
   startProcess,
   startReceiver,
   waitFor,
@@ -160,6 +161,22 @@ describe("webhook delivery to a healthy receiver", () => {
     await waitFor(() => receiver.received.length >= 3, 5_000, "the resent POST")
     expect(receiver.received[2]!.headers["webhook-id"]).toBe(first!.headers["webhook-id"])
     expect(receiver.received[2]!.body).toBe(first!.body)
+
+    const quiet = newLead()
+    const send = (headers: Record<string, string>) =>
+      fetch(`${server.url}/v1/leads`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...headers },
+        body: JSON.stringify(quiet)
+      }).then((response) => response.status)
+    expect(await send({ "x-service-dry-run": "true" })).toBe(200)
+    expect(await send({ "idempotency-key": "once" })).toBe(201)
+    await waitFor(() => receiver.received.length >= 4, 5_000, "the idempotent create")
+    expect(await send({ "idempotency-key": "once" })).toBe(201)
+    expect(await send({ "idempotency-key": "once", "x-service-dry-run": "true" })).toBe(200)
+    await sleep(1_500)
+    expect(receiver.received).toHaveLength(4)
+    receiver.received.splice(3, 1)
 
     const rotated = await cliJson(env, ["webhook", "rotate-secret", "--id", added.id])
     await postLead(server.url, key, newLead())
