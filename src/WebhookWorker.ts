@@ -11,6 +11,13 @@ import * as Sql from "./Sql.ts"
 import { type AttemptResult, type ClaimedDelivery, WebhookDeliveries } from "./WebhookDeliveries.ts"
 import { type SendResult, WebhookSender } from "./WebhookSender.ts"
 
+const warnIfPrivateAllowed = (config: { readonly allowPrivate: boolean }) =>
+  config.allowPrivate
+    ? Effect.logWarning(
+        "WEBHOOK_ALLOW_PRIVATE is set: webhooks may target http:// and private addresses (development only)"
+      )
+    : Effect.void
+
 export const userAgent = `lead-intake-webhooks/${packageJson.version}`
 
 export const notifyChannel = "lead_intake_webhooks"
@@ -268,11 +275,7 @@ export class WebhookWorker extends Context.Service<
       yield* Effect.forkScoped(loop)
       yield* Effect.forkScoped(Effect.repeat(sampleStats, Schedule.spaced("10 seconds")))
       yield* Effect.forkScoped(Effect.repeat(prune, Schedule.spaced("1 hour")))
-      if (config.allowPrivate) {
-        yield* Effect.logWarning(
-          "WEBHOOK_ALLOW_PRIVATE is set: webhooks may target http:// and private addresses (development only)"
-        )
-      }
+      yield* warnIfPrivateAllowed(config)
       return WebhookWorker.of({ inFlight: () => new Map(inFlight) })
     })
   )
@@ -289,7 +292,7 @@ export const layerInServe = Layer.unwrap(
   WebhookConfig.useSync((config) =>
     config.workerInServe
       ? Layer.effectDiscard(Effect.void).pipe(Layer.provide(WebhookWorker.layer))
-      : Layer.empty
+      : Layer.effectDiscard(warnIfPrivateAllowed(config))
   )
 ).pipe(Layer.provide(WebhookConfig.layer))
 

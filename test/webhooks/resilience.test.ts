@@ -203,6 +203,11 @@ describe("webhooks are never lost", () => {
     await postLead(server.url, key, newLead())
     await waitFor(() => receiver.received.length === 2, 5_000, "a delivery woken by NOTIFY")
     expect(server.logs().filter((line) => line.msg === "webhook attempt")).toHaveLength(0)
+    for (const running of [server, worker]) {
+      expect(
+        running.logs().filter((line) => String(line.msg).startsWith("WEBHOOK_ALLOW_PRIVATE is set"))
+      ).toHaveLength(1)
+    }
     expect(worker.logs().filter((line) => line.msg === "webhook attempt")).toHaveLength(2)
     expect(await worker.stop("SIGTERM")).toBe(0)
   }, 150_000)
