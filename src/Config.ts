@@ -9,6 +9,7 @@ import {
   Schema,
   SchemaTransformation
 } from "effect"
+import { defaultSchedule, parseDelay, parseSchedule } from "./Domain/WebhookRetry.ts"
 
 export interface AppConfigShape {
   readonly port: number
@@ -82,4 +83,60 @@ export const redactedDatabaseUrl = (url: Redacted.Redacted): string => {
   if (parsed === null) return "<unparseable DATABASE_URL>"
   if (parsed.password !== "") parsed.password = "****"
   return parsed.toString()
+}
+
+export interface WebhookConfigShape {
+  /** `WEBHOOK_ALLOW_PRIVATE`: http:// and private addresses allowed (development and tests only). */
+  readonly allowPrivate: boolean
+  readonly timeoutMillis: number
+  readonly retrySchedule: ReadonlyArray<number>
+  readonly retentionDays: number
+  /** Attempts in flight per instance, in total and per endpoint. */
+  readonly concurrency: number
+  readonly concurrencyPerEndpoint: number
+  /** How often the worker looks for due retries when no NOTIFY woke it. */
+  readonly pollIntervalMillis: number
+  /** `WEBHOOK_WORKER=false` keeps `serve` from delivering (a separate `lead-intake worker` does). */
+  readonly workerInServe: boolean
+}
+
+const parsedString = <A>(name: string, parse: (raw: string) => A | string, fallback: string) =>
+  Config.schema(
+    Schema.String.check(
+      Schema.makeFilter((raw: string) => {
+        const parsed = parse(raw)
+        return typeof parsed !== "string" || parsed
+      })
+    ),
+    name
+  ).pipe(
+    Config.withDefault(fallback),
+    Config.map((raw) => parse(raw) as A)
+  )
+
+const positiveDelay = (raw: string) => {
+  const millis = parseDelay(raw)
+  return millis === 0 ? "expected a delay above 0" : millis
+}
+
+const intBetween = (name: string, minimum: number, maximum: number, fallback: number) =>
+  Config.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })), name).pipe(
+    Config.withDefault(fallback)
+  )
+
+export const webhookConfig: Config.Config<WebhookConfigShape> = Config.all({
+  allowPrivate: Config.Boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  timeoutMillis: parsedString("WEBHOOK_TIMEOUT", positiveDelay, "15s"),
+  retrySchedule: parsedString("WEBHOOK_RETRY_SCHEDULE", parseSchedule, defaultSchedule),
+  retentionDays: intBetween("WEBHOOK_RETENTION_DAYS", 1, 3650, 30),
+  concurrency: intBetween("WEBHOOK_CONCURRENCY", 1, 1000, 32),
+  concurrencyPerEndpoint: intBetween("WEBHOOK_CONCURRENCY_PER_ENDPOINT", 1, 100, 4),
+  pollIntervalMillis: parsedString("WEBHOOK_POLL_INTERVAL", positiveDelay, "1s"),
+  workerInServe: Config.Boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true))
+})
+
+export class WebhookConfig extends Context.Service<WebhookConfig, WebhookConfigShape>()(
+  "lead-intake/WebhookConfig"
+) {
+  static readonly layer = Layer.effect(WebhookConfig, webhookConfig)
 }

@@ -8,6 +8,7 @@ import { layerJanitor } from "./Janitor.ts"
 import * as Observability from "./Observability.ts"
 import { layerServices } from "./Services.ts"
 import * as Sql from "./Sql.ts"
+import { layerInServe as layerWebhookWorker } from "./WebhookWorker.ts"
 
 const bodyDeadlineMillis = 15_000
 
@@ -53,6 +54,7 @@ export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true }).p
   Layer.merge(announce),
   Layer.merge(Observability.layerPoolMetrics),
   Layer.merge(layerJanitor),
+  Layer.merge(layerWebhookWorker),
   Layer.provide(layerServices),
   Layer.provide(layerListener),
   Layer.provide(Sql.layer),

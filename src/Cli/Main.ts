@@ -10,12 +10,27 @@ import { Json } from "./Output.ts"
 import { property } from "./Properties.ts"
 import { requests } from "./Requests.ts"
 import { migrate, serve } from "./Serve.ts"
+import { webhook, worker } from "./Webhooks.ts"
 
 const programName = "lead-intake"
 
 export const cli = Command.make(programName).pipe(
   Command.withDescription("Lead Intake API: the server and its operator commands"),
-  Command.withSubcommands([serve, migrate, org, agent, rule, origin, key, property, requests, lead, demo]),
+  Command.withSubcommands([
+    serve,
+    migrate,
+    org,
+    agent,
+    rule,
+    origin,
+    key,
+    property,
+    requests,
+    lead,
+    demo,
+    webhook,
+    worker
+  ]),
   Command.withGlobalFlags([Json])
 )
 

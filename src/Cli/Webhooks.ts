@@ -1,0 +1,187 @@
+import { Effect, Layer, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { AppConfig, WebhookConfig } from "../Config.ts"
+import { type EventType, eventTypes, isEventType } from "../Domain/WebhookPayload.ts"
+import * as Sql from "../Sql.ts"
+import { WebhookDeliveries } from "../WebhookDeliveries.ts"
+import { type WebhookEndpoint, WebhookEndpoints } from "../WebhookEndpoints.ts"
+import * as Input from "./Input.ts"
+import { emit, orDash, table } from "./Output.ts"
+import { layerLogLevel } from "./Services.ts"
+
+const withWebhooks = Effect.provide(
+  Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, layerLogLevel).pipe(
+    Layer.provide(WebhookConfig.layer),
+    Layer.provideMerge(Sql.layer),
+    Layer.provideMerge(AppConfig.layer)
+  )
+)
+
+const events = Flag.String("events").pipe(
+  Flag.withMetavar("TYPE,..."),
+  Flag.withDescription(`Event types to receive (default: ${eventTypes.join(",")})`),
+  Flag.filterMap(
+    (raw) => {
+      const types = [...new Set(raw.split(",").map((type) => type.trim()))]
+      return types.length > 0 && types.every(isEventType)
+        ? Option.some(types as Array<EventType>)
+        : Option.none()
+    },
+    () => `Expected a comma-separated list of event types from ${eventTypes.join(", ")}`
+  ),
+  Flag.withDefault([...eventTypes] as Array<EventType>)
+)
+
+const url = Flag.String("url").pipe(
+  Flag.withMetavar("URL"),
+  Flag.withDescription("Where to POST the events: https:// to a public address")
+)
+
+const endpointView = (endpoint: WebhookEndpoint) => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  events: endpoint.events,
+  disabled: endpoint.disabled,
+  created_at: endpoint.createdAt.toISOString()
+})
+
+const webhookAdd = Command.make(
+  "add",
+  { org: Input.id("org", "organization"), url, events },
+  Effect.fn("Cli.webhookAdd")(function* ({ org, url, events }) {
+    const endpoints = yield* WebhookEndpoints
+    const added = yield* endpoints.add({ organizationId: org, url, events })
+    yield* emit(
+      { id: added.endpoint.id, url: added.endpoint.url, events: added.endpoint.events, secret: added.secret },
+      (w) =>
+        [
+          `Added webhook ${w.id} → ${w.url} (${w.events.join(", ")})`,
+          `Signing secret (shown this once, store it now): ${w.secret}`
+        ].join("\n")
+    )
+  }, withWebhooks)
+).pipe(
+  Command.withDescription(
+    "Send the organization's lead events to a URL (the only time the secret is printed)"
+  )
+)
+
+const webhookList = Command.make(
+  "list",
+  { org: Input.id("org", "organization") },
+  Effect.fn("Cli.webhookList")(function* ({ org }) {
+    const endpoints = yield* WebhookEndpoints
+    const listed = yield* endpoints.list(org)
+    yield* emit(listed.map(endpointView), (rows) =>
+      table(
+        ["ID", "URL", "EVENTS", "DISABLED", "CREATED"],
+        rows.map((w) => [w.id, w.url, w.events.join(","), w.disabled ? "yes" : "no", w.created_at]),
+        "No webhooks."
+      )
+    )
+  }, withWebhooks)
+).pipe(Command.withDescription("List the organization's webhooks (never their secrets)"))
+
+const webhookRemove = Command.make(
+  "remove",
+  { id: Input.id("id", "webhook") },
+  Effect.fn("Cli.webhookRemove")(function* ({ id }) {
+    const endpoints = yield* WebhookEndpoints
+    yield* endpoints.remove(id)
+    yield* emit({ id, removed: true }, (w) => `Removed webhook ${w.id} and its delivery history`)
+  }, withWebhooks)
+).pipe(Command.withDescription("Remove a webhook; its pending deliveries are dropped"))
+
+const webhookEnable = Command.make(
+  "enable",
+  { id: Input.id("id", "webhook") },
+  Effect.fn("Cli.webhookEnable")(function* ({ id }) {
+    const endpoints = yield* WebhookEndpoints
+    const enabled = yield* endpoints.enable(id)
+    yield* emit({ id: enabled.id, disabled: enabled.disabled }, (w) => `Webhook ${w.id} is enabled`)
+  }, withWebhooks)
+).pipe(Command.withDescription("Enable a webhook disabled by a 410 answer; its waiting deliveries resume"))
+
+const webhookRotateSecret = Command.make(
+  "rotate-secret",
+  { id: Input.id("id", "webhook") },
+  Effect.fn("Cli.webhookRotateSecret")(function* ({ id }) {
+    const endpoints = yield* WebhookEndpoints
+    const rotated = yield* endpoints.rotateSecret(id)
+    yield* emit({ id: rotated.id, secret: rotated.secret }, (w) =>
+      [
+        `New signing secret for webhook ${w.id} (shown this once, store it now): ${w.secret}`,
+        "The previous secret keeps signing beside it for 24 hours."
+      ].join("\n")
+    )
+  }, withWebhooks)
+).pipe(Command.withDescription("Issue a new signing secret; the old one keeps signing beside it for 24 h"))
+
+const webhookDeliveries = Command.make(
+  "deliveries",
+  { id: Input.id("id", "webhook"), limit: Input.limit },
+  Effect.fn("Cli.webhookDeliveries")(function* ({ id, limit }) {
+    const deliveries = yield* WebhookDeliveries
+    const rows = yield* deliveries.list(id, limit)
+    yield* emit(rows, (rows) =>
+      table(
+        ["EVENT", "TYPE", "STATE", "ATTEMPTS", "LAST STATUS", "LAST ATTEMPT", "NEXT ATTEMPT"],
+        rows.map((d) => [
+          d.event_id,
+          d.type,
+          d.state,
+          String(d.attempts),
+          d.last_status === null ? "-" : String(d.last_status),
+          orDash(d.last_attempt_at),
+          orDash(d.next_attempt_at)
+        ]),
+        "No deliveries."
+      )
+    )
+  }, withWebhooks)
+).pipe(Command.withDescription("The webhook's deliveries, newest first"))
+
+const webhookResend = Command.make(
+  "resend",
+  { id: Input.id("id", "webhook"), event: Input.id("event", "event") },
+  Effect.fn("Cli.webhookResend")(function* ({ id, event }) {
+    const deliveries = yield* WebhookDeliveries
+    yield* deliveries.resend(id, event)
+    yield* emit(
+      { event_id: event, state: "pending" as const },
+      (d) => `Event ${d.event_id} queued again for webhook ${id} (same webhook-id)`
+    )
+  }, withWebhooks)
+).pipe(
+  Command.withDescription(
+    "Queue an event of the webhook again, failed or delivered, with the same webhook-id"
+  )
+)
+
+export const webhook = Command.make("webhook").pipe(
+  Command.withDescription("Webhooks: lead events pushed to the organization's own systems"),
+  Command.withSubcommands([
+    webhookAdd,
+    webhookList,
+    webhookRemove,
+    webhookEnable,
+    webhookRotateSecret,
+    webhookDeliveries,
+    webhookResend
+  ])
+)
+
+/** Loaded when needed, like `serve`'s HTTP stack. */
+const layerWorker = Layer.unwrap(
+  Effect.promise(() => import("../WebhookWorker.ts")).pipe(Effect.map((worker) => worker.layerWorkerProcess))
+)
+
+export const worker = Command.make("worker", {}, () =>
+  Layer.launch(layerWorker).pipe(
+    Effect.onInterrupt(() =>
+      Effect.sync(() => {
+        process.exitCode = 0
+      })
+    )
+  )
+).pipe(Command.withDescription("Deliver webhooks without serving the API (serve runs the same worker)"))

@@ -1,0 +1,492 @@
+import { assert, it } from "@effect/vitest"
+import { Effect, Layer, type Scope } from "effect"
+import { TestClock } from "effect/testing"
+import { WebhookConfig, type WebhookConfigShape } from "../../src/Config.ts"
+import { LeadRepository } from "../../src/LeadRepository.ts"
+import { type ClaimRequest, WebhookDeliveries } from "../../src/WebhookDeliveries.ts"
+import { rotationGraceMillis, WebhookEndpoints } from "../../src/WebhookEndpoints.ts"
+import { WebhookMemory } from "../../src/WebhookMemory.ts"
+import { layerMemoryServices, layerPostgresServices, seed } from "../support/Client.ts"
+import { expectFailure, leadWrite, setClock } from "./Suite.ts"
+
+const config: WebhookConfigShape = {
+  allowPrivate: false,
+  timeoutMillis: 1000,
+  retrySchedule: [1000, 2000],
+  retentionDays: 30,
+  concurrency: 8,
+  concurrencyPerEndpoint: 2,
+  pollIntervalMillis: 1000,
+  workerInServe: true
+}
+
+const webhookLayers = Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer)
+const webhookLayersMemory = Layer.mergeAll(WebhookEndpoints.layerMemory, WebhookDeliveries.layerMemory).pipe(
+  Layer.provide(WebhookMemory.layer)
+)
+
+const variants = [
+  [
+    "memory",
+    webhookLayersMemory.pipe(
+      Layer.provideMerge(layerMemoryServices),
+      Layer.provide(Layer.succeed(WebhookConfig, config))
+    )
+  ],
+  [
+    "postgres",
+    webhookLayers.pipe(
+      Layer.provideMerge(layerPostgresServices),
+      Layer.provide(Layer.succeed(WebhookConfig, config))
+    )
+  ]
+] as const
+
+type Services = Layer.Success<(typeof variants)[0][1]> | Layer.Success<(typeof variants)[1][1]>
+
+/** One behaviour suite on both layers; each test gets its own store (claims are global) and TestClock. */
+const acrossLayers = (
+  suite: (
+    test: (name: string, self: () => Effect.Effect<void, unknown, Services | Scope.Scope>) => void
+  ) => void
+) => {
+  for (const [variant, services] of variants) {
+    suite((name, self) =>
+      it.live(`webhooks (${variant}): ${name}`, () =>
+        Effect.suspend(self).pipe(
+          Effect.provide(TestClock.layer()),
+          Effect.provide(services as Layer.Layer<Services>)
+        )
+      )
+    )
+  }
+}
+
+const claimAll: ClaimRequest = { limit: 100, perEndpoint: 100, excludeEndpoints: [], leaseMillis: 30_000 }
+
+const publicUrl = "https://93.184.216.34/hooks"
+
+let phone = 1000
+const lead = (fixture: { organizationId: string; originId: string }, input: { email?: string } = {}) =>
+  Effect.gen(function* () {
+    const leads = yield* LeadRepository
+    return yield* leads.createOrEnrich(
+      leadWrite(fixture, { nombre: "Ana Pérez", telefono: `+52 55 1234 ${phone++}`, ...input })
+    )
+  })
+
+acrossLayers((test) => {
+  test("adds an endpoint, shows its secret once and lists it without the secret", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const fixture = yield* seed()
+      const now = yield* setClock("2026-11-23T10:00:00.000Z")
+      const added = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created", "lead.enriched"]
+      })
+      assert.match(added.secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
+      assert.deepStrictEqual(added.endpoint, {
+        id: added.endpoint.id,
+        url: publicUrl,
+        events: ["lead.created", "lead.enriched"],
+        disabled: false,
+        createdAt: new Date(now)
+      })
+      const listed = yield* endpoints.list(fixture.organizationId)
+      assert.deepStrictEqual(listed, [added.endpoint])
+      assert.notInclude(JSON.stringify(listed), added.secret)
+      assert.deepStrictEqual(yield* endpoints.list((yield* seed()).organizationId), [])
+    }))
+
+  test("refuses URLs that are malformed, not https, or private, and unknown ids", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      const add = (url: string) =>
+        expectFailure(
+          endpoints.add({ organizationId: fixture.organizationId, url, events: ["lead.created"] })
+        )
+      const reasons = [] as Array<string>
+      for (const url of [
+        "nope",
+        "http://93.184.216.34/",
+        "https://127.0.0.1/",
+        "https://10.0.0.8/",
+        "https://[::ffff:192.168.0.1]/",
+        "https://169.254.169.254/latest"
+      ]) {
+        const error = yield* add(url)
+        assert.strictEqual(error._tag, "Rejected", url)
+        reasons.push(error.message)
+      }
+      assert.deepStrictEqual(reasons, [
+        "URL not allowed: the URL is malformed (expected an absolute URL such as https://example.com/hooks)",
+        "URL not allowed: the URL must use https://",
+        "URL not allowed: the host resolves to 127.0.0.1, a loopback address",
+        "URL not allowed: the host resolves to 10.0.0.8, a private address",
+        "URL not allowed: the host resolves to ::ffff:c0a8:1, a private address",
+        "URL not allowed: the host resolves to 169.254.169.254, a link-local address"
+      ])
+      assert.deepStrictEqual(yield* endpoints.list(fixture.organizationId), [])
+      const missing = crypto.randomUUID()
+      const unknownOrg = yield* expectFailure(
+        endpoints.add({ organizationId: missing, url: publicUrl, events: ["lead.created"] })
+      )
+      assert.strictEqual(unknownOrg.message, `unknown organization ${missing}`)
+      for (const failure of [
+        endpoints.remove(missing),
+        endpoints.enable(missing),
+        endpoints.rotateSecret(missing),
+        deliveries.list(missing, 10),
+        deliveries.resend(missing, missing)
+      ]) {
+        assert.strictEqual((yield* expectFailure(failure)).message, `unknown webhook ${missing}`)
+      }
+    }))
+
+  test("fans out only events committed after the endpoint was added, of its types and organization", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      const other = yield* seed()
+      yield* setClock("2026-11-23T10:00:00.000Z")
+      yield* lead(fixture)
+      const both = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created", "lead.enriched"]
+      })
+      const createdOnly = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: `${publicUrl}/created`,
+        events: ["lead.created"]
+      })
+      yield* TestClock.adjust("1 second")
+      const first = yield* lead(fixture)
+      yield* TestClock.adjust("1 second")
+      const leads = yield* LeadRepository
+      yield* leads.createOrEnrich(
+        leadWrite(
+          fixture,
+          { nombre: "Ana", telefono: "+52 55 1234 0001" },
+          { propertyId: fixture.propertyId }
+        )
+      )
+      yield* leads.createOrEnrich(
+        leadWrite(fixture, { nombre: "Ana", telefono: "+52 55 1234 0001", email: "a@b.co" })
+      )
+      yield* lead(other)
+
+      const toBoth = yield* deliveries.list(both.endpoint.id, 50)
+      assert.deepStrictEqual(
+        toBoth.map((d) => [d.type, d.state, d.attempts, d.last_status, d.last_attempt_at]),
+        [
+          ["lead.enriched", "pending", 0, null, null],
+          ["lead.created", "pending", 0, null, null],
+          ["lead.created", "pending", 0, null, null]
+        ]
+      )
+      assert.deepStrictEqual(
+        (yield* deliveries.list(createdOnly.endpoint.id, 50)).map((d) => d.type),
+        ["lead.created", "lead.created"]
+      )
+      assert.deepStrictEqual((yield* deliveries.list(both.endpoint.id, 1)).length, 1)
+
+      const claimed = yield* deliveries.claim(claimAll)
+      assert.strictEqual(claimed.length, 5)
+      const created = claimed.find(
+        (c) => c.endpointId === both.endpoint.id && c.event.leadId === first.leadId
+      )!
+      assert.deepStrictEqual(created.event.lead, {
+        nombre: "Ana Pérez",
+        telefono: created.event.lead.telefono,
+        email: null,
+        property_id: null,
+        assignee_id: first.assigneeId
+      })
+      assert.strictEqual(created.event.organizationId, fixture.organizationId)
+      assert.strictEqual(created.event.origin.id, fixture.originId)
+      assert.deepStrictEqual(created.secrets, [both.secret])
+      assert.deepStrictEqual(created.attempt, 1)
+      assert.strictEqual(created.url, publicUrl)
+    }))
+
+  test("leases a claimed delivery: nobody else gets it until the lease ends", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      yield* setClock("2026-11-23T10:00:00.000Z")
+      const endpoint = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created"]
+      })
+      yield* lead(fixture)
+      const [first, ...rest] = yield* deliveries.claim(claimAll)
+      assert.strictEqual(rest.length, 0)
+      assert.deepStrictEqual(yield* deliveries.claim(claimAll), [])
+      yield* TestClock.adjust("31 seconds")
+      const [again] = yield* deliveries.claim(claimAll)
+      assert.strictEqual(again!.event.eventId, first!.event.eventId)
+      assert.strictEqual(again!.attempt, 2)
+      assert.isFalse(
+        yield* deliveries.record(first!, {
+          _tag: "Delivered",
+          status: 200,
+          attemptedAt: Date.parse("2026-11-23T10:00:01Z")
+        })
+      )
+      yield* deliveries.release(first!)
+      assert.deepStrictEqual(yield* deliveries.claim(claimAll), [])
+      yield* deliveries.release(again!)
+      const [released] = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual([released!.event.eventId, released!.attempt], [first!.event.eventId, 3])
+      yield* deliveries.release(released!)
+      const [reclaimed] = yield* deliveries.claim(claimAll)
+      assert.isFalse(
+        yield* deliveries.record(released!, {
+          _tag: "Delivered",
+          status: 200,
+          attemptedAt: yield* TestClockNow
+        })
+      )
+      assert.isTrue(
+        yield* deliveries.record(reclaimed!, {
+          _tag: "Delivered",
+          status: 204,
+          attemptedAt: yield* TestClockNow
+        })
+      )
+      const [row] = yield* deliveries.list(endpoint.endpoint.id, 10)
+      assert.deepStrictEqual(row, {
+        event_id: first!.event.eventId,
+        type: "lead.created",
+        state: "delivered",
+        attempts: 4,
+        last_status: 204,
+        last_attempt_at: "2026-11-23T10:00:31.000Z",
+        next_attempt_at: null
+      })
+      assert.deepStrictEqual(yield* deliveries.claim(claimAll), [])
+    }))
+
+  test("schedules a retry, fails when the schedule is spent, and resends with the same event id", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      const now = yield* setClock("2026-11-23T10:00:00.000Z")
+      const endpoint = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created"]
+      })
+      yield* lead(fixture)
+      const [first] = yield* deliveries.claim(claimAll)
+      assert.isTrue(
+        yield* deliveries.record(first!, {
+          _tag: "Failed",
+          status: 500,
+          error: "HTTP 500",
+          attemptedAt: now,
+          retryAt: now + 5000,
+          disableEndpoint: false
+        })
+      )
+      assert.deepStrictEqual((yield* deliveries.list(endpoint.endpoint.id, 1))[0], {
+        event_id: first!.event.eventId,
+        type: "lead.created",
+        state: "pending",
+        attempts: 1,
+        last_status: 500,
+        last_attempt_at: "2026-11-23T10:00:00.000Z",
+        next_attempt_at: "2026-11-23T10:00:05.000Z"
+      })
+      assert.deepStrictEqual(yield* deliveries.claim(claimAll), [])
+      yield* TestClock.adjust("5 seconds")
+      const [second] = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual([second!.attempt, second!.failures], [2, 1])
+      yield* deliveries.record(second!, {
+        _tag: "Failed",
+        status: null,
+        error: "timed out",
+        attemptedAt: now + 5000,
+        retryAt: undefined,
+        disableEndpoint: false
+      })
+      const [failed] = yield* deliveries.list(endpoint.endpoint.id, 1)
+      assert.deepStrictEqual(
+        [failed!.state, failed!.last_status, failed!.next_attempt_at],
+        ["failed", null, null]
+      )
+      assert.deepStrictEqual(yield* deliveries.pending(), { count: 0, oldestCreatedAt: null })
+
+      yield* deliveries.resend(endpoint.endpoint.id, first!.event.eventId)
+      const [resent] = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual(
+        [resent!.event.eventId, resent!.attempt, resent!.failures],
+        [first!.event.eventId, 3, 0]
+      )
+      const unknown = crypto.randomUUID()
+      assert.strictEqual(
+        (yield* expectFailure(deliveries.resend(endpoint.endpoint.id, unknown))).message,
+        `unknown event ${unknown}`
+      )
+    }))
+
+  test("410 disables the endpoint: its deliveries wait until it is enabled, others go on", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      const now = yield* setClock("2026-11-23T10:00:00.000Z")
+      const gone = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created"]
+      })
+      const healthy = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: `${publicUrl}/2`,
+        events: ["lead.created"]
+      })
+      yield* lead(fixture)
+      yield* lead(fixture)
+      const claimed = yield* deliveries.claim({ ...claimAll, perEndpoint: 1 })
+      assert.strictEqual(claimed.length, 2)
+      const toGone = claimed.find((c) => c.endpointId === gone.endpoint.id)!
+      yield* deliveries.record(toGone, {
+        _tag: "Failed",
+        status: 410,
+        error: "HTTP 410",
+        attemptedAt: now,
+        retryAt: undefined,
+        disableEndpoint: true
+      })
+      assert.deepStrictEqual(
+        new Map((yield* endpoints.list(fixture.organizationId)).map((e) => [e.id, e.disabled])),
+        new Map([
+          [gone.endpoint.id, true],
+          [healthy.endpoint.id, false]
+        ])
+      )
+      yield* lead(fixture)
+      const next = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual(
+        next.map((c) => c.endpointId),
+        [healthy.endpoint.id, healthy.endpoint.id]
+      )
+      assert.strictEqual((yield* deliveries.list(gone.endpoint.id, 10)).length, 2)
+      assert.deepStrictEqual((yield* endpoints.enable(gone.endpoint.id)).disabled, false)
+      const resumed = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual(
+        resumed.map((c) => c.endpointId),
+        [gone.endpoint.id]
+      )
+    }))
+
+  test("bounds claims per endpoint and in total, and skips excluded endpoints", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      yield* setClock("2026-11-23T10:00:00.000Z")
+      const a = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created"]
+      })
+      const b = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: `${publicUrl}/b`,
+        events: ["lead.created"]
+      })
+      for (let i = 0; i < 4; i++) yield* lead(fixture)
+      const excluded = yield* deliveries.claim({
+        ...claimAll,
+        excludeEndpoints: [a.endpoint.id],
+        perEndpoint: 3
+      })
+      assert.deepStrictEqual(
+        excluded.map((c) => c.endpointId),
+        [b.endpoint.id, b.endpoint.id, b.endpoint.id]
+      )
+      const limited = yield* deliveries.claim({ ...claimAll, limit: 2, perEndpoint: 1 })
+      assert.strictEqual(limited.length, 2)
+      assert.deepStrictEqual(
+        new Set(limited.map((c) => c.endpointId)),
+        new Set([a.endpoint.id, b.endpoint.id])
+      )
+      assert.deepStrictEqual((yield* deliveries.pending()).count, 8)
+    }))
+
+  test("signs with the old and new secret for 24 hours after a rotation", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      yield* setClock("2026-11-23T10:00:00.000Z")
+      const added = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created"]
+      })
+      const rotated = yield* endpoints.rotateSecret(added.endpoint.id)
+      assert.notStrictEqual(rotated.secret, added.secret)
+      assert.strictEqual(rotated.id, added.endpoint.id)
+      yield* lead(fixture)
+      const [during] = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual(during!.secrets, [added.secret, rotated.secret])
+      yield* TestClock.adjust(rotationGraceMillis)
+      yield* lead(fixture)
+      const after = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual(
+        after.map((c) => c.secrets),
+        [[rotated.secret], [rotated.secret]]
+      )
+    }))
+
+  test("removing an endpoint removes its deliveries; prune keeps pending work", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      const now = yield* setClock("2026-11-23T10:00:00.000Z")
+      const kept = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created"]
+      })
+      const removed = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: `${publicUrl}/x`,
+        events: ["lead.created"]
+      })
+      yield* lead(fixture)
+      yield* lead(fixture)
+      yield* endpoints.remove(removed.endpoint.id)
+      assert.strictEqual(
+        (yield* expectFailure(deliveries.list(removed.endpoint.id, 5)))._tag,
+        "UnknownEntity"
+      )
+      const claimed = yield* deliveries.claim({ ...claimAll, limit: 1 })
+      yield* deliveries.record(claimed[0]!, { _tag: "Delivered", status: 200, attemptedAt: now })
+      assert.deepStrictEqual(yield* deliveries.pending(), { count: 1, oldestCreatedAt: now })
+      const pruned = yield* deliveries.prune(now + 1)
+      assert.strictEqual(pruned.deliveries, 1)
+      assert.isAtLeast(pruned.events, 1)
+      assert.deepStrictEqual(
+        (yield* deliveries.list(kept.endpoint.id, 10)).map((d) => d.state),
+        ["pending"]
+      )
+      const [left] = yield* deliveries.claim(claimAll)
+      assert.strictEqual(left!.endpointId, kept.endpoint.id)
+    }))
+})
+
+const TestClockNow = Effect.clockWith((clock) => clock.currentTimeMillis)
