@@ -31,7 +31,9 @@ export interface LeadDetail {
   readonly telefono: string | null
   readonly email: string | null
   readonly property_id: string | null
+  readonly property_codigo: string | null
   readonly assignee_id: string | null
+  readonly assignee_name: string | null
   readonly created_at: string
   readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: string }>
   readonly tasks: ReadonlyArray<{
@@ -119,12 +121,17 @@ export class LeadRepository extends Context.Service<
             telefono: string | null
             email: string | null
             property_id: string | null
+            property_codigo: string | null
             assignee_id: string | null
+            assignee_name: string | null
             created_at: Date
           }>`
             SELECT l.id, l.organization_id, o.label AS origin, l.nombre, l.telefono, l.email, l.property_id,
-                   l.assignee_id, l.created_at
-            FROM leads l JOIN origins o ON o.id = l.origin_id
+                   p.codigo AS property_codigo, l.assignee_id, a.name AS assignee_name, l.created_at
+            FROM leads l
+            JOIN origins o ON o.id = l.origin_id
+            LEFT JOIN properties p ON p.id = l.property_id
+            LEFT JOIN agents a ON a.id = l.assignee_id
             WHERE l.id = ${id}`.pipe(Effect.orDie)
           if (lead === undefined) return yield* new UnknownEntity({ entity: "lead", id })
           const [notes, tasks, events] = yield* Effect.all(
@@ -274,7 +281,11 @@ export class LeadRepository extends Context.Service<
             telefono: lead.telefono,
             email: lead.email,
             property_id: lead.propertyId,
+            property_codigo:
+              lead.propertyId === null ? null : (store.properties.get(lead.propertyId)?.codigo ?? null),
             assignee_id: lead.assigneeId,
+            assignee_name:
+              lead.assigneeId === null ? null : (store.agents.get(lead.assigneeId)?.name ?? null),
             created_at: iso(lead.createdAt),
             notes: store.notes
               .filter((n) => n.leadId === id)

@@ -7,6 +7,10 @@ import { withOperator } from "./Services.ts"
 
 const indent = (text: string) => text.replaceAll("\n", "\n    ")
 
+/** A name with its id in parentheses, or only the id (a name may be missing), or a dash. */
+const beside = (name: string | null, id: string | null) =>
+  id === null ? orDash(null) : name === null ? id : `${name} (${id})`
+
 const describeLead = (lead: LeadDetail) =>
   [
     `Lead ${lead.id}`,
@@ -14,8 +18,8 @@ const describeLead = (lead: LeadDetail) =>
     `  telefono:     ${orDash(lead.telefono)}`,
     `  email:        ${orDash(lead.email)}`,
     `  origin:       ${lead.origin}`,
-    `  property:     ${orDash(lead.property_id)}`,
-    `  assignee:     ${orDash(lead.assignee_id)}`,
+    `  property:     ${beside(lead.property_codigo, lead.property_id)}`,
+    `  assignee:     ${beside(lead.assignee_name, lead.assignee_id)}`,
     `  organization: ${lead.organization_id}`,
     `  created:      ${lead.created_at}`,
     "Notes:",
