@@ -196,6 +196,12 @@ export const describeDocument = (spec: Record<string, unknown>): Record<string, 
     ...tag,
     description: tag.description ?? tagDescriptions[String(tag.name)]
   }))
+  const schemes = (document.components as { securitySchemes?: Record<string, Json> } | undefined)
+    ?.securitySchemes
+  for (const scheme of Object.values(schemes ?? {})) {
+    scheme.description ??=
+      "The origin's API key, `Authorization: Bearer lk_live_…`: shown once when generated, one active key per origin."
+  }
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
       const name = `${method.toUpperCase()} ${path}`
