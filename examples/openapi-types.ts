@@ -435,7 +435,10 @@ export interface operations {
                  * @example true
                  */
                 "x-service-dry-run"?: "true";
-                /** @example form-4711 */
+                /**
+                 * @description Your own id for this lead (1 to 200 printable ASCII characters), so a retry is safe: for 24 hours after a success the same key with the same body answers the original response again (`replay: true`), per origin. Ignored (not even validated) in dry-run.
+                 * @example form-4711
+                 */
                 "idempotency-key"?: string;
             };
             path?: never;

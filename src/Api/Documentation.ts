@@ -179,6 +179,12 @@ export const tagDescriptions: Record<string, string> = {
   leads: "Deliver leads: create a lead or enrich the existing one with the same phone. Needs an API key."
 }
 
+/** For parameters whose generated schema lost its description (the idempotency key's is rewritten in src/Api.ts). */
+const parameterDescriptions: Record<string, string> = {
+  "idempotency-key":
+    "Your own id for this lead (1 to 200 printable ASCII characters), so a retry is safe: for 24 hours after a success the same key with the same body answers the original response again (`replay: true`), per origin. Ignored (not even validated) in dry-run."
+}
+
 const parameterExamples: Record<string, string> = {
   "x-service-dry-run": "true",
   "idempotency-key": "form-4711"
@@ -206,8 +212,9 @@ export const describeDocument = (spec: Record<string, unknown>): Record<string, 
     for (const [method, operation] of Object.entries(item)) {
       const name = `${method.toUpperCase()} ${path}`
       for (const parameter of (operation.parameters ?? []) as Array<Json & { schema?: Json }>) {
-        if (parameter.description === undefined && typeof parameter.schema?.description === "string") {
-          parameter.description = parameter.schema.description
+        if (parameter.description === undefined) {
+          const description = parameter.schema?.description ?? parameterDescriptions[String(parameter.name)]
+          if (typeof description === "string") parameter.description = description
         }
         const example = parameterExamples[String(parameter.name)]
         if (parameter.example === undefined && example !== undefined) parameter.example = example

@@ -347,6 +347,7 @@ pre{background:#0f172a;color:#e2e8f0;padding:.9rem 1rem;border-radius:6px;white-
 pre code{background:none;padding:0;color:inherit;font-size:1em}
 table{border-collapse:collapse;width:100%;margin:.5rem 0 1rem;font-size:.93rem}
 td,th{border:1px solid #e2e5ea;padding:.4rem .55rem;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td:not(:last-child){white-space:nowrap;overflow-wrap:normal}
 th{background:#f6f7f9}
 figure.example{margin:.5rem 0}figure.example figcaption{font-size:.9rem;font-weight:600}
 .muted{color:#64748b;font-weight:400}
@@ -357,8 +358,9 @@ figure.example{margin:.5rem 0}figure.example figcaption{font-size:.9rem;font-wei
 .operation{border:1px solid #e2e5ea;border-radius:8px;padding:.25rem 1.25rem 1rem;margin:1rem 0}
 .response{border-left:3px solid #e2e5ea;padding-left:.9rem;margin:.75rem 0}
 section.error{border:1px solid #e2e5ea;border-radius:8px;padding:.1rem 1.1rem .5rem;margin:.9rem 0}
-section:target,h2:target{background:#fff8db}
-@media (max-width:60rem){nav{position:static;width:auto;border-right:none;border-bottom:1px solid #e2e5ea}main{margin-left:0;padding:1rem}}
+section.error:target{background:#fffbea;border-color:#e5c452}
+.operation:target{border-color:#1f5fbf}
+@media (max-width:60rem){nav{position:static;width:auto;border-right:none;border-bottom:1px solid #e2e5ea}main{margin-left:0;padding:1rem}td:not(:last-child){white-space:normal;overflow-wrap:anywhere}}
 `
 
 /** Renders the page for an OpenAPI document produced by `openApiDocument`. */

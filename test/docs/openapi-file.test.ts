@@ -4,7 +4,7 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { describe, expect, it } from "vitest"
-import { outputs } from "../../scripts/openapi.ts"
+import { documentText, outputs } from "../../scripts/openapi.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const redocly = path.join(root, "node_modules", "@redocly", "cli", "bin", "cli.js")
@@ -65,5 +65,86 @@ describe("the committed contract files", () => {
     for (const tag of document.tags) delete tag.description
     const rules = new Set((await lint(JSON.stringify(document))).map((problem) => problem.ruleId))
     expect([...rules]).toEqual(expect.arrayContaining(["info-license", "tag-description"]))
+  })
+})
+
+describe("the document's completeness", () => {
+  const document = JSON.parse(documentText()) as {
+    info: Record<string, unknown>
+    servers: ReadonlyArray<{ url: string }>
+    tags: ReadonlyArray<{ name: string; description?: string }>
+    paths: Record<string, Record<string, Record<string, unknown>>>
+  }
+  const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({
+      name: `${method.toUpperCase()} ${path}`,
+      operation
+    }))
+  )
+
+  it("has a license, a server and a description for every tag", () => {
+    expect(document.info.license).toMatchObject({ name: expect.any(String), url: expect.any(String) })
+    expect(document.servers).toEqual([expect.objectContaining({ url: "http://127.0.0.1:8080" })])
+    for (const tag of document.tags) expect(tag.description, tag.name).toEqual(expect.any(String))
+  })
+
+  it("describes every parameter and every response header", () => {
+    for (const { name, operation } of operations) {
+      for (const parameter of (operation.parameters ?? []) as ReadonlyArray<Record<string, unknown>>) {
+        expect(parameter.description, `${name} ${parameter.name}`).toEqual(expect.stringMatching(/\w/))
+      }
+      for (const [status, response] of Object.entries(
+        operation.responses as Record<string, Record<string, unknown>>
+      )) {
+        for (const [header, spec] of Object.entries(
+          (response.headers ?? {}) as Record<string, { description?: string }>
+        )) {
+          expect(spec.description, `${name} ${status} ${header}`).toEqual(expect.stringMatching(/\w/))
+        }
+      }
+    }
+  })
+
+  it("has an example for every request body variant and for every response of every operation", () => {
+    const leads = document.paths["/v1/leads"]!.post!
+    const body = (
+      leads.requestBody as {
+        content: Record<string, { examples: Record<string, { value: Record<string, unknown> }> }>
+      }
+    ).content["application/json"]!
+    const references = Object.values(body.examples).map(
+      (example) => Object.keys((example.value.propiedad ?? {}) as object)[0] ?? "none"
+    )
+    expect(new Set(references)).toEqual(new Set(["codigo", "external_code", "id", "none"]))
+    for (const { name, operation } of operations) {
+      for (const [status, response] of Object.entries(
+        operation.responses as Record<string, Record<string, unknown>>
+      )) {
+        const contents = Object.entries((response.content ?? {}) as Record<string, { examples?: object }>)
+        expect(contents.length, `${name} ${status} has a body`).toBeGreaterThan(0)
+        for (const [mediaType, media] of contents) {
+          expect(Object.keys(media.examples ?? {}).length, `${name} ${status} ${mediaType}`).toBeGreaterThan(
+            0
+          )
+        }
+      }
+    }
+    const examplesOf = (status: string) =>
+      Object.values(
+        (
+          leads.responses as Record<
+            string,
+            { content: Record<string, { examples: Record<string, { value: unknown }> }> }
+          >
+        )[status]!.content["application/json"]!.examples
+      ).map((example) => example.value as Record<string, unknown>)
+    expect(examplesOf("201").map((value) => value.status)).toContain("created")
+    expect(examplesOf("200").map((value) => value.status)).toEqual(
+      expect.arrayContaining(["enriched", "dry_run"])
+    )
+    expect(examplesOf("409").map((value) => (value.error as { code: string }).code)).toEqual([
+      "idempotency_conflict",
+      "idempotency_in_progress"
+    ])
   })
 })
