@@ -39,6 +39,7 @@ export interface LeadDetail {
   readonly tasks: ReadonlyArray<{
     readonly kind: string
     readonly assignee_id: string | null
+    readonly assignee_name: string | null
     readonly due_at: string
   }>
   readonly events: ReadonlyArray<{ readonly type: string; readonly created_at: string }>
@@ -138,8 +139,10 @@ export class LeadRepository extends Context.Service<
             [
               sql<{ body: string; created_at: Date }>`
                 SELECT body, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`,
-              sql<{ kind: string; assignee_id: string | null; due_at: Date }>`
-                SELECT kind, assignee_id, due_at FROM lead_tasks WHERE lead_id = ${id} ORDER BY created_at, id`,
+              sql<{ kind: string; assignee_id: string | null; assignee_name: string | null; due_at: Date }>`
+                SELECT t.kind, t.assignee_id, a.name AS assignee_name, t.due_at
+                FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id
+                WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`,
               sql<{ type: string; created_at: Date }>`
                 SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`
             ],
@@ -149,7 +152,12 @@ export class LeadRepository extends Context.Service<
             ...lead,
             created_at: iso(lead.created_at),
             notes: notes.map((n) => ({ body: n.body, created_at: iso(n.created_at) })),
-            tasks: tasks.map((t) => ({ kind: t.kind, assignee_id: t.assignee_id, due_at: iso(t.due_at) })),
+            tasks: tasks.map((t) => ({
+              kind: t.kind,
+              assignee_id: t.assignee_id,
+              assignee_name: t.assignee_name,
+              due_at: iso(t.due_at)
+            })),
             events: events.map((e) => ({ type: e.type, created_at: iso(e.created_at) }))
           }
         }),
@@ -292,7 +300,12 @@ export class LeadRepository extends Context.Service<
               .map((n) => ({ body: n.body, created_at: iso(n.createdAt) })),
             tasks: store.tasks
               .filter((t) => t.leadId === id)
-              .map((t) => ({ kind: t.kind, assignee_id: t.assigneeId, due_at: iso(t.dueAt) })),
+              .map((t) => ({
+                kind: t.kind,
+                assignee_id: t.assigneeId,
+                assignee_name: t.assigneeId === null ? null : (store.agents.get(t.assigneeId)?.name ?? null),
+                due_at: iso(t.dueAt)
+              })),
             events: store.events
               .filter((e) => e.leadId === id)
               .map((e) => ({ type: e.type, created_at: iso(e.createdAt) }))

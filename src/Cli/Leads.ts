@@ -29,7 +29,9 @@ const describeLead = (lead: LeadDetail) =>
     "Tasks:",
     ...(lead.tasks.length === 0
       ? ["  (none)"]
-      : lead.tasks.map((task) => `  ${task.kind} for ${orDash(task.assignee_id)}, due ${task.due_at}`)),
+      : lead.tasks.map(
+          (task) => `  ${task.kind} for ${beside(task.assignee_name, task.assignee_id)}, due ${task.due_at}`
+        )),
     "Events:",
     ...(lead.events.length === 0
       ? ["  (none)"]

@@ -78,6 +78,9 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
     expect(shown.code, shown.stderr).toBe(0)
     expect(shown.stdout).toMatch(new RegExp(`property: +DEM-0001 \\(${before.property_id}\\)`))
     expect(shown.stdout).toMatch(new RegExp(`assignee: +Agente Demo \\(${before.assignee_id}\\)`))
+    expect(shown.stdout).toMatch(
+      new RegExp(`first_contact for Agente Demo \\(${before.assignee_id}\\), due `)
+    )
     expect(before).toMatchObject({
       id: leadId,
       nombre: "Ana López",

@@ -57,7 +57,12 @@ acrossLayers("LeadRepository", (it) => {
         created_at: iso(now),
         notes: [{ body: "Me interesa el depa\npresupuesto: 2500000\ncontado: true", created_at: iso(now) }],
         tasks: [
-          { kind: "first_contact", assignee_id: fixture.agentIds[0]!, due_at: iso(now + firstContactMillis) }
+          {
+            kind: "first_contact",
+            assignee_id: fixture.agentIds[0]!,
+            assignee_name: "Ana",
+            due_at: iso(now + firstContactMillis)
+          }
         ],
         events: [{ type: "lead.created", created_at: iso(now) }]
       })
