@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises"
 import { registerHooks } from "node:module"
 import * as path from "node:path"
-import { defaultServerUrl, openApiDocument } from "../src/Api/Document.ts"
+import { defaultServerUrl, openApiDocument } from "../src/Api/OpenApiDocument.ts"
 
 /**
  * Writes the contract files partners and the examples build on: `openapi.json` (the document a

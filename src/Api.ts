@@ -8,7 +8,6 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "effect/http-api"
-import { describeDocument } from "./Api/Documentation.ts"
 import {
   IdempotencyConflict,
   IdempotencyInProgress,
@@ -297,10 +296,7 @@ export class Api extends HttpApi.make("lead-intake")
       title: "Lead Intake API",
       version: "1.0.0",
       description:
-        "Server-to-server API that receives leads from outside systems (web forms, chatbots, automation tools, call centres) into an organization's CRM. Call it from a backend only: no CORS headers are ever sent.",
-      license: { name: "Proprietary", url: "http://127.0.0.1:8080/v1/docs#license" },
-      servers: [{ url: "http://127.0.0.1:8080", description: "A local server (npm start)" }],
-      transform: describeDocument
+        "Server-to-server API that receives leads from outside systems (web forms, chatbots, automation tools, call centres) into an organization's CRM. Call it from a backend only: no CORS headers are ever sent."
     })
   ) {}
 

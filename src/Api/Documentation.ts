@@ -135,8 +135,11 @@ export const errorExample = (code: ErrorCode, docsBase = `${exampleHost}/v1/docs
   }
 }
 
-const errorExamples = (status: number): Record<string, Example> | undefined => {
-  const codes = errorCodes.filter((code) => errorCatalog[code].status === status)
+/** The codes a response declares (`x-error-codes`), else every code with its status. */
+const errorExamples = (status: number, declared: unknown): Record<string, Example> | undefined => {
+  const codes = Array.isArray(declared)
+    ? errorCodes.filter((code) => declared.includes(code))
+    : errorCodes.filter((code) => errorCatalog[code].status === status)
   if (codes.length === 0) return undefined
   return Object.fromEntries(
     codes.map((code) => [code, { summary: errorCatalog[code].title, value: errorExample(code) }])
@@ -196,8 +199,11 @@ const successExamplesFor = (operation: string, status: string, mediaType: string
 }
 
 /** Adds examples, tag descriptions and parameter descriptions to the generated document. */
-export const describeDocument = (spec: Record<string, unknown>): Record<string, unknown> => {
-  const document = spec as Json & { paths?: Record<string, Record<string, Json>>; tags?: Array<Json> }
+export const describeDocument = <Spec extends object>(spec: Spec): Spec => {
+  const document = spec as unknown as Json & {
+    paths?: Record<string, Record<string, Json>>
+    tags?: Array<Json>
+  }
   document.tags = (document.tags ?? []).map((tag) => ({
     ...tag,
     description: tag.description ?? tagDescriptions[String(tag.name)]
@@ -229,12 +235,12 @@ export const describeDocument = (spec: Record<string, unknown>): Record<string, 
           if (media.examples !== undefined || media.example !== undefined) continue
           const examples =
             Number(status) >= 400
-              ? errorExamples(Number(status))
+              ? errorExamples(Number(status), response["x-error-codes"])
               : successExamplesFor(name, status, mediaType)
           if (examples !== undefined) media.examples = examples
         }
       }
     }
   }
-  return document
+  return spec
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs"
-import { openApiDocument } from "../Api/Document.ts"
 import { requestExamples } from "../Api/Documentation.ts"
+import { openApiDocument } from "../Api/OpenApiDocument.ts"
 import { errorCatalog, errorCodes } from "../Api.ts"
 import { Limits } from "../Domain/LeadRequest.ts"
 

@@ -1,14 +1,14 @@
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { openApiDocument } from "../Api/Document.ts"
+import { openApiDocument } from "../Api/OpenApiDocument.ts"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { docsPage } from "./Docs.ts"
 import { RequestContext } from "./RequestContext.ts"
 import { endpointList } from "./Routing.ts"
 
-export { openApiDocument } from "../Api/Document.ts"
+export { openApiDocument } from "../Api/OpenApiDocument.ts"
 
 export const layerPublicHandlers = HttpApiBuilder.group(
   Api,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { openApiDocument } from "../../src/Api/Document.ts"
+import { openApiDocument } from "../../src/Api/OpenApiDocument.ts"
 import { errorCodes } from "../../src/Api.ts"
 import { markdown, renderDocs } from "../../src/Http/Docs.ts"
 
