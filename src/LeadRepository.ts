@@ -35,12 +35,15 @@ export interface LeadDetail {
   readonly telefono: string | null
   readonly email: string | null
   readonly property_id: string | null
+  readonly property_codigo: string | null
   readonly assignee_id: string | null
+  readonly assignee_name: string | null
   readonly created_at: string
   readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: string }>
   readonly tasks: ReadonlyArray<{
     readonly kind: string
     readonly assignee_id: string | null
+    readonly assignee_name: string | null
     readonly due_at: string
   }>
   readonly events: ReadonlyArray<{ readonly type: string; readonly created_at: string }>
@@ -72,13 +75,16 @@ const LeadRow = Schema.Struct({
   telefono: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
   property_id: Schema.NullOr(Schema.String),
+  property_codigo: Schema.NullOr(Schema.String),
   assignee_id: Schema.NullOr(Schema.String),
+  assignee_name: Schema.NullOr(Schema.String),
   created_at: Schema.Date
 })
 const NoteRow = Schema.Struct({ body: Schema.String, created_at: Schema.Date })
 const TaskRow = Schema.Struct({
   kind: Schema.String,
   assignee_id: Schema.NullOr(Schema.String),
+  assignee_name: Schema.NullOr(Schema.String),
   due_at: Schema.Date
 })
 const EventRow = Schema.Struct({ type: Schema.String, created_at: Schema.Date })
@@ -135,8 +141,11 @@ export class LeadRepository extends Context.Service<
         Result: LeadRow,
         execute: (id) => sql`
           SELECT l.id, l.organization_id, o.label AS origin, l.nombre, l.telefono, l.email, l.property_id,
-                 l.assignee_id, l.created_at
-          FROM leads l JOIN origins o ON o.id = l.origin_id
+                 p.codigo AS property_codigo, l.assignee_id, a.name AS assignee_name, l.created_at
+          FROM leads l
+          JOIN origins o ON o.id = l.origin_id
+          LEFT JOIN properties p ON p.id = l.property_id
+          LEFT JOIN agents a ON a.id = l.assignee_id
           WHERE l.id = ${id}`
       })
       const findNotes = SqlSchema.findAll({
@@ -149,7 +158,10 @@ export class LeadRepository extends Context.Service<
         Request: Schema.String,
         Result: TaskRow,
         execute: (id) =>
-          sql`SELECT kind, assignee_id, due_at FROM lead_tasks WHERE lead_id = ${id} ORDER BY created_at, id`
+          sql`
+            SELECT t.kind, t.assignee_id, a.name AS assignee_name, t.due_at
+            FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id
+            WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`
       })
       const findEvents = SqlSchema.findAll({
         Request: Schema.String,
@@ -200,7 +212,12 @@ export class LeadRepository extends Context.Service<
             ...lead,
             created_at: iso(lead.created_at),
             notes: notes.map((n) => ({ body: n.body, created_at: iso(n.created_at) })),
-            tasks: tasks.map((t) => ({ kind: t.kind, assignee_id: t.assignee_id, due_at: iso(t.due_at) })),
+            tasks: tasks.map((t) => ({
+              kind: t.kind,
+              assignee_id: t.assignee_id,
+              assignee_name: t.assignee_name,
+              due_at: iso(t.due_at)
+            })),
             events: events.map((e) => ({ type: e.type, created_at: iso(e.created_at) }))
           }
         }),
@@ -318,14 +335,23 @@ export class LeadRepository extends Context.Service<
             telefono: lead.telefono,
             email: lead.email,
             property_id: lead.propertyId,
+            property_codigo:
+              lead.propertyId === null ? null : (store.properties.get(lead.propertyId)?.codigo ?? null),
             assignee_id: lead.assigneeId,
+            assignee_name:
+              lead.assigneeId === null ? null : (store.agents.get(lead.assigneeId)?.name ?? null),
             created_at: iso(lead.createdAt),
             notes: store.notes
               .filter((n) => n.leadId === id)
               .map((n) => ({ body: n.body, created_at: iso(n.createdAt) })),
             tasks: store.tasks
               .filter((t) => t.leadId === id)
-              .map((t) => ({ kind: t.kind, assignee_id: t.assigneeId, due_at: iso(t.dueAt) })),
+              .map((t) => ({
+                kind: t.kind,
+                assignee_id: t.assigneeId,
+                assignee_name: t.assigneeId === null ? null : (store.agents.get(t.assigneeId)?.name ?? null),
+                due_at: iso(t.dueAt)
+              })),
             events: store.events
               .filter((e) => e.leadId === id)
               .map((e) => ({ type: e.type, created_at: iso(e.createdAt) }))

@@ -25,6 +25,7 @@ import { SqlClient } from "effect/sql"
 import packageJson from "../package.json" with { type: "json" }
 import { routeTable } from "./Api/Routes.ts"
 import { AppConfig } from "./Config.ts"
+import { logListening } from "./Listening.ts"
 import * as Metrics from "./Observability/Metrics.ts"
 import { applicationName, instanceId } from "./Sql.ts"
 
@@ -188,7 +189,7 @@ const layerPrometheus = Layer.unwrap(
             })
         )
         const host = config.host.includes(":") ? `[${config.host}]` : config.host
-        yield* Effect.logInfo("metrics").pipe(Effect.annotateLogs({ url: `http://${host}:${port}/metrics` }))
+        yield* logListening("metrics", `http://${host}:${port}/metrics`)
       })
     )
   })

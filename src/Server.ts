@@ -5,6 +5,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { AppConfig } from "./Config.ts"
 import { layerApp } from "./Http/App.ts"
 import { layerJanitor } from "./Janitor.ts"
+import { logListening } from "./Listening.ts"
 import * as Observability from "./Observability.ts"
 import { layerServices } from "./Services.ts"
 import * as Sql from "./Sql.ts"
@@ -42,15 +43,13 @@ const announce = Layer.effectDiscard(
     const port = "port" in server.address ? server.address.port : config.port
     const host = config.host.includes(":") ? `[${config.host}]` : config.host
     const url = `http://${host}:${port}`
-    yield* Effect.logInfo("listening").pipe(
-      Effect.annotateLogs({ url, public_url: config.publicBaseUrl, database: database.description })
-    )
+    yield* logListening("api", url, { public_url: config.publicBaseUrl, database: database.description })
     yield* Effect.addFinalizer(() => Effect.logInfo("stopping"))
   })
 )
 
 /** The whole service: API on the listener, PostgreSQL (embedded unless DATABASE_URL), migrations applied. */
-export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true }).pipe(
+export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.merge(announce),
   Layer.merge(Observability.layerPoolMetrics),
   Layer.merge(layerJanitor),

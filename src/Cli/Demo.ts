@@ -1,11 +1,13 @@
-import { Effect } from "effect"
-import { Command } from "effect/cli"
+import { Effect, Option } from "effect"
+import { Command, Flag } from "effect/cli"
 import { CaptureRules } from "../CaptureRules.ts"
 import { AppConfig } from "../Config.ts"
 import { KeyStore } from "../KeyStore.ts"
 import { Organizations } from "../Organizations.ts"
 import { PropertyCatalog } from "../PropertyCatalog.ts"
+import * as Input from "./Input.ts"
 import { emit } from "./Output.ts"
+import { layerOverrides } from "./Serve.ts"
 import { withOperator } from "./Services.ts"
 
 const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
@@ -18,81 +20,108 @@ const sampleLead = (codigo: string) => ({
   propiedad: { codigo }
 })
 
+/** How to start a server that answers where the printed lines say. */
+const serveCommand = (port: Option.Option<number>, host: Option.Option<string>) =>
+  Option.isNone(port) && Option.isNone(host)
+    ? "npm start"
+    : [
+        "npx lead-intake serve",
+        ...Option.toArray(Option.map(port, (p) => `--port ${p}`)),
+        ...Option.toArray(Option.map(host, (h) => `--host ${h}`))
+      ].join(" ")
+
 export const demo = Command.make(
   "demo",
-  {},
-  Effect.fn("Cli.demo")(function* () {
-    const config = yield* AppConfig
-    const organizations = yield* Organizations
-    const rules = yield* CaptureRules
-    const keys = yield* KeyStore
-    const catalog = yield* PropertyCatalog
-    const organization = yield* organizations.create({ name: "Inmobiliaria Demo", country: "MX" })
-    const agent = yield* rules.addAgent({ organizationId: organization.id, name: "Agente Demo" })
-    const origin = yield* keys.createOrigin({
-      organizationId: organization.id,
-      label: "sitio-web",
-      rateLimit: 60
-    })
-    const rule = yield* rules.addRule({
-      organizationId: organization.id,
-      originId: null,
-      propertyId: null,
-      agentIds: [agent.id],
-      roundRobin: false,
-      priority: 100
-    })
-    const properties = [
-      yield* catalog.add({
-        organizationId: organization.id,
-        codigo: "DEM-0001",
-        externalCode: "CASA-CENTRO",
-        archived: false
-      }),
-      yield* catalog.add({
-        organizationId: organization.id,
-        codigo: "DEM-0002",
-        externalCode: "DEPTO-NORTE",
-        archived: false
-      })
-    ]
-    const curl = [
-      `curl -sS -X POST ${config.publicBaseUrl}/v1/leads`,
-      `-H ${shellQuote(`Authorization: Bearer ${origin.key}`)}`,
-      `-H 'Content-Type: application/json'`,
-      `-d ${shellQuote(JSON.stringify(sampleLead(properties[0]!.codigo)))}`
-    ].join(" ")
-    yield* emit(
-      {
-        organization_id: organization.id,
-        agent_id: agent.id,
-        rule_id: rule.id,
-        origin_id: origin.id,
-        label: origin.label,
-        key: origin.key,
-        prefix: origin.prefix,
-        properties,
-        curl
-      },
-      (d) =>
-        [
-          `Demo organization "${organization.name}": ${d.organization_id}`,
-          `Agent "${agent.name}" (${d.agent_id}) gets every new lead (rule ${d.rule_id})`,
-          `Properties: ${d.properties.map((p) => `${p.codigo} (${p.id})`).join(", ")}`,
-          `Origin "${d.label}": ${d.origin_id}`,
-          `Key (shown this once): ${d.key}`,
-          "",
-          "With the server running (npm start), send a lead:",
-          `  ${d.curl}`,
-          "",
-          "Then look at it:",
-          `  npx lead-intake requests --origin ${d.origin_id}`,
-          `  npx lead-intake lead list --org ${d.organization_id}`
-        ].join("\n")
+  {
+    port: Input.integer("port", 1, 65535).pipe(
+      Flag.withDescription("The port the server listens on (PORT), for the printed URL"),
+      Flag.optional
+    ),
+    host: Input.text("host").pipe(
+      Flag.withDescription("The address the server listens on (HOST), for the printed URL"),
+      Flag.optional
     )
-  }, withOperator)
+  },
+  ({ port, host }) =>
+    demoSetup(serveCommand(port, host)).pipe(
+      Effect.provide(layerOverrides({ PORT: Option.map(port, String), HOST: host }))
+    )
 ).pipe(
   Command.withDescription(
-    "Create a demo organization, agent, capture rule, origin with key and two properties; print a ready curl line"
+    "Create a demo organization, agent, capture rule, origin with key and two properties; print a ready curl line for the server's URL (PUBLIC_BASE_URL, or --port/--host, PORT/HOST)"
   )
 )
+
+const demoSetup = Effect.fn("Cli.demo")(function* (serve: string) {
+  const config = yield* AppConfig
+  const organizations = yield* Organizations
+  const rules = yield* CaptureRules
+  const keys = yield* KeyStore
+  const catalog = yield* PropertyCatalog
+  const organization = yield* organizations.create({ name: "Inmobiliaria Demo", country: "MX" })
+  const agent = yield* rules.addAgent({ organizationId: organization.id, name: "Agente Demo" })
+  const origin = yield* keys.createOrigin({
+    organizationId: organization.id,
+    label: "sitio-web",
+    rateLimit: 60
+  })
+  const rule = yield* rules.addRule({
+    organizationId: organization.id,
+    originId: null,
+    propertyId: null,
+    agentIds: [agent.id],
+    roundRobin: false,
+    priority: 100
+  })
+  const properties = [
+    yield* catalog.add({
+      organizationId: organization.id,
+      codigo: "DEM-0001",
+      externalCode: "CASA-CENTRO",
+      archived: false
+    }),
+    yield* catalog.add({
+      organizationId: organization.id,
+      codigo: "DEM-0002",
+      externalCode: "DEPTO-NORTE",
+      archived: false
+    })
+  ]
+  const curl = [
+    `curl -sS -X POST ${config.publicBaseUrl}/v1/leads`,
+    `-H ${shellQuote(`Authorization: Bearer ${origin.key}`)}`,
+    `-H 'Content-Type: application/json'`,
+    `-d ${shellQuote(JSON.stringify(sampleLead(properties[0]!.codigo)))}`
+  ].join(" ")
+  yield* emit(
+    {
+      organization_id: organization.id,
+      agent_id: agent.id,
+      rule_id: rule.id,
+      origin_id: origin.id,
+      label: origin.label,
+      key: origin.key,
+      prefix: origin.prefix,
+      properties,
+      url: config.publicBaseUrl,
+      docs: `${config.publicBaseUrl}/v1/docs`,
+      curl
+    },
+    (d) =>
+      [
+        `Demo organization "${organization.name}": ${d.organization_id}`,
+        `Agent "${agent.name}" (${d.agent_id}) gets every new lead (rule ${d.rule_id})`,
+        `Properties: ${d.properties.map((p) => `${p.codigo} (${p.id})`).join(", ")}`,
+        `Origin "${d.label}": ${d.origin_id}`,
+        `Key (shown this once): ${d.key}`,
+        "",
+        `With the server running (${serve}) on ${d.url}, send a lead:`,
+        `  ${d.curl}`,
+        "",
+        "Then look at it:",
+        `  npx lead-intake requests --origin ${d.origin_id}`,
+        `  npx lead-intake lead list --org ${d.organization_id}`,
+        `Documentation: ${d.docs}`
+      ].join("\n")
+  )
+}, withOperator)

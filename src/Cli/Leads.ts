@@ -9,6 +9,10 @@ import { withOperator } from "./Services.ts"
 
 const indent = (text: string) => text.replaceAll("\n", "\n    ")
 
+/** A name with its id in parentheses, or only the id (a name may be missing), or a dash. */
+const beside = (name: string | null, id: string | null) =>
+  id === null ? orDash(null) : name === null ? id : `${name} (${id})`
+
 const describeLead = (lead: LeadDetail & { readonly erased_at: string | null }) =>
   [
     lead.erased_at === null
@@ -18,8 +22,8 @@ const describeLead = (lead: LeadDetail & { readonly erased_at: string | null }) 
     `  telefono:     ${orDash(lead.telefono)}`,
     `  email:        ${orDash(lead.email)}`,
     `  origin:       ${lead.origin}`,
-    `  property:     ${orDash(lead.property_id)}`,
-    `  assignee:     ${orDash(lead.assignee_id)}`,
+    `  property:     ${beside(lead.property_codigo, lead.property_id)}`,
+    `  assignee:     ${beside(lead.assignee_name, lead.assignee_id)}`,
     `  organization: ${lead.organization_id}`,
     `  created:      ${lead.created_at}`,
     "Notes:",
@@ -29,7 +33,9 @@ const describeLead = (lead: LeadDetail & { readonly erased_at: string | null }) 
     "Tasks:",
     ...(lead.tasks.length === 0
       ? ["  (none)"]
-      : lead.tasks.map((task) => `  ${task.kind} for ${orDash(task.assignee_id)}, due ${task.due_at}`)),
+      : lead.tasks.map(
+          (task) => `  ${task.kind} for ${beside(task.assignee_name, task.assignee_id)}, due ${task.due_at}`
+        )),
     "Events:",
     ...(lead.events.length === 0
       ? ["  (none)"]

@@ -7,7 +7,7 @@ import { emit } from "./Output.ts"
 import { layerLogLevel } from "./Services.ts"
 
 /** Flags win over `PORT`/`HOST`, and go through the same validation as the variables. */
-const layerOverrides = (overrides: Record<string, Option.Option<string>>) =>
+export const layerOverrides = (overrides: Record<string, Option.Option<string>>) =>
   ConfigProvider.layerAdd(
     ConfigProvider.fromUnknown(
       Object.fromEntries(

@@ -1,16 +1,14 @@
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
-import { HttpApiBuilder, OpenApi } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
+import { openApiDocument } from "../Api/OpenApiDocument.ts"
 import { endpointList } from "../Api/Routes.ts"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { docsPage } from "./Docs.ts"
 import { RequestContext } from "./RequestContext.ts"
 
-export const openApiDocument = (publicBaseUrl: string) => ({
-  ...OpenApi.fromApi(Api),
-  servers: [{ url: publicBaseUrl }]
-})
+export { openApiDocument } from "../Api/OpenApiDocument.ts"
 
 export const layerPublicHandlers = HttpApiBuilder.group(
   Api,
@@ -18,7 +16,7 @@ export const layerPublicHandlers = HttpApiBuilder.group(
   Effect.fn(function* (handlers) {
     const config = yield* AppConfig
     const document = JSON.stringify(openApiDocument(config.publicBaseUrl))
-    const page = docsPage(config.publicBaseUrl, endpointList)
+    const page = docsPage(config.publicBaseUrl)
     return handlers
       .handle("index", () =>
         Effect.map(Effect.service(RequestContext), (context) => ({

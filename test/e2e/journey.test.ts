@@ -121,7 +121,9 @@ describe("the operator's journey: CLI and server as separate processes on one da
       "¿Sigue disponible?",
       "presupuesto: 2500000"
     ])
-    expect(lead.tasks).toEqual([{ kind: "first_contact", assignee_id: agent.id, due_at: expect.any(String) }])
+    expect(lead.tasks).toEqual([
+      { kind: "first_contact", assignee_id: agent.id, assignee_name: "Ana", due_at: expect.any(String) }
+    ])
     expect(lead.events.map((event: { type: string }) => event.type)).toEqual([
       "lead.created",
       "lead.enriched"

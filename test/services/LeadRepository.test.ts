@@ -52,11 +52,18 @@ acrossLayers("LeadRepository", (it) => {
         telefono: "+52 55 1234 5678",
         email: "ana@example.com",
         property_id: fixture.propertyId,
+        property_codigo: "ABC-1234",
         assignee_id: fixture.agentIds[0]!,
+        assignee_name: "Ana",
         created_at: iso(now),
         notes: [{ body: "Me interesa el depa\npresupuesto: 2500000\ncontado: true", created_at: iso(now) }],
         tasks: [
-          { kind: "first_contact", assignee_id: fixture.agentIds[0]!, due_at: iso(now + firstContactMillis) }
+          {
+            kind: "first_contact",
+            assignee_id: fixture.agentIds[0]!,
+            assignee_name: "Ana",
+            due_at: iso(now + firstContactMillis)
+          }
         ],
         events: [{ type: "lead.created", created_at: iso(now) }]
       })

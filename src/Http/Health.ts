@@ -1,0 +1,70 @@
+import { Duration, Effect, Layer } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { SqlClient } from "effect/sql"
+import { migrations } from "../../migrations/index.ts"
+
+/** A probe must answer before a load balancer's or kubelet's own timeout (commonly 1-5 s). */
+export const readinessTimeout = Duration.seconds(2)
+
+const expectedMigrations = Object.keys(migrations).map((name) => ({ id: Number(name.slice(0, 4)), name }))
+
+export interface Readiness {
+  readonly status: "ready" | "not_ready"
+  readonly database: "ok" | "unreachable"
+  readonly migrations: { readonly applied: number; readonly pending: ReadonlyArray<string> }
+}
+
+/** The database answers within the timeout and every migration this build knows is applied. */
+export const readiness = Effect.fn("Health.readiness")(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const applied = yield* sql<{ migration_id: number }>`SELECT migration_id FROM schema_migrations`.pipe(
+    Effect.map((rows) => new Set(rows.map((row) => Number(row.migration_id)))),
+    Effect.catchIf(
+      (error) => (error.reason.cause as { code?: string } | undefined)?.code === "42P01",
+      () => Effect.succeed(new Set<number>())
+    ),
+    Effect.timeoutOrElse({ duration: readinessTimeout, orElse: () => Effect.fail("timeout" as const) }),
+    Effect.option
+  )
+  if (applied._tag === "None") {
+    return {
+      status: "not_ready",
+      database: "unreachable",
+      migrations: { applied: 0, pending: expectedMigrations.map((m) => m.name) }
+    } satisfies Readiness
+  }
+  const pending = expectedMigrations.filter((m) => !applied.value.has(m.id)).map((m) => m.name)
+  return {
+    status: pending.length === 0 ? "ready" : "not_ready",
+    database: "ok",
+    migrations: { applied: expectedMigrations.length - pending.length, pending }
+  } satisfies Readiness
+})
+
+const noStore = { "cache-control": "no-store" }
+
+/**
+ * `GET /healthz`: the process is up and serving (liveness; never touches the database).
+ * `GET /readyz`: 200 when the database answers and the schema is current, 503 otherwise (readiness).
+ */
+export const layerHealthRoutes = Layer.mergeAll(
+  HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }, { headers: noStore })),
+  HttpRouter.use((router) =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* router.add(
+        "GET",
+        "/readyz",
+        readiness().pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.map((result) =>
+            HttpServerResponse.jsonUnsafe(result, {
+              status: result.status === "ready" ? 200 : 503,
+              headers: noStore
+            })
+          )
+        )
+      )
+    })
+  )
+)
