@@ -137,7 +137,7 @@ const suite = (it: {
           origin_id: fixture.originId,
           idempotency_key: slot.key,
           status: 201,
-          reply: { lead_id: leadId, status: "created", lead_url: `${dashboardUrl}/leads/${leadId}` },
+          reply: { lead_id: leadId, status: "created" },
           completed_at: iso(createdAt)
         }
       ])
