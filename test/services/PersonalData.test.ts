@@ -6,7 +6,7 @@ import { LeadRepository } from "../../src/LeadRepository.ts"
 import { PersonalData } from "../../src/PersonalData.ts"
 import { RequestLog } from "../../src/RequestLog.ts"
 import { type Fixture, layerMemoryServices, layerPostgresServices, seed } from "../support/Client.ts"
-import { dashboardUrl, expectFailure, leadWrite, type Services, setClock } from "./Suite.ts"
+import { expectFailure, leadWrite, type Services, setClock } from "./Suite.ts"
 
 type All = Services | PersonalData
 
