@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config"
+
+/** The console driven in a real Chromium (Debian's /usr/bin/chromium) against real `serve` processes. */
+export default defineConfig({
+  test: {
+    include: ["test/browser/**/*.test.ts"],
+    globalSetup: ["test/support/globalSetup.ts"],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    pool: "forks",
+    fileParallelism: false,
+    reporters: ["default", "./test/support/summaryReporter.ts"]
+  }
+})
