@@ -20,6 +20,9 @@ export interface AppConfigShape {
   readonly logLevel: LogLevel.LogLevel
   readonly metricsPort: Option.Option<number>
   readonly databasePoolSize: number
+  readonly adminHost: string
+  /** None when `ADMIN_PORT=off`: no console listener. */
+  readonly adminPort: Option.Option<number>
 }
 
 const HttpUrl = Schema.String.check(
@@ -51,11 +54,17 @@ export const appConfig = Config.all({
   databasePoolSize: Config.schema(
     Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })),
     "DATABASE_POOL_SIZE"
-  ).pipe(Config.withDefault(16))
+  ).pipe(Config.withDefault(16)),
+  adminHost: Config.schema(NonEmpty, "ADMIN_HOST").pipe(Config.withDefault("127.0.0.1")),
+  adminPort: Config.schema(
+    Schema.Union([Schema.Literal("off"), Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 }))]),
+    "ADMIN_PORT"
+  ).pipe(Config.withDefault(8081))
 }).pipe(
   Config.map(
     (raw): AppConfigShape => ({
       ...raw,
+      adminPort: raw.adminPort === "off" ? Option.none() : Option.some(raw.adminPort),
       publicBaseUrl: Option.getOrElse(raw.publicBaseUrl, () => `http://${urlHost(raw.host)}:${raw.port}`)
     })
   )

@@ -4,6 +4,7 @@ import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import packageJson from "../../package.json" with { type: "json" }
 import { demo } from "./Demo.ts"
 import { lead } from "./Leads.ts"
+import { operator } from "./Operators.ts"
 import { agent, org, rule } from "./Organizations.ts"
 import { key, origin } from "./Origins.ts"
 import { Json } from "./Output.ts"
@@ -15,7 +16,20 @@ const programName = "lead-intake"
 
 export const cli = Command.make(programName).pipe(
   Command.withDescription("Lead Intake API: the server and its operator commands"),
-  Command.withSubcommands([serve, migrate, org, agent, rule, origin, key, property, requests, lead, demo]),
+  Command.withSubcommands([
+    serve,
+    migrate,
+    org,
+    agent,
+    rule,
+    origin,
+    key,
+    property,
+    requests,
+    lead,
+    operator,
+    demo
+  ]),
   Command.withGlobalFlags([Json])
 )
 

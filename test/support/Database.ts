@@ -56,7 +56,9 @@ export const testConfig: AppConfigShape = {
   dashboardUrl: "https://crm.test",
   logLevel: "Warn",
   metricsPort: Option.none(),
-  databasePoolSize: 10
+  databasePoolSize: 10,
+  adminHost: "127.0.0.1",
+  adminPort: Option.none()
 }
 
 export const layerTestConfig = Layer.succeed(AppConfig, testConfig)
