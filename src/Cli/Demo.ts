@@ -1,12 +1,13 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Command } from "effect/cli"
 import { CaptureRules } from "../CaptureRules.ts"
 import { AppConfig } from "../Config.ts"
 import { KeyStore } from "../KeyStore.ts"
+import { Operators } from "../Operators.ts"
 import { Organizations } from "../Organizations.ts"
 import { PropertyCatalog } from "../PropertyCatalog.ts"
+import { withConsole } from "./Operators.ts"
 import { emit } from "./Output.ts"
-import { withOperator } from "./Services.ts"
 
 const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
 
@@ -56,6 +57,16 @@ export const demo = Command.make(
         archived: false
       })
     ]
+    const operator = yield* (yield* Operators).add({
+      organizationId: organization.id,
+      email: `demo-${organization.id.slice(0, 8)}@example.com`,
+      role: "admin"
+    })
+    const consoleUrl = Option.match(config.adminPort, {
+      onNone: () => null,
+      onSome: (port) =>
+        `http://${config.adminHost.includes(":") ? `[${config.adminHost}]` : config.adminHost}:${port}/`
+    })
     const curl = [
       `curl -sS -X POST ${config.publicBaseUrl}/v1/leads`,
       `-H ${shellQuote(`Authorization: Bearer ${origin.key}`)}`,
@@ -72,7 +83,10 @@ export const demo = Command.make(
         key: origin.key,
         prefix: origin.prefix,
         properties,
-        curl
+        curl,
+        console_url: consoleUrl,
+        operator_email: operator.email,
+        operator_password: operator.password
       },
       (d) =>
         [
@@ -87,12 +101,18 @@ export const demo = Command.make(
           "",
           "Then look at it:",
           `  npx lead-intake requests --origin ${d.origin_id}`,
-          `  npx lead-intake lead list --org ${d.organization_id}`
+          `  npx lead-intake lead list --org ${d.organization_id}`,
+          "",
+          d.console_url === null
+            ? "The console is off (ADMIN_PORT=off)."
+            : `Or in the console at ${d.console_url}, signed in as:`,
+          `  e-mail: ${d.operator_email}`,
+          `  password (shown this once): ${d.operator_password}`
         ].join("\n")
     )
-  }, withOperator)
+  }, withConsole)
 ).pipe(
   Command.withDescription(
-    "Create a demo organization, agent, capture rule, origin with key and two properties; print a ready curl line"
+    "Create a demo organization, agent, capture rule, origin with key, two properties and a console operator; print a ready curl line and the console sign-in"
   )
 )
