@@ -1,7 +1,7 @@
 // Audit: every operator action, newest first, with cursor pagination.
 
 import { api, query } from "./api.js"
-import { add, errorBox, h, loading, pageHeader, table, time } from "./ui.js"
+import { add, errorBox, h, loading, pageHeader, replace, table, time } from "./ui.js"
 
 export const renderAudit = async (main, { signal }) => {
   const results = h("div", {}, loading())
@@ -25,7 +25,7 @@ export const renderAudit = async (main, { signal }) => {
           { label: "Action", cell: (entry) => h("code", {}, entry.action) },
           {
             label: "Target",
-            cell: (entry) => (entry.target ? h("span", { class: "mono truncate" }, entry.target) : "—")
+            cell: (entry) => (entry.target ? h("span", { class: "mono small-text" }, entry.target) : "—")
           },
           { label: "From", cell: (entry) => (entry.ip ? h("span", { class: "mono" }, entry.ip) : "—") }
         ],
@@ -33,7 +33,8 @@ export const renderAudit = async (main, { signal }) => {
         rowAttributes: (entry) => ({ "data-audit-id": entry.id })
       })
     )
-    more.replaceChildren(
+    replace(
+      more,
       cursor
         ? h(
             "button",

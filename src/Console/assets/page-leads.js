@@ -2,7 +2,7 @@
 
 import { ApiError, api, query } from "./api.js"
 import { requestColumns } from "./page-requests.js"
-import { add, errorBox, field, h, loading, pageHeader, section, table, time } from "./ui.js"
+import { add, errorBox, field, h, loading, pageHeader, replace, section, table, time } from "./ui.js"
 
 const leadLink = (lead, navigate) =>
   h(
@@ -77,7 +77,8 @@ export const renderLeads = async (main, { signal, navigate, search }) => {
         rowAttributes: (lead) => ({ "data-lead-id": lead.id })
       })
     )
-    more.replaceChildren(
+    replace(
+      more,
       cursor
         ? h(
             "button",

@@ -11,6 +11,7 @@ import {
   openDialog,
   outcomeBadge,
   pageHeader,
+  replace,
   selectOf,
   statusBadge,
   table,
@@ -91,6 +92,9 @@ export const openRequestDetail = async (requestId, navigate) => {
   }
 }
 
+/** Enough of an id to tell rows apart; the detail (and the button's name) carries the whole of it. */
+const shortId = (id) => (id.length > 13 ? `${id.slice(0, 8)}…` : id)
+
 export const requestColumns = (navigate, { showOrigin = true, originLabels = new Map() } = {}) => [
   {
     label: "Received",
@@ -106,9 +110,10 @@ export const requestColumns = (navigate, { showOrigin = true, originLabels = new
           type: "button",
           class: "link mono",
           "aria-label": `Request ${item.request_id}, details`,
+          title: item.request_id,
           onClick: () => openRequestDetail(item.request_id, navigate)
         },
-        item.request_id
+        shortId(item.request_id)
       )
   },
   { label: "Status", cell: (item) => statusBadge(item.status) },
@@ -270,7 +275,14 @@ export const renderRequests = async (main, { signal, navigate, search }) => {
   )
   const results = h("div", { class: "results" }, loading())
   const more = h("div", { class: "load-more" })
-  add(main, form, results, more)
+  const activeFilters = Object.entries(filters).filter(([, value]) => value !== "" && value !== false).length
+  const details = h(
+    "details",
+    { class: "filters-toggle", open: activeFilters > 0 || matchMedia("(min-width: 821px)").matches },
+    h("summary", {}, activeFilters > 0 ? `Filters (${activeFilters} active)` : "Filters"),
+    form
+  )
+  add(main, details, results, more)
 
   const params = {
     origin: filters.unattributed ? "" : filters.origin,
@@ -304,7 +316,8 @@ export const renderRequests = async (main, { signal, navigate, search }) => {
         })
       })
     )
-    more.replaceChildren(
+    replace(
+      more,
       cursor
         ? h(
             "button",
@@ -339,7 +352,7 @@ export const renderRequests = async (main, { signal, navigate, search }) => {
     } catch (error) {
       if (error?.name === "AbortError") return
       results.replaceChildren(errorBox(error))
-      more.replaceChildren()
+      replace(more)
     }
   }
 

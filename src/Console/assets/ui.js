@@ -27,6 +27,9 @@ const append = (element, children) => {
   return element
 }
 
+/** Replaces an element's children, skipping null/false. */
+export const replace = (element, ...children) => append(clear(element), children)
+
 /** Appends children to an existing element, skipping null/false (conditional parts). */
 export const add = (element, ...children) => append(element, children)
 
@@ -279,6 +282,9 @@ export const busy = async (button, work) => {
   }
 }
 
+/** One node per cell, so the stacked (narrow) layout has exactly a label and a value. */
+const cellContent = (content) => (Array.isArray(content) ? h("span", {}, content) : content)
+
 /** A table that becomes stacked cards on narrow screens (each cell carries its column label). */
 export const table = ({ caption, columns, rows, empty = "Nothing here yet.", rowAttributes }) => {
   const head = h(
@@ -300,7 +306,7 @@ export const table = ({ caption, columns, rows, empty = "Nothing here yet.", row
             "tr",
             rowAttributes?.(row) ?? {},
             columns.map((column) =>
-              h("td", { "data-label": column.label, class: column.className }, column.cell(row))
+              h("td", { "data-label": column.label, class: column.className }, cellContent(column.cell(row)))
             )
           )
         )
