@@ -70,8 +70,8 @@ export class Audit extends Context.Service<
             SELECT id::text, at, organization_id, operator_id, operator_email, action, target, ip FROM audit_log
             WHERE (organization_id = ${scope.organizationId}
                    ${scope.includePlatform ? sql`OR organization_id IS NULL` : sql``})
-              ${before === null ? sql`` : sql`AND id < ${before}::bigint`}
-            ORDER BY id DESC
+              ${before === null ? sql`` : sql`AND audit_log.id < ${before}::bigint`}
+            ORDER BY audit_log.id DESC
             LIMIT ${options.limit + 1}`.pipe(Effect.orDie)
           const items = rows.slice(0, options.limit).map((row) => ({
             id: row.id,

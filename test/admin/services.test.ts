@@ -219,24 +219,34 @@ for (const [variant, services] of variants) {
             ip: "127.0.0.1"
           })
         yield* TestClock.setTime(Date.parse("2026-03-01T10:00:00Z"))
-        for (let i = 0; i < 5; i++) yield* entry(org.id, `action.${i}`)
+        for (let i = 0; i < 12; i++) yield* entry(org.id, `action.${i}`)
         yield* entry(other.id, "elsewhere")
         yield* entry(null, "session.sign_in")
         const first = yield* audit.list({ organizationId: org.id, includePlatform: false }, { limit: 3 })
         assert.deepStrictEqual(
           first.items.map((e) => e.action),
-          ["action.4", "action.3", "action.2"]
+          ["action.11", "action.10", "action.9"]
         )
         assert.strictEqual(first.items[0]!.at.toISOString(), "2026-03-01T10:00:00.000Z")
         assert.strictEqual(first.items[0]!.ip, "127.0.0.1")
         assert.isString(first.nextCursor)
         const second = yield* audit.list(
           { organizationId: org.id, includePlatform: false },
-          { cursor: first.nextCursor!, limit: 3 }
+          { cursor: first.nextCursor!, limit: 9 }
         )
         assert.deepStrictEqual(
           second.items.map((e) => e.action),
-          ["action.1", "action.0"]
+          [
+            "action.8",
+            "action.7",
+            "action.6",
+            "action.5",
+            "action.4",
+            "action.3",
+            "action.2",
+            "action.1",
+            "action.0"
+          ]
         )
         assert.isNull(second.nextCursor)
         const platform = yield* audit.list({ organizationId: org.id, includePlatform: true }, { limit: 100 })
