@@ -32,7 +32,7 @@ describe("the operator console, journey by journey", () => {
   let originLabel = ""
   let leadId = ""
   let firstRequestId = ""
-  const chatbotKey = ""
+  let chatbotKey = ""
 
   beforeAll(async () => {
     app = await startConsole()
@@ -166,7 +166,7 @@ describe("the operator console, journey by journey", () => {
     )
     await expect(page.getByRole("region", { name: "Tasks" }).textContent()).resolves.toContain("Ana Agente")
     const requests = page.getByRole("region", { name: "Requests that created or enriched this lead" })
-    await expect(requests.textContent()).resolves.toContain(firstRequestId)
+    await expect(requests.locator(`tr[data-request-id="${firstRequestId}"]`).count()).resolves.toBe(1)
 
     // an enrichment with the phone written differently lands on the same lead and in its requests
     const enriched = await postLead(app.publicUrl, key, { nombre: "Lucía", telefono: "55-1234-5678" })
@@ -174,7 +174,9 @@ describe("the operator console, journey by journey", () => {
     expect(enriched.body.lead_id).toBe(leadId)
     await page.reload()
     await page.getByRole("heading", { level: 1, name: "Lucía Pérez" }).waitFor()
-    await expect.poll(() => requests.textContent()).toContain(enriched.body.request_id)
+    await expect
+      .poll(() => requests.locator(`tr[data-request-id="${enriched.body.request_id}"]`).count())
+      .toBe(1)
     await expect(page.getByRole("region", { name: "Events" }).textContent()).resolves.toContain(
       "lead.enriched"
     )
@@ -238,6 +240,7 @@ describe("the operator console, journey by journey", () => {
       (await postLead(app.publicUrl, newKey, { nombre: "Uno", telefono: "+52 55 1111 2222" })).status
     ).toBe(200)
     await expect(page.content()).resolves.not.toContain(newKey)
+    chatbotKey = newKey
   })
 
   it("changes the rate limit, and shows the API's validation message for a bad one", async () => {
@@ -251,6 +254,9 @@ describe("the operator console, journey by journey", () => {
     await dialog.getByRole("button", { name: "Save" }).click()
     await expect.poll(() => page.getByRole("dialog").count()).toBe(0)
     await expect.poll(() => row.textContent()).toMatch(/7\/min/)
+    // the key keeps working under its new limit
+    const after = await postLead(app.publicUrl, chatbotKey, { nombre: "Dos", telefono: "+52 55 1111 3333" })
+    expect(after.status, JSON.stringify(after.body)).toBe(201)
     await screenshot(page, "origins")
   })
 
@@ -376,11 +382,11 @@ describe("the operator console, journey by journey", () => {
     expect(first).toContain("CON-0001")
     expect(first).toContain("Bruno Broker, Carla Closer")
     await expect(rules.first().locator("td").first().textContent()).resolves.toBe("1")
+    await screenshot(page, "capture")
     // one agent without choosing one: the form says what is missing
     await page.getByLabel("One agent").check()
     await page.getByRole("button", { name: "Add rule" }).click()
     await expect.poll(() => page.getByRole("alert").textContent()).toMatch(/Choose the agent/)
-    await screenshot(page, "capture")
 
     // the rule really assigns: a new lead from Chatbot about CON-0001 goes to Bruno or Carla, not to Ana
     const sent = await postLead(app.publicUrl, chatbotKey, {
@@ -388,7 +394,7 @@ describe("the operator console, journey by journey", () => {
       telefono: "+52 55 7777 0001",
       propiedad: { codigo: "CON-0001" }
     })
-    expect(sent.status).toBe(201)
+    expect(sent.status, JSON.stringify(sent.body)).toBe(201)
     await page.goto(`/leads/${sent.body.lead_id}`)
     await page.getByRole("heading", { level: 1, name: "Rotación" }).waitFor()
     await expect(page.getByRole("region", { name: "Details" }).textContent()).resolves.toMatch(

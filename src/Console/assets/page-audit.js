@@ -20,7 +20,7 @@ export const renderAudit = async (main, { signal }) => {
         caption: "Audit log",
         empty: "No operator actions recorded yet.",
         columns: [
-          { label: "When", cell: (entry) => time(entry.at) },
+          { label: "When", className: "nowrap", cell: (entry) => time(entry.at, "short") },
           { label: "Who", cell: (entry) => entry.operator_email ?? h("span", { class: "muted" }, "system") },
           { label: "Action", cell: (entry) => h("code", {}, entry.action) },
           {

@@ -288,14 +288,40 @@ export const renderOrigins = async (main, { signal, navigate }) => {
                   origin.label
                 )
             },
-            { label: "Key prefix", cell: (origin) => h("code", {}, origin.prefix) },
-            { label: "Created", cell: (origin) => time(origin.created_at, "date") },
-            { label: "Last used", cell: (origin) => time(origin.last_used_at, "relative") },
+            {
+              label: "Key prefix",
+              cell: (origin) =>
+                origin.prefix ? h("code", {}, origin.prefix) : h("span", { class: "muted" }, "no key")
+            },
+            { label: "Created", className: "nowrap", cell: (origin) => time(origin.created_at, "date") },
+            {
+              label: "Last used",
+              className: "nowrap",
+              cell: (origin) => time(origin.last_used_at, "relative")
+            },
             { label: "Requests 24 h", className: "numeric", cell: (origin) => number(origin.requests_24h) },
             {
               label: "Rate limit",
               className: "numeric",
-              cell: (origin) => (origin.rate_limit == null ? "default" : `${number(origin.rate_limit)}/min`)
+              cell: (origin) =>
+                h(
+                  "span",
+                  { class: "with-action" },
+                  origin.rate_limit == null ? "default" : `${number(origin.rate_limit)}/min`,
+                  admin
+                    ? h(
+                        "button",
+                        {
+                          type: "button",
+                          class: "link small",
+                          "aria-label": "Change rate limit",
+                          "aria-describedby": `origin-${origin.id}`,
+                          onClick: () => rateLimitDialog(origin, refresh)
+                        },
+                        "Change"
+                      )
+                    : null
+                )
             },
             {
               label: "State",
@@ -332,16 +358,6 @@ export const renderOrigins = async (main, { signal, navigate }) => {
                           onClick: () => revoke(origin, refresh)
                         },
                         "Revoke key"
-                      ),
-                      h(
-                        "button",
-                        {
-                          type: "button",
-                          class: "link small",
-                          "aria-describedby": `origin-${origin.id}`,
-                          onClick: () => rateLimitDialog(origin, refresh)
-                        },
-                        "Change rate limit"
                       )
                     )
                   : h("span", { class: "muted" }, "View only")

@@ -3,6 +3,7 @@
 import { api, isPlatformAdmin, query } from "./api.js"
 import {
   add,
+  duration,
   errorBox,
   field,
   formatDateTime,
@@ -84,7 +85,7 @@ export const openRequestDetail = async (requestId, navigate) => {
         detailRow("Origin", item.origin_label ?? (item.origin_id ? item.origin_id : "Unattributed")),
         detailRow("Key prefix", item.key_prefix ? h("code", {}, item.key_prefix) : null),
         detailRow("Idempotency key", item.idempotency_key ? h("code", {}, item.idempotency_key) : null),
-        detailRow("Duration", item.duration_ms == null ? null : `${item.duration_ms} ms`)
+        detailRow("Duration", item.duration_ms == null ? null : duration(item.duration_ms))
       )
     )
   } catch (error) {
@@ -161,7 +162,7 @@ export const requestColumns = (navigate, { showOrigin = true, originLabels = new
   {
     label: "Duration",
     className: "numeric",
-    cell: (item) => (item.duration_ms == null ? "—" : `${item.duration_ms} ms`)
+    cell: (item) => duration(item.duration_ms)
   }
 ]
 

@@ -105,7 +105,12 @@ export const formatShort = (iso) => {
   const date = new Date(iso)
   return date.getFullYear() === new Date().getFullYear() ? shortDateTime.format(date) : dateTime.format(date)
 }
-export const formatDate = (iso) => (iso ? dateOnly.format(new Date(iso)) : "—")
+const dayMonth = new Intl.DateTimeFormat("en-GB", { month: "short", day: "2-digit" })
+export const formatDate = (iso) => {
+  if (!iso) return "—"
+  const date = new Date(iso)
+  return date.getFullYear() === new Date().getFullYear() ? dayMonth.format(date) : dateOnly.format(date)
+}
 
 export const relative = (iso, now = Date.now()) => {
   if (!iso) return "never"
@@ -133,6 +138,8 @@ export const time = (iso, style = "datetime") =>
               : formatDateTime(iso)
       )
     : h("span", { class: "muted" }, style === "relative" ? "never" : "—")
+
+export const duration = (ms) => (ms == null ? "—" : `${ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`)
 
 export const number = (value) => new Intl.NumberFormat("en-US").format(value ?? 0)
 
