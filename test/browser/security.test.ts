@@ -132,6 +132,8 @@ describe("the operator console keeps organizations apart and works for everyone"
     for (const name of ["New origin", "Rotate key", "Revoke key", "Change rate limit"]) {
       await expect(page.getByRole("button", { name }).count(), name).resolves.toBe(0)
     }
+    await expect(page.getByText("You have read-only access").count()).resolves.toBe(1)
+    await screenshot(page, "viewer-origins")
     await goTo(page, "Catalog")
     await expect(page.getByRole("button", { name: "Add property" }).count()).resolves.toBe(0)
     await goTo(page, "Capture")
@@ -154,7 +156,6 @@ describe("the operator console keeps organizations apart and works for everyone"
       (await postLead(app.publicUrl, originA.key, { nombre: "Alfa Lead", telefono: "+52 55 3000 0001" }))
         .status
     ).toBe(200)
-    await screenshot(page, "viewer-capture")
     await context.close()
   })
 

@@ -13,13 +13,13 @@ export const palette = [
   "#dc2626"
 ]
 
+/** Four whole-number steps of 1, 2 or 5 × 10^k: counts never get fractional ticks. */
 const niceMax = (value) => {
-  if (value <= 0) return 1
-  const power = 10 ** Math.floor(Math.log10(value))
-  for (const step of [1, 2, 2.5, 5, 10]) {
-    if (value <= step * power) return step * power
-  }
-  return 10 * power
+  const raw = Math.max(1, value / 4)
+  const power = 10 ** Math.floor(Math.log10(raw))
+  const step =
+    [1, 2, 5, 10].map((factor) => factor * power).find((candidate) => candidate >= raw) ?? 10 * power
+  return step * 4
 }
 
 const hourLabel = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", hour12: false })
