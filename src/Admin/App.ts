@@ -1,7 +1,14 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Effect, Layer, Option } from "effect"
-import { HttpEffect, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Cause, Effect, Layer, Option } from "effect"
+import {
+  HttpEffect,
+  HttpIncomingMessage,
+  HttpRouter,
+  HttpServer,
+  HttpServerRequest,
+  HttpServerResponse
+} from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../AdminApi.ts"
 import { Audit } from "../Audit.ts"
@@ -13,7 +20,7 @@ import { Sessions } from "../Sessions.ts"
 import { layerAdminHandlers } from "./Handlers.ts"
 import { layerAdminSchemaErrors, layerOperatorSession } from "./Middleware.ts"
 import { layerPages } from "./Pages.ts"
-import { AdminRequest, errorResponse, ipOf } from "./RequestContext.ts"
+import { AdminRequest, errorResponse, ipOf, pathOf } from "./RequestContext.ts"
 
 /** Set on every answer unless the route chose its own (pages their CSP with a nonce, assets their caching). */
 const defaultHeaders: Record<string, string> = {
@@ -35,7 +42,27 @@ const isRouteNotFound = (cause: Cause.Cause<unknown>) =>
       (reason.error as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
   )
 
-/** Request id, security headers, JSON 404 under /api, and a last-resort 500 that shows nothing of the defect. */
+const maxBodySize = ByteSize.kibibytes(64)
+
+/** How reading the body failed, wherever in the cause it surfaced (a typed failure or a defect). */
+const bodyFailure = (cause: Cause.Cause<unknown>) => {
+  for (const reason of cause.reasons) {
+    const error = Cause.isFailReason(reason)
+      ? reason.error
+      : Cause.isDieReason(reason)
+        ? reason.defect
+        : undefined
+    const outer = error as { _tag?: unknown; reason?: unknown } | undefined
+    const parse = (outer?._tag === "HttpServerError" ? outer.reason : outer) as
+      | { _tag?: unknown; reason?: unknown }
+      | undefined
+    if (parse?._tag === "RequestParseError")
+      return parse.reason === "BodyTooLarge" ? "too_large" : "unreadable"
+  }
+  return undefined
+}
+
+/** Request id, security headers, a body limit, JSON 404 under /api, and a last-resort 500 that shows nothing of the defect. */
 export const layerAdminGlobalMiddleware = HttpRouter.middleware(
   (httpEffect) =>
     Effect.gen(function* () {
@@ -51,22 +78,28 @@ export const layerAdminGlobalMiddleware = HttpRouter.middleware(
           })
         )
       )
-      const isApi = request.url.startsWith("/api/") || request.url === "/api"
+      const path = pathOf(request)
+      const isApi = path.startsWith("/api/") || path === "/api"
       return yield* httpEffect.pipe(
         Effect.provideService(AdminRequest, context),
+        Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
         Effect.catchCause((cause) => {
           if (isRouteNotFound(cause)) {
             return Effect.succeed(
               isApi
-                ? errorResponse(
-                    context.requestId,
-                    "not_found",
-                    `No route ${request.method} ${request.url.split("?")[0]}`
-                  )
+                ? errorResponse(context.requestId, "not_found", `No route ${request.method} ${path}`)
                 : HttpServerResponse.text("Not found", { status: 404 })
             )
           }
           if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+          const body = bodyFailure(cause)
+          if (body !== undefined) {
+            return Effect.succeed(
+              body === "too_large"
+                ? errorResponse(context.requestId, "payload_too_large", "The body is over 64 KiB")
+                : errorResponse(context.requestId, "validation_error", "The body could not be read")
+            )
+          }
           return Effect.as(
             Effect.logError("admin request failed", cause),
             errorResponse(context.requestId, "internal_error", "An unexpected error occurred")

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { pathOf } from "./RequestContext.ts"
 
 const consoleDirectory = new URL("../Console/", import.meta.url)
 
@@ -64,8 +65,7 @@ const page = Effect.gen(function* () {
 
 const asset = Effect.gen(function* () {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const path = request.url.split("?")[0] ?? ""
-  const name = decodeURIComponentSafe(path.slice("/assets/".length))
+  const name = decodeURIComponentSafe(pathOf(request).slice("/assets/".length))
   if (name === undefined || !assetName.test(name)) return notFound
   const extension = name.slice(name.lastIndexOf("."))
   const contentType = contentTypes[extension]

@@ -15,6 +15,10 @@ export const AdminRequest = Context.Reference<AdminRequestShape>("lead-intake/ad
 export const ipOf = (request: HttpServerRequest.HttpServerRequest) =>
   Option.getOrElse(request.remoteAddress, () => "unknown")
 
+/** The request's path, whether the server saw an origin-form target or an absolute URL. */
+export const pathOf = (request: HttpServerRequest.HttpServerRequest) =>
+  URL.parse(request.url, "http://admin.invalid")?.pathname ?? "/"
+
 export const envelope = (requestId: string, code: AdminErrorCode, message: string, field?: string) => ({
   error: { code, message, ...(field === undefined ? {} : { field }) },
   request_id: requestId

@@ -14,6 +14,7 @@ export const adminErrorCatalog = {
     status: 409,
     description: "The change clashes with existing data (a duplicate label or code)."
   },
+  payload_too_large: { status: 413, description: "The body is over 64 KiB." },
   rate_limited: {
     status: 429,
     description: "Too many failed sign-ins for this account or address; `Retry-After` gives the seconds."
@@ -79,6 +80,13 @@ export class Conflict extends Schema.Error<Conflict>("Conflict")(envelope("confl
   readonly _tag = "Conflict"
 }
 
+export class AdminPayloadTooLarge extends Schema.Error<AdminPayloadTooLarge>("AdminPayloadTooLarge")(
+  envelope("payload_too_large"),
+  describe("payload_too_large")
+) {
+  readonly _tag = "AdminPayloadTooLarge"
+}
+
 export class LoginThrottled extends Schema.Error<LoginThrottled>("LoginThrottled")(
   envelope("rate_limited"),
   describe("rate_limited")
@@ -107,6 +115,7 @@ export const adminErrorClasses = {
   csrf_failed: CsrfFailed,
   not_found: AdminNotFound,
   conflict: Conflict,
+  payload_too_large: AdminPayloadTooLarge,
   rate_limited: LoginThrottled,
   internal_error: AdminInternalError,
   temporarily_unavailable: AdminUnavailable

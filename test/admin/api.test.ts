@@ -732,6 +732,30 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
       expect(answers[2]!.status).toBe(404)
     })
 
+    it("bodies: over 64 KiB is 413, malformed JSON is 400, before anything is done", async () => {
+      const huge = await send(harness.admin, "POST", "/api/session", {
+        body: { email: "a@example.com", password: "x".repeat(70_000) }
+      })
+      expectError(huge, 413, "payload_too_large")
+      const before = await auditCount(harness)
+      const hugeOrigin = await adminA.call("POST", "/api/origins", { body: { label: "y".repeat(70_000) } })
+      expectError(hugeOrigin, 413, "payload_too_large")
+      const malformed = await harness.admin(
+        new Request("http://127.0.0.1:8081/api/origins", {
+          method: "POST",
+          headers: {
+            cookie: adminA.cookie,
+            "x-csrf-token": adminA.csrf,
+            "content-type": "application/json"
+          },
+          body: '{"label": '
+        })
+      )
+      expect(malformed.status).toBe(400)
+      expect(((await malformed.json()) as { error: { code: string } }).error.code).toBe("validation_error")
+      expect(await auditCount(harness)).toBe(before)
+    })
+
     it("assets: right content types, cacheable, nothing outside the assets folder", async () => {
       const script = await send(harness.admin, "GET", "/assets/app.js")
       expect(script.status).toBe(200)
