@@ -326,7 +326,16 @@ describe("the operator console, journey by journey", () => {
     await expect.poll(() => page.locator("tbody tr.empty-row").count()).toBe(1)
     await page.getByLabel("Phone, name or e-mail").fill("")
     await page.getByRole("button", { name: "Search" }).click()
-    await expect.poll(() => page.locator("tbody tr[data-lead-id]").count()).toBeGreaterThan(10)
+    // 58 leads by now: a first page of 50, then the cursor brings the rest without repeating any
+    await expect.poll(() => page.locator("tbody tr[data-lead-id]").count()).toBe(50)
+    await page.getByRole("button", { name: "Load more" }).click()
+    await expect.poll(() => page.locator("tbody tr[data-lead-id]").count()).toBeGreaterThan(50)
+    const ids = await page
+      .locator("tbody tr[data-lead-id]")
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-lead-id")))
+    expect(new Set(ids).size).toBe(ids.length)
+    await page.goto("/leads")
+    await expect.poll(() => page.locator("tbody tr[data-lead-id]").count()).toBe(50)
     await screenshot(page, "leads", { fullPage: false })
   })
 

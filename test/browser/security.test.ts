@@ -304,6 +304,9 @@ describe("the operator console keeps organizations apart and works for everyone"
     }
     await menu.click()
     await screenshot(page, "mobile-menu", { fullPage: false })
+    await page.keyboard.press("Escape")
+    await expect(menu.getAttribute("aria-expanded")).resolves.toBe("false")
+    await expect(nav.isVisible()).resolves.toBe(false)
     expect(problems).toEqual([])
     await context.close()
   })

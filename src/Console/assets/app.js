@@ -270,16 +270,6 @@ const renderShell = () => {
   main = h("main", { id: "main", class: "content", tabindex: "-1" })
   clear(root).append(h("div", { class: "layout" }, sidebar, main))
   root.removeAttribute("aria-busy")
-  document.addEventListener("keydown", (event) => {
-    if (
-      event.key === "Escape" &&
-      root.querySelector(".sidebar.open") &&
-      !document.querySelector("dialog[open]")
-    ) {
-      closeMenu()
-      menuButton.focus()
-    }
-  })
 }
 
 const toggleMenu = () => {
@@ -365,6 +355,13 @@ const chain = (first, second) => () => {
 }
 
 window.addEventListener("popstate", () => route())
+
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape" || document.querySelector("dialog[open]")) return
+  if (!root.querySelector(".sidebar.open")) return
+  closeMenu()
+  root.querySelector(".menu-button")?.focus()
+})
 
 const boot = async () => {
   try {

@@ -13,12 +13,12 @@ export const palette = [
   "#dc2626"
 ]
 
-/** Four whole-number steps of 1, 2 or 5 × 10^k: counts never get fractional ticks. */
+/** Four whole-number steps of 1, 2, 2.5 or 5 × 10^k: counts never get fractional ticks. */
 const niceMax = (value) => {
   const raw = Math.max(1, value / 4)
   const power = 10 ** Math.floor(Math.log10(raw))
-  const step =
-    [1, 2, 5, 10].map((factor) => factor * power).find((candidate) => candidate >= raw) ?? 10 * power
+  const factors = power >= 10 ? [1, 2, 2.5, 5, 10] : [1, 2, 5, 10]
+  const step = factors.map((factor) => factor * power).find((candidate) => candidate >= raw) ?? 10 * power
   return step * 4
 }
 
