@@ -223,6 +223,26 @@ describe("the operator console keeps organizations apart and works for everyone"
     await context.close()
   })
 
+  it("signing out everywhere ends the operator's other sessions too", async () => {
+    const first = await signedIn(viewerA)
+    const second = await signedIn(viewerA)
+    await expect(
+      apiFromPage(second.page, "GET", "/api/origins").then((answer) => answer.status)
+    ).resolves.toBe(200)
+    await first.page.getByRole("button", { name: "Sign out everywhere" }).click()
+    await first.page.getByRole("heading", { level: 1, name: "Sign in to the console" }).waitFor()
+    await expect(
+      apiFromPage(second.page, "GET", "/api/origins").then((answer) => answer.status)
+    ).resolves.toBe(401)
+    await second.page
+      .getByRole("navigation", { name: "Primary" })
+      .getByRole("link", { name: "Leads", exact: true })
+      .click()
+    await second.page.getByRole("heading", { level: 1, name: "Sign in to the console" }).waitFor()
+    await first.context.close()
+    await second.context.close()
+  })
+
   it("works by keyboard alone: sign in, navigate, create an origin in a dialog that holds focus, Escape closes", async () => {
     const context = await newContext(browser, app)
     const page = await context.newPage()

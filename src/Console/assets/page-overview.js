@@ -52,12 +52,13 @@ export const renderOverview = async (main, { signal, navigate }) => {
             "a",
             {
               href: `/requests?outcome=${encodeURIComponent(entry.code)}`,
+              "aria-label": `View ${entry.code} requests`,
               onClick: (event) => {
                 event.preventDefault()
                 navigate(`/requests?outcome=${encodeURIComponent(entry.code)}`)
               }
             },
-            `See ${entry.code} requests`
+            "View requests"
           )
       }
     ],
