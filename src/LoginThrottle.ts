@@ -41,6 +41,8 @@ export class LoginThrottle extends Context.Service<
     recordFailure(attempt: Attempt): Effect.Effect<void>
     /** A successful sign-in clears its account's count (not the address's). */
     recordSuccess(attempt: Attempt): Effect.Effect<void>
+    /** Deletes the counts whose window has ended. */
+    purge(): Effect.Effect<number>
   }
 >()("lead-intake/LoginThrottle") {
   static readonly layerWith = (policy: ThrottlePolicy) =>
@@ -89,6 +91,14 @@ export class LoginThrottle extends Context.Service<
             yield* sql`DELETE FROM login_throttle WHERE scope = 'account' AND subject = ${normalizeEmail(attempt.email)}`.pipe(
               Effect.orDie
             )
+          }),
+          purge: Effect.fn("LoginThrottle.purge")(function* () {
+            const cutoff = new Date((yield* Clock.currentTimeMillis) - windowMillis)
+            const rows =
+              yield* sql`DELETE FROM login_throttle WHERE window_start <= ${cutoff} RETURNING scope`.pipe(
+                Effect.orDie
+              )
+            return rows.length
           })
         })
       })
@@ -129,6 +139,17 @@ export class LoginThrottle extends Context.Service<
           }),
           recordSuccess: Effect.fn("LoginThrottle.recordSuccess")(function* (attempt) {
             state.throttle.delete(slot("account", normalizeEmail(attempt.email)))
+          }),
+          purge: Effect.fn("LoginThrottle.purge")(function* () {
+            const cutoff = (yield* Clock.currentTimeMillis) - windowMillis
+            let purged = 0
+            for (const [key, entry] of state.throttle) {
+              if (entry.windowStart <= cutoff) {
+                state.throttle.delete(key)
+                purged++
+              }
+            }
+            return purged
           })
         })
       })

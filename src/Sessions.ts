@@ -42,6 +42,8 @@ export class Sessions extends Context.Service<
     revoke(sessionId: string): Effect.Effect<void>
     /** Ends every session of the operator ("sign out everywhere"). */
     revokeAll(operatorId: string): Effect.Effect<void>
+    /** Deletes the sessions that can no longer be used (revoked or expired); returns how many. */
+    purge(): Effect.Effect<number>
   }
 >()("lead-intake/Sessions") {
   static readonly layerWith = (policy: SessionPolicy) =>
@@ -101,6 +103,15 @@ export class Sessions extends Context.Service<
             yield* sql`UPDATE operator_sessions SET revoked_at = ${now} WHERE operator_id = ${operatorId} AND revoked_at IS NULL`.pipe(
               Effect.orDie
             )
+          }),
+          purge: Effect.fn("Sessions.purge")(function* () {
+            const now = yield* Clock.currentTimeMillis
+            const rows = yield* sql`
+              DELETE FROM operator_sessions
+              WHERE revoked_at IS NOT NULL OR last_seen_at <= ${new Date(now - idleMillis)}
+                 OR created_at <= ${new Date(now - absoluteMillis)}
+              RETURNING id`.pipe(Effect.orDie)
+            return rows.length
           })
         })
       })
@@ -160,6 +171,21 @@ export class Sessions extends Context.Service<
             for (const session of state.sessions.values()) {
               if (session.operatorId === operatorId && session.revokedAt === null) session.revokedAt = now
             }
+          }),
+          purge: Effect.fn("Sessions.purge")(function* () {
+            const now = yield* Clock.currentTimeMillis
+            let purged = 0
+            for (const [id, session] of state.sessions) {
+              if (
+                session.revokedAt !== null ||
+                session.lastSeenAt <= now - idleMillis ||
+                session.createdAt <= now - absoluteMillis
+              ) {
+                state.sessions.delete(id)
+                purged++
+              }
+            }
+            return purged
           })
         })
       })

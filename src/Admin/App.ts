@@ -1,6 +1,6 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Effect, Layer, Option } from "effect"
+import { ByteSize, Cause, Effect, Layer, Option, Schedule } from "effect"
 import {
   HttpEffect,
   HttpIncomingMessage,
@@ -129,6 +129,18 @@ export const layerAdminApp = Layer.mergeAll(
   layerAdminGlobalMiddleware
 )
 
+/** Dead sessions and ended throttle windows are deleted every 10 minutes; nothing reads them after. */
+export const layerConsoleHousekeeping = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const sessions = yield* Sessions
+    const throttle = yield* LoginThrottle
+    const sweep = Effect.all([sessions.purge(), throttle.purge()]).pipe(
+      Effect.catchCause((cause) => Effect.logWarning("console housekeeping failed", cause))
+    )
+    yield* Effect.forkScoped(Effect.repeat(sweep, Schedule.spaced("10 minutes")))
+  })
+)
+
 const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`
 
 /** The console's own listener (ADMIN_HOST:ADMIN_PORT), or nothing when ADMIN_PORT=off. */
@@ -161,6 +173,7 @@ export const layerAdminServer = Layer.unwrap(
     )
     return HttpRouter.serve(layerAdminApp, { disableLogger: true, disableListenLog: true }).pipe(
       Layer.merge(announce),
+      Layer.merge(layerConsoleHousekeeping),
       Layer.provide(listener)
     )
   })

@@ -170,6 +170,34 @@ for (const [variant, services] of variants) {
         assert.isTrue(Option.isSome(yield* sessions.resolve(c!.token)))
       }))
 
+    test("purge deletes dead sessions and ended throttle windows, and nothing live", () =>
+      Effect.gen(function* () {
+        const operators = yield* Operators
+        const sessions = yield* Sessions
+        const throttle = yield* LoginThrottle
+        const org = yield* organization
+        const added = yield* operators.add({
+          organizationId: org.id,
+          email: uniqueEmail("purge"),
+          role: "admin"
+        })
+        yield* TestClock.setTime(Date.parse("2026-04-01T00:00:00Z"))
+        const revoked = yield* sessions.create({ operatorId: added.id, ip: null })
+        yield* sessions.revoke(revoked.id)
+        const stale = yield* sessions.create({ operatorId: added.id, ip: null })
+        const oldAttempt = { email: uniqueEmail("old"), ip: crypto.randomUUID() }
+        yield* throttle.recordFailure(oldAttempt)
+        yield* TestClock.adjust(31 * minute)
+        const live = yield* sessions.create({ operatorId: added.id, ip: null })
+        const recentAttempt = { email: uniqueEmail("recent"), ip: crypto.randomUUID() }
+        for (let i = 0; i < 3; i++) yield* throttle.recordFailure(recentAttempt)
+        assert.isAtLeast(yield* sessions.purge(), 2)
+        assert.isAtLeast(yield* throttle.purge(), 2)
+        assert.isTrue(Option.isSome(yield* sessions.resolve(live.token)))
+        assert.isTrue(Option.isNone(yield* sessions.resolve(stale.token)))
+        assert.isAbove(yield* throttle.check(recentAttempt), 0, "a live window is kept")
+      }))
+
     test("login throttling: per account after 3 failures, per address after 5, for 15 minutes", () =>
       Effect.gen(function* () {
         const throttle = yield* LoginThrottle
