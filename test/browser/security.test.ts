@@ -1,5 +1,6 @@
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { generateApiKey } from "../../src/Domain/ApiKey.ts"
 import { json } from "../e2e/Processes.ts"
 import {
   addOperator,
@@ -122,6 +123,18 @@ describe("the operator console keeps organizations apart and works for everyone"
     await switcher.selectOption({ label: "Beta Realty" })
     await page.locator("tr", { hasText: "Beta secret channel" }).waitFor()
     await expect(page.content()).resolves.not.toContain("Alfa web")
+
+    // a well-formed key of no origin is logged unattributed: only platform administrators see those rows
+    const stranger = generateApiKey()
+    const refused = await postLead(app.publicUrl, stranger.key, { nombre: "X", telefono: "+52 55 5000 0001" })
+    expect(refused.status).toBe(401)
+    await goTo(page, "Requests")
+    await page.getByLabel("Origin").selectOption({ label: "Unattributed prefixes" })
+    await page.getByRole("button", { name: "Apply filters" }).click()
+    const row = page.locator(`tr[data-request-id="${refused.body.request_id}"]`)
+    await row.waitFor({ timeout: 15_000 })
+    await expect(row.textContent()).resolves.toContain(stranger.prefix)
+    await expect(row.textContent()).resolves.toContain("Unattributed")
     await context.close()
   })
 
