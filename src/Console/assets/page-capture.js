@@ -295,7 +295,7 @@ export const renderCapture = async (main, { signal }) => {
         { class: "filter-grid" },
         field("Origin", origin),
         field("Property", property),
-        field("Priority", priority, "Lower numbers apply first. Empty: after the existing rules.")
+        field("Priority", priority, "Lower numbers apply first; equal ones, oldest first. Empty means 100.")
       ),
       h(
         "fieldset",
