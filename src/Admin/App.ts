@@ -62,6 +62,24 @@ const bodyFailure = (cause: Cause.Cause<unknown>) => {
   return undefined
 }
 
+const readOnlyMethods = new Set(["GET", "HEAD", "OPTIONS"])
+
+/** A browser names the page that sent a request; one from another origin changes nothing here, sign-in included. */
+const isCrossOrigin = (request: HttpServerRequest.HttpServerRequest) => {
+  const origin = request.headers.origin
+  if (origin === undefined) return request.headers["sec-fetch-site"] === "cross-site"
+  const host = request.headers.host
+  return origin === "null" || host === undefined || URL.parse(origin)?.host !== host
+}
+
+/** Forms can post `text/plain` across sites without a preflight; the API reads JSON bodies only. */
+const hasNonJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
+  const type = request.headers["content-type"]
+  if (type !== undefined) return type.split(";")[0]!.trim().toLowerCase() !== "application/json"
+  const length = request.headers["content-length"]
+  return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined
+}
+
 /** Request id, security headers, a body limit, JSON 404 under /api, and a last-resort 500 that shows nothing of the defect. */
 export const layerAdminGlobalMiddleware = HttpRouter.middleware(
   (httpEffect) =>
@@ -80,6 +98,18 @@ export const layerAdminGlobalMiddleware = HttpRouter.middleware(
       )
       const path = pathOf(request)
       const isApi = path.startsWith("/api/") || path === "/api"
+      if (isApi && !readOnlyMethods.has(request.method)) {
+        if (isCrossOrigin(request)) {
+          return errorResponse(context.requestId, "csrf_failed", "Requests from another origin are refused")
+        }
+        if (hasNonJsonBody(request)) {
+          return errorResponse(
+            context.requestId,
+            "unsupported_media_type",
+            "Send the body as application/json"
+          )
+        }
+      }
       return yield* httpEffect.pipe(
         Effect.provideService(AdminRequest, context),
         Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),

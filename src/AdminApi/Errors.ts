@@ -7,7 +7,8 @@ export const adminErrorCatalog = {
   forbidden: { status: 403, description: "The operator may not do this (a viewer changing something)." },
   csrf_failed: {
     status: 403,
-    description: "A state change without the session's `X-CSRF-Token` header, or with a wrong one."
+    description:
+      "A state change without the session's `X-CSRF-Token` header, with a wrong one, or sent from another origin (`Origin` header)."
   },
   not_found: { status: 404, description: "No such thing in the operator's organization." },
   conflict: {
@@ -15,6 +16,7 @@ export const adminErrorCatalog = {
     description: "The change clashes with existing data (a duplicate label or code)."
   },
   payload_too_large: { status: 413, description: "The body is over 64 KiB." },
+  unsupported_media_type: { status: 415, description: "A body that is not `application/json`." },
   rate_limited: {
     status: 429,
     description: "Too many failed sign-ins for this account or address; `Retry-After` gives the seconds."
@@ -87,6 +89,12 @@ export class AdminPayloadTooLarge extends Schema.Error<AdminPayloadTooLarge>("Ad
   readonly _tag = "AdminPayloadTooLarge"
 }
 
+export class AdminUnsupportedMediaType extends Schema.Error<AdminUnsupportedMediaType>(
+  "AdminUnsupportedMediaType"
+)(envelope("unsupported_media_type"), describe("unsupported_media_type")) {
+  readonly _tag = "AdminUnsupportedMediaType"
+}
+
 export class LoginThrottled extends Schema.Error<LoginThrottled>("LoginThrottled")(
   envelope("rate_limited"),
   describe("rate_limited")
@@ -116,6 +124,7 @@ export const adminErrorClasses = {
   not_found: AdminNotFound,
   conflict: Conflict,
   payload_too_large: AdminPayloadTooLarge,
+  unsupported_media_type: AdminUnsupportedMediaType,
   rate_limited: LoginThrottled,
   internal_error: AdminInternalError,
   temporarily_unavailable: AdminUnavailable

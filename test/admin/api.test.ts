@@ -221,6 +221,60 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
     }
   })
 
+  describe("requests from another origin, or forms' bodies, change nothing", () => {
+    it("refuses a state change carrying another Origin (sign-in included), or marked cross-site", async () => {
+      const before = await auditCount(harness)
+      const login = await send(harness.admin, "POST", "/api/session", {
+        body: { email: harness.a.admin.email, password: harness.a.admin.password },
+        headers: { origin: "https://evil.example" }
+      })
+      expectError(login, 403, "csrf_failed")
+      expect(login.headers.get("set-cookie")).toBeNull()
+      expectError(
+        await adminA.call("POST", "/api/origins", {
+          body: { label: "from-evil" },
+          headers: { origin: "https://evil.example" }
+        }),
+        403,
+        "csrf_failed"
+      )
+      expectError(
+        await adminA.call("POST", "/api/origins", {
+          body: { label: "from-evil" },
+          headers: { origin: "null" }
+        }),
+        403,
+        "csrf_failed"
+      )
+      expectError(
+        await adminA.call("POST", "/api/origins", {
+          body: { label: "from-evil" },
+          headers: { "sec-fetch-site": "cross-site" }
+        }),
+        403,
+        "csrf_failed"
+      )
+      expect(await auditCount(harness)).toBe(before)
+      const labels = (await adminA.call("GET", "/api/origins")).body.items.map(
+        (o: { label: string }) => o.label
+      )
+      expect(labels).not.toContain("from-evil")
+    })
+
+    it("refuses a body that is not JSON (what a cross-site form can send) with 415", async () => {
+      const form = await harness.admin(
+        new Request("http://127.0.0.1:8081/api/session", {
+          method: "POST",
+          headers: { "content-type": "text/plain" },
+          body: JSON.stringify({ email: harness.a.admin.email, password: harness.a.admin.password })
+        })
+      )
+      expect(form.status).toBe(415)
+      expect(((await form.json()) as { error: { code: string } }).error.code).toBe("unsupported_media_type")
+      expect(form.headers.get("set-cookie")).toBeNull()
+    })
+  })
+
   describe("viewers cannot change anything", () => {
     const refused = endpoints.filter((endpoint) => changes(endpoint) && endpoint.group !== "session")
 

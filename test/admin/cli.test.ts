@@ -24,7 +24,7 @@ interface Browser {
 const signIn = async (adminUrl: string, email: string, password: string): Promise<Browser> => {
   const response = await fetch(`${adminUrl}/api/session`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", origin: adminUrl },
     body: JSON.stringify({ email, password })
   })
   const cookie = /lead_intake_session=([^;]*)/.exec(response.headers.get("set-cookie") ?? "")?.[1]
@@ -37,6 +37,7 @@ const call = async (adminUrl: string, browser: Browser, method: string, path: st
     headers: {
       cookie: `lead_intake_session=${browser.cookie}`,
       "x-csrf-token": browser.body.csrf_token ?? "",
+      origin: adminUrl,
       ...(body === undefined ? {} : { "content-type": "application/json" })
     },
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
@@ -81,6 +82,12 @@ describe("operator commands and the console listener (real processes)", { timeou
       404
     )
     expect((await fetch(`${adminUrl}/v1`)).status, "the console serves no /v1").toBe(404)
+    const crossSite = await fetch(`${adminUrl}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "http://localhost:9999" },
+      body: JSON.stringify({ email: "a@example.com", password: "x" })
+    })
+    expect(crossSite.status).toBe(403)
   })
 
   it("operator add prints id, email and a generated password that signs in once added", async () => {
