@@ -99,6 +99,7 @@ export class Operators extends Context.Service<
     Operators,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      yield* Effect.promise(decoyHash)
       type Row = { id: string; email: string; role: Role; organization_id: string | null }
       const view = (row: Row): Operator => ({
         id: row.id,
@@ -176,6 +177,7 @@ export class Operators extends Context.Service<
     Effect.gen(function* () {
       const state = yield* ConsoleMemory
       const domain = yield* MemoryStore
+      yield* Effect.promise(decoyHash)
       const byEmail = (email: string) => [...state.operators.values()].find((o) => o.email === email)
       const view = ({ passwordHash: _, ...operator }: Operator & { passwordHash: string }): Operator =>
         operator

@@ -143,6 +143,9 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
     const audit = yield* Audit
     const requestLog = yield* RequestLog
 
+    /** Requests just answered are queued for the log; reading it waits for them to be written. */
+    const logWritten = requestLog.list({ unattributed: true }, 0).pipe(Effect.ignore)
+
     /** The organization the request acts on; another organization's id, or none, is a 404. */
     const organizationOf = Effect.fn("Admin.organization")(function* (requested: string | undefined) {
       const operator = yield* CurrentOperator
@@ -196,6 +199,7 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
         "overview",
         Effect.fn("Admin.overview")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
+          yield* logWritten
           return yield* queries.overview(organization.id)
         })
       )
@@ -203,6 +207,7 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
         "origins",
         Effect.fn("Admin.origins")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
+          yield* logWritten
           return { items: yield* queries.origins(organization.id) }
         })
       )
@@ -303,7 +308,7 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
             return yield* adminFail("validation_error", "to: expected an ISO-8601 instant", "to")
           if (!isValidCursor(query.cursor, "request"))
             return yield* adminFail("validation_error", "cursor: not a cursor this API returned", "cursor")
-          yield* requestLog.list({ unattributed: true }, 0).pipe(Effect.ignore)
+          yield* logWritten
           const page = yield* queries.requests(
             scope,
             {
@@ -324,7 +329,7 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
         Effect.fn("Admin.request")(function* ({ query, params }) {
           const operator = yield* CurrentOperator
           const organization = yield* organizationOf(query.org)
-          yield* requestLog.list({ unattributed: true }, 0).pipe(Effect.ignore)
+          yield* logWritten
           const row = yield* queries.request(
             organization.id,
             params.request_id,
@@ -348,7 +353,7 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
         "lead",
         Effect.fn("Admin.lead")(function* ({ query, params }) {
           const organization = yield* organizationOf(query.org)
-          yield* requestLog.list({ unattributed: true }, 0).pipe(Effect.ignore)
+          yield* logWritten
           const lead = yield* queries.lead(organization.id, params.id)
           if (Option.isNone(lead)) return yield* notFound("lead")
           return lead.value
