@@ -39,7 +39,13 @@ export class LoginThrottle extends Context.Service<
     /** Seconds until the attempt may be made, or 0 when it may be made now. */
     check(attempt: Attempt): Effect.Effect<number, StoreUnavailable>
     recordFailure(attempt: Attempt): Effect.Effect<void>
-    /** A successful sign-in clears its account's count (not the address's). */
+    /**
+     * `check` and `recordFailure` as one step, serialized per account and per address, so
+     * concurrent attempts cannot all pass the check: 0 means admitted and counted as a failure
+     * until `recordSuccess` says otherwise.
+     */
+    admit(attempt: Attempt): Effect.Effect<number, StoreUnavailable>
+    /** A successful sign-in clears its account's count and takes itself off the address's. */
     recordSuccess(attempt: Attempt): Effect.Effect<void>
     /** Deletes the counts whose window has ended. */
     purge(): Effect.Effect<number>
@@ -52,45 +58,69 @@ export class LoginThrottle extends Context.Service<
         const sql = yield* SqlClient.SqlClient
         const windowMillis = Duration.toMillis(policy.window)
         const limitOf = (scope: Scope) => (scope === "account" ? policy.perAccount : policy.perAddress)
+        const waitOf = (attempt: Attempt, now: number) => {
+          const [account, address] = subjectsOf(attempt)
+          return sql<{ scope: Scope; window_start: Date; failures: number }>`
+            SELECT scope, window_start, failures FROM login_throttle
+            WHERE ((scope = 'account' AND subject = ${account![1]}) OR (scope = 'address' AND subject = ${address![1]}))
+              AND window_start > ${new Date(now - windowMillis)}`.pipe(
+            Effect.map((rows) =>
+              retryAfterOf(
+                rows.map((row) => ({
+                  scope: row.scope,
+                  windowStart: row.window_start.getTime(),
+                  failures: row.failures
+                })),
+                now,
+                windowMillis,
+                limitOf
+              )
+            )
+          )
+        }
+        const countFailure = Effect.fnUntraced(function* (attempt: Attempt, millis: number) {
+          const now = new Date(millis)
+          const cutoff = new Date(millis - windowMillis)
+          for (const [scope, subject] of subjectsOf(attempt)) {
+            yield* sql`
+              INSERT INTO login_throttle AS t (scope, subject, window_start, failures)
+              VALUES (${scope}, ${subject}, ${now}, 1)
+              ON CONFLICT (scope, subject) DO UPDATE SET
+                failures = CASE WHEN t.window_start <= ${cutoff} THEN 1 ELSE t.failures + 1 END,
+                window_start = CASE WHEN t.window_start <= ${cutoff} THEN ${now} ELSE t.window_start END`
+          }
+        })
         return LoginThrottle.of({
           check: Effect.fn("LoginThrottle.check")(function* (attempt) {
             const now = yield* Clock.currentTimeMillis
-            const [account, address] = subjectsOf(attempt)
-            const rows = yield* sql<{ scope: Scope; window_start: Date; failures: number }>`
-              SELECT scope, window_start, failures FROM login_throttle
-              WHERE ((scope = 'account' AND subject = ${account![1]}) OR (scope = 'address' AND subject = ${address![1]}))
-                AND window_start > ${new Date(now - windowMillis)}`.pipe(
-              availableOrFail("LoginThrottle.check")
-            )
-            return retryAfterOf(
-              rows.map((row) => ({
-                scope: row.scope,
-                windowStart: row.window_start.getTime(),
-                failures: row.failures
-              })),
-              now,
-              windowMillis,
-              limitOf
-            )
+            return yield* waitOf(attempt, now).pipe(availableOrFail("LoginThrottle.check"))
           }),
           recordFailure: Effect.fn("LoginThrottle.recordFailure")(function* (attempt) {
-            const now = new Date(yield* Clock.currentTimeMillis)
-            const cutoff = new Date(now.getTime() - windowMillis)
-            for (const [scope, subject] of subjectsOf(attempt)) {
-              yield* sql`
-                INSERT INTO login_throttle AS t (scope, subject, window_start, failures)
-                VALUES (${scope}, ${subject}, ${now}, 1)
-                ON CONFLICT (scope, subject) DO UPDATE SET
-                  failures = CASE WHEN t.window_start <= ${cutoff} THEN 1 ELSE t.failures + 1 END,
-                  window_start = CASE WHEN t.window_start <= ${cutoff} THEN ${now} ELSE t.window_start END`.pipe(
-                Effect.orDie
+            yield* countFailure(attempt, yield* Clock.currentTimeMillis).pipe(Effect.orDie)
+          }),
+          admit: Effect.fn("LoginThrottle.admit")(function* (attempt) {
+            const now = yield* Clock.currentTimeMillis
+            return yield* sql
+              .withTransaction(
+                Effect.gen(function* () {
+                  // Always account first, then address: two attempts never wait for each other in a cycle.
+                  for (const [scope, subject] of subjectsOf(attempt)) {
+                    yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`login:${scope}:${subject}`}))`
+                  }
+                  const wait = yield* waitOf(attempt, now)
+                  if (wait === 0) yield* countFailure(attempt, now)
+                  return wait
+                })
               )
-            }
+              .pipe(availableOrFail("LoginThrottle.admit"))
           }),
           recordSuccess: Effect.fn("LoginThrottle.recordSuccess")(function* (attempt) {
             yield* sql`DELETE FROM login_throttle WHERE scope = 'account' AND subject = ${normalizeEmail(attempt.email)}`.pipe(
               Effect.orDie
             )
+            yield* sql`
+              UPDATE login_throttle SET failures = greatest(failures - 1, 0)
+              WHERE scope = 'address' AND subject = ${attempt.ip}`.pipe(Effect.orDie)
           }),
           purge: Effect.fn("LoginThrottle.purge")(function* () {
             const cutoff = new Date((yield* Clock.currentTimeMillis) - windowMillis)
@@ -114,31 +144,41 @@ export class LoginThrottle extends Context.Service<
         const windowMillis = Duration.toMillis(policy.window)
         const limitOf = (scope: Scope) => (scope === "account" ? policy.perAccount : policy.perAddress)
         const slot = (scope: Scope, subject: string) => `${scope}\u0000${subject}`
+        const waitOf = (attempt: Attempt, now: number) => {
+          const rows = subjectsOf(attempt).flatMap(([scope, subject]) => {
+            const entry = state.throttle.get(slot(scope, subject))
+            return entry === undefined || entry.windowStart <= now - windowMillis ? [] : [{ scope, ...entry }]
+          })
+          return retryAfterOf(rows, now, windowMillis, limitOf)
+        }
+        const countFailure = (attempt: Attempt, now: number) => {
+          for (const [scope, subject] of subjectsOf(attempt)) {
+            const entry = state.throttle.get(slot(scope, subject))
+            state.throttle.set(
+              slot(scope, subject),
+              entry === undefined || entry.windowStart <= now - windowMillis
+                ? { windowStart: now, failures: 1 }
+                : { windowStart: entry.windowStart, failures: entry.failures + 1 }
+            )
+          }
+        }
         return LoginThrottle.of({
           check: Effect.fn("LoginThrottle.check")(function* (attempt) {
-            const now = yield* Clock.currentTimeMillis
-            const rows = subjectsOf(attempt).flatMap(([scope, subject]) => {
-              const entry = state.throttle.get(slot(scope, subject))
-              return entry === undefined || entry.windowStart <= now - windowMillis
-                ? []
-                : [{ scope, ...entry }]
-            })
-            return retryAfterOf(rows, now, windowMillis, limitOf)
+            return waitOf(attempt, yield* Clock.currentTimeMillis)
           }),
           recordFailure: Effect.fn("LoginThrottle.recordFailure")(function* (attempt) {
+            countFailure(attempt, yield* Clock.currentTimeMillis)
+          }),
+          admit: Effect.fn("LoginThrottle.admit")(function* (attempt) {
             const now = yield* Clock.currentTimeMillis
-            for (const [scope, subject] of subjectsOf(attempt)) {
-              const entry = state.throttle.get(slot(scope, subject))
-              state.throttle.set(
-                slot(scope, subject),
-                entry === undefined || entry.windowStart <= now - windowMillis
-                  ? { windowStart: now, failures: 1 }
-                  : { windowStart: entry.windowStart, failures: entry.failures + 1 }
-              )
-            }
+            const wait = waitOf(attempt, now)
+            if (wait === 0) countFailure(attempt, now)
+            return wait
           }),
           recordSuccess: Effect.fn("LoginThrottle.recordSuccess")(function* (attempt) {
             state.throttle.delete(slot("account", normalizeEmail(attempt.email)))
+            const address = state.throttle.get(slot("address", attempt.ip))
+            if (address !== undefined) address.failures = Math.max(address.failures - 1, 0)
           }),
           purge: Effect.fn("LoginThrottle.purge")(function* () {
             const cutoff = (yield* Clock.currentTimeMillis) - windowMillis

@@ -75,7 +75,7 @@ export const layerSessionHandlers = HttpApiBuilder.group(
           const { ip } = yield* AdminRequest
           const attempt = { email: payload.email, ip }
           const wait = yield* throttle
-            .check(attempt)
+            .admit(attempt)
             .pipe(
               Effect.catchTag("StoreUnavailable", () =>
                 adminFail("temporarily_unavailable", "The database could not be reached")
@@ -86,10 +86,7 @@ export const layerSessionHandlers = HttpApiBuilder.group(
             return yield* adminFail("rate_limited", "Too many failed sign-ins; try again later")
           }
           const operator = yield* operators.authenticate(payload.email, payload.password)
-          if (Option.isNone(operator)) {
-            yield* throttle.recordFailure(attempt)
-            return yield* adminFail("unauthenticated", "Invalid email or password")
-          }
+          if (Option.isNone(operator)) return yield* adminFail("unauthenticated", "Invalid email or password")
           yield* throttle.recordSuccess(attempt)
           const session = yield* sessions.create({ operatorId: operator.value.id, ip })
           const request = yield* HttpServerRequest.HttpServerRequest

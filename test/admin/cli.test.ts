@@ -62,6 +62,17 @@ describe("operator commands and the console listener (real processes)", { timeou
     const adminPort = await freePort()
     adminUrl = `http://127.0.0.1:${adminPort}`
     server = await startServer(port, { env: { ...env, ADMIN_PORT: String(adminPort), LOG_LEVEL: "Debug" } })
+    // The two listeners start side by side: the public one answering says nothing about the console's.
+    const deadline = Date.now() + 20_000
+    while (
+      !(await fetch(`${adminUrl}/login`).then(
+        (r) => r.ok,
+        () => false
+      ))
+    ) {
+      if (Date.now() > deadline) throw new Error(`the console did not answer:\n${server.output.stderr}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
   }, processTimeout)
 
   afterAll(async () => {
@@ -215,6 +226,13 @@ describe("operator commands and the console listener (real processes)", { timeou
   it("ADMIN_PORT=off serves no console; a bad ADMIN_PORT is refused", async () => {
     const port = await freePort()
     const off = await startServer(port, { env: { ...env, ADMIN_PORT: "off" } })
+    const deadline = Date.now() + 10_000
+    while (
+      !`${off.output.stdout}${off.output.stderr}`.includes("console disabled") &&
+      Date.now() < deadline
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
     const finished = await off.stop()
     expect(finished.stderr + finished.stdout).not.toContain("console listening")
     expect(finished.stderr + finished.stdout).toContain("console disabled")

@@ -232,6 +232,25 @@ for (const [variant, services] of variants) {
         assert.strictEqual(yield* throttle.check(cleared), 0, "success cleared the account's count")
       }))
 
+    test("admit counts concurrent attempts one at a time: exactly the limit get through", () =>
+      Effect.gen(function* () {
+        const throttle = yield* LoginThrottle
+        yield* TestClock.setTime(Date.parse("2026-05-01T00:00:00Z"))
+        const attempt = { email: uniqueEmail("burst"), ip: crypto.randomUUID() }
+        const waits = yield* Effect.all(
+          Array.from({ length: 10 }, () => throttle.admit(attempt)),
+          { concurrency: "unbounded" }
+        )
+        assert.strictEqual(waits.filter((wait) => wait === 0).length, 3)
+        assert.isTrue(waits.filter((wait) => wait > 0).every((wait) => wait === 15 * 60))
+        const fresh = { email: uniqueEmail("ok"), ip: crypto.randomUUID() }
+        assert.strictEqual(yield* throttle.admit(fresh), 0)
+        yield* throttle.recordSuccess(fresh)
+        for (let i = 0; i < 3; i++)
+          assert.strictEqual(yield* throttle.admit(fresh), 0, "a success counts nothing")
+        assert.isAbove(yield* throttle.admit(fresh), 0)
+      }))
+
     test("the audit log lists an organization's entries newest first, by cursor, platform entries for admins", () =>
       Effect.gen(function* () {
         const audit = yield* Audit
