@@ -1,12 +1,16 @@
 import { defineConfig } from "vitest/config"
 
+/** The console driven in a real Chromium (Debian's /usr/bin/chromium) against real `serve` processes. */
 export default defineConfig({
   test: {
     include: ["test/browser/**/*.test.ts"],
     globalSetup: ["test/support/globalSetup.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 90_000,
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
     pool: "forks",
-    fileParallelism: false
+    fileParallelism: false,
+    // a loaded 2-core machine: what a browser shows can take longer than vitest's 1 s default
+    expect: { poll: { timeout: 15_000, interval: 100 } },
+    reporters: ["default", "./test/support/summaryReporter.ts"]
   }
 })

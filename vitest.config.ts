@@ -8,6 +8,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Servers started by tests open no console listener unless a test asks for one (8081 would clash).
+    env: { ADMIN_PORT: "off" },
     reporters: ["default", "./test/support/summaryReporter.ts"]
   }
 })

@@ -2,6 +2,7 @@ import createDomain from "./0001_create_domain.ts"
 import createOrEnrichFunction from "./0002_create_or_enrich_function.ts"
 import createOrEnrichReturnsData from "./0003_create_or_enrich_returns_data.ts"
 import createWebhooks from "./0004_create_webhooks.ts"
+import operatorConsole from "./0005_operator_console.ts"
 import personalData from "./0006_personal_data.ts"
 
 export const migrations = {
@@ -9,5 +10,6 @@ export const migrations = {
   "0002_create_or_enrich_function": createOrEnrichFunction,
   "0003_create_or_enrich_returns_data": createOrEnrichReturnsData,
   "0004_create_webhooks": createWebhooks,
+  "0005_operator_console": operatorConsole,
   "0006_personal_data": personalData
 }

@@ -22,6 +22,9 @@ export interface AppConfigShape {
   readonly metricsPort: Option.Option<number>
   readonly databasePoolSize: number
   readonly requestLogRetentionDays: number
+  readonly adminHost: string
+  /** None when `ADMIN_PORT=off`: no console listener. */
+  readonly adminPort: Option.Option<number>
 }
 
 const HttpUrl = Schema.String.check(
@@ -57,11 +60,17 @@ export const appConfig = Config.all({
   requestLogRetentionDays: Config.schema(
     Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 36_500 })),
     "REQUEST_LOG_RETENTION_DAYS"
-  ).pipe(Config.withDefault(90))
+  ).pipe(Config.withDefault(90)),
+  adminHost: Config.schema(NonEmpty, "ADMIN_HOST").pipe(Config.withDefault("127.0.0.1")),
+  adminPort: Config.schema(
+    Schema.Union([Schema.Literal("off"), Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 }))]),
+    "ADMIN_PORT"
+  ).pipe(Config.withDefault(8081))
 }).pipe(
   Config.map(
     (raw): AppConfigShape => ({
       ...raw,
+      adminPort: raw.adminPort === "off" ? Option.none() : Option.some(raw.adminPort),
       publicBaseUrl: Option.getOrElse(raw.publicBaseUrl, () => `http://${urlHost(raw.host)}:${raw.port}`)
     })
   )

@@ -2,6 +2,7 @@ import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
+import { layerAdminServer } from "./Admin/App.ts"
 import { AppConfig } from "./Config.ts"
 import { layerApp } from "./Http/App.ts"
 import { layerJanitor } from "./Janitor.ts"
@@ -51,6 +52,7 @@ const announce = Layer.effectDiscard(
 /** The whole service: API on the listener, PostgreSQL (embedded unless DATABASE_URL), migrations applied. */
 export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.merge(announce),
+  Layer.merge(layerAdminServer),
   Layer.merge(Observability.layerPoolMetrics),
   Layer.merge(layerJanitor),
   Layer.merge(layerWebhookWorker),

@@ -3,12 +3,13 @@ import { Command, Flag } from "effect/cli"
 import { CaptureRules } from "../CaptureRules.ts"
 import { AppConfig } from "../Config.ts"
 import { KeyStore } from "../KeyStore.ts"
+import { Operators } from "../Operators.ts"
 import { Organizations } from "../Organizations.ts"
 import { PropertyCatalog } from "../PropertyCatalog.ts"
 import * as Input from "./Input.ts"
+import { withConsole } from "./Operators.ts"
 import { emit } from "./Output.ts"
 import { layerOverrides } from "./Serve.ts"
-import { withOperator } from "./Services.ts"
 
 const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
 
@@ -48,7 +49,7 @@ export const demo = Command.make(
     )
 ).pipe(
   Command.withDescription(
-    "Create a demo organization, agent, capture rule, origin with key and two properties; print a ready curl line for the server's URL (PUBLIC_BASE_URL, or --port/--host, PORT/HOST)"
+    "Create a demo organization, agent, capture rule, origin with key, two properties and a console operator; print a ready curl line for the server's URL (PUBLIC_BASE_URL, or --port/--host, PORT/HOST) and the console sign-in"
   )
 )
 
@@ -87,6 +88,16 @@ const demoSetup = Effect.fn("Cli.demo")(function* (serve: string) {
       archived: false
     })
   ]
+  const operator = yield* (yield* Operators).add({
+    organizationId: organization.id,
+    email: `demo-${organization.id.slice(0, 8)}@example.com`,
+    role: "admin"
+  })
+  const consoleUrl = Option.match(config.adminPort, {
+    onNone: () => null,
+    onSome: (port) =>
+      `http://${config.adminHost.includes(":") ? `[${config.adminHost}]` : config.adminHost}:${port}/`
+  })
   const curl = [
     `curl -sS -X POST ${config.publicBaseUrl}/v1/leads`,
     `-H ${shellQuote(`Authorization: Bearer ${origin.key}`)}`,
@@ -105,7 +116,10 @@ const demoSetup = Effect.fn("Cli.demo")(function* (serve: string) {
       properties,
       url: config.publicBaseUrl,
       docs: `${config.publicBaseUrl}/v1/docs`,
-      curl
+      curl,
+      console_url: consoleUrl,
+      operator_email: operator.email,
+      operator_password: operator.password
     },
     (d) =>
       [
@@ -121,7 +135,13 @@ const demoSetup = Effect.fn("Cli.demo")(function* (serve: string) {
         "Then look at it:",
         `  npx lead-intake requests --origin ${d.origin_id}`,
         `  npx lead-intake lead list --org ${d.organization_id}`,
-        `Documentation: ${d.docs}`
+        `Documentation: ${d.docs}`,
+        "",
+        d.console_url === null
+          ? "The console is off (ADMIN_PORT=off); its operator:"
+          : `The console at ${d.console_url}, signed in as:`,
+        `  e-mail: ${d.operator_email}`,
+        `  password (shown this once): ${d.operator_password}`
       ].join("\n")
   )
-}, withOperator)
+}, withConsole)

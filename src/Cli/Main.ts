@@ -4,6 +4,7 @@ import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import packageJson from "../../package.json" with { type: "json" }
 import { demo } from "./Demo.ts"
 import { lead } from "./Leads.ts"
+import { operator } from "./Operators.ts"
 import { agent, org, rule } from "./Organizations.ts"
 import { key, origin } from "./Origins.ts"
 import { Json } from "./Output.ts"
@@ -27,6 +28,7 @@ export const cli = Command.make(programName).pipe(
     property,
     requests,
     lead,
+    operator,
     demo,
     webhook,
     worker

@@ -57,7 +57,9 @@ export const testConfig: AppConfigShape = {
   logLevel: "Warn",
   metricsPort: Option.none(),
   databasePoolSize: 10,
-  requestLogRetentionDays: 90
+  requestLogRetentionDays: 90,
+  adminHost: "127.0.0.1",
+  adminPort: Option.none()
 }
 
 export const layerTestConfig = Layer.succeed(AppConfig, testConfig)

@@ -1,0 +1,92 @@
+import { Effect, Layer, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { AppConfig } from "../Config.ts"
+import { Operators } from "../Operators.ts"
+import { layerServices } from "../Services.ts"
+import * as Sql from "../Sql.ts"
+import * as Input from "./Input.ts"
+import { emit } from "./Output.ts"
+import { layerLogLevel } from "./Services.ts"
+
+/** The operator commands' services plus the console's accounts. */
+export const withConsole = Effect.provide(
+  Layer.mergeAll(layerServices, Operators.layer, layerLogLevel).pipe(
+    Layer.provideMerge(Sql.layer),
+    Layer.provideMerge(AppConfig.layer)
+  )
+)
+
+const email = Input.text("email").pipe(
+  Flag.withDescription("The operator's e-mail, used to sign in to the console")
+)
+
+const shown = (o: { readonly id: string; readonly email: string; readonly password: string }) =>
+  ({ id: o.id, email: o.email, password: o.password }) as const
+
+const operatorAdd = Command.make(
+  "add",
+  {
+    org: Input.id("org", "organization").pipe(
+      Flag.withDescription("The organization the operator works for"),
+      Flag.optional
+    ),
+    allOrgs: Flag.Boolean("all-orgs").pipe(
+      Flag.withDescription("A platform administrator, who sees every organization"),
+      Flag.withDefault(false)
+    ),
+    email,
+    role: Flag.Literals("role", ["admin", "viewer"]).pipe(
+      Flag.withDescription("admin changes things; viewer only looks (default admin)"),
+      Flag.withDefault("admin" as const)
+    )
+  },
+  Effect.fn("Cli.operatorAdd")(function* ({ org, allOrgs, email, role }) {
+    const scope = yield* Input.exactlyOne(
+      ["org", org],
+      ["all-orgs", allOrgs ? Option.some(true) : Option.none()]
+    )
+    const operator = yield* Effect.gen(function* () {
+      const operators = yield* Operators
+      return yield* operators.add({
+        organizationId: scope._tag === "first" ? scope.value : null,
+        email,
+        role
+      })
+    }).pipe(withConsole)
+    yield* emit(shown(operator), (o) =>
+      [
+        `Added operator ${o.email} (${role}${scope._tag === "second" ? ", every organization" : ""}): ${o.id}`,
+        `Password (shown this once): ${o.password}`
+      ].join("\n")
+    )
+  })
+).pipe(Command.withDescription("Add a console operator with a generated password (printed this once)"))
+
+const operatorResetPassword = Command.make(
+  "reset-password",
+  { email },
+  Effect.fn("Cli.operatorResetPassword")(function* ({ email }) {
+    const operators = yield* Operators
+    const operator = yield* operators.resetPassword(email)
+    yield* emit(shown(operator), (o) =>
+      [`New password for ${o.email} (shown this once): ${o.password}`, "Its sessions were signed out."].join(
+        "\n"
+      )
+    )
+  }, withConsole)
+).pipe(Command.withDescription("Generate a new password for the operator and sign out its sessions"))
+
+const operatorRemove = Command.make(
+  "remove",
+  { email },
+  Effect.fn("Cli.operatorRemove")(function* ({ email }) {
+    const operators = yield* Operators
+    const operator = yield* operators.remove(email)
+    yield* emit({ id: operator.id, email: operator.email }, (o) => `Removed operator ${o.email} (${o.id})`)
+  }, withConsole)
+).pipe(Command.withDescription("Remove the operator; its sessions end at once"))
+
+export const operator = Command.make("operator").pipe(
+  Command.withDescription("Console operators: who may sign in to the console"),
+  Command.withSubcommands([operatorAdd, operatorResetPassword, operatorRemove])
+)

@@ -1,0 +1,520 @@
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { isAcceptablePhone, phoneMatchKey } from "./Domain/Phone.ts"
+import type { Operator } from "./Operators.ts"
+
+export interface OrganizationRow {
+  readonly id: string
+  readonly name: string
+  readonly country: string
+}
+
+export interface RequestRow {
+  readonly request_id: string
+  readonly at: string
+  readonly status: number
+  readonly outcome: string
+  readonly lead_id: string | null
+  readonly key_prefix: string | null
+  readonly idempotency_key: string | null
+  readonly duration_ms: number
+  readonly origin_id: string | null
+  readonly origin_label: string | null
+}
+
+export type RequestScope =
+  | { readonly _tag: "organization"; readonly organizationId: string }
+  | { readonly _tag: "origin"; readonly originId: string }
+  | { readonly _tag: "unattributed" }
+
+export interface RequestFilter {
+  readonly statusClass?: "2xx" | "4xx" | "5xx" | undefined
+  readonly outcome?: string | undefined
+  readonly from?: Date | undefined
+  readonly to?: Date | undefined
+  readonly requestId?: string | undefined
+  readonly idempotencyKey?: string | undefined
+}
+
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly nextCursor: string | null
+}
+
+export interface PropertyRow {
+  readonly id: string
+  readonly codigo: string
+  readonly external_code: string | null
+  readonly archived: boolean
+  readonly created_at: string
+}
+
+export interface RuleRow {
+  readonly id: string
+  readonly priority: number
+  readonly origin: { readonly id: string; readonly label: string } | null
+  readonly property: { readonly id: string; readonly codigo: string } | null
+  readonly agents: ReadonlyArray<{ readonly id: string; readonly name: string }>
+  readonly round_robin: boolean
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** An id that is not a UUID names nothing: the same 404 as an id of another organization. */
+export const isUuid = (id: string) => uuidPattern.test(id)
+
+const iso = (date: Date) => date.toISOString()
+
+/** Keyset cursors: the last row's sort key, opaque to the client. */
+const encodeCursor = (at: Date, id: string) =>
+  Buffer.from(JSON.stringify([iso(at), id])).toString("base64url")
+
+type CursorKind = "request" | "lead"
+
+const cursorIdPatterns: Record<CursorKind, RegExp> = { request: /^[0-9]{1,18}$/, lead: uuidPattern }
+
+const decodeCursor = (
+  cursor: string | undefined,
+  kind: CursorKind
+): Option.Option<readonly [Date, string]> => {
+  if (cursor === undefined) return Option.none()
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as [unknown, unknown]
+    const date = typeof at === "string" ? new Date(at) : new Date(Number.NaN)
+    return Number.isNaN(date.getTime()) || typeof id !== "string" || !cursorIdPatterns[kind].test(id)
+      ? Option.none()
+      : Option.some([date, id] as const)
+  } catch {
+    return Option.none()
+  }
+}
+
+export const isValidCursor = (cursor: string | undefined, kind: CursorKind) =>
+  cursor === undefined || Option.isSome(decodeCursor(cursor, kind))
+
+const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+const day = 24 * 60 * 60 * 1000
+
+/**
+ * What the console reads that the domain services do not answer (lists with counts, filters and
+ * cursors, a lead with its names), plus the two console actions they lack: restoring a property
+ * and deleting a capture rule. Every read is scoped by organization.
+ */
+export class ConsoleQueries extends Context.Service<
+  ConsoleQueries,
+  {
+    organizationsFor(operator: Operator): Effect.Effect<ReadonlyArray<OrganizationRow>>
+    /** The organization an operator acts on: its own, or for a platform administrator the one asked for (or the first by name). */
+    organizationFor(
+      operator: Operator,
+      requested: string | undefined
+    ): Effect.Effect<Option.Option<OrganizationRow>>
+    overview(organizationId: string): Effect.Effect<{
+      readonly requests_per_minute: ReadonlyArray<{
+        minute: string
+        origin_id: string
+        label: string
+        count: number
+      }>
+      readonly leads_per_day: ReadonlyArray<{ day: string; created: number; enriched: number }>
+      readonly error_codes: ReadonlyArray<{ code: string; count: number }>
+    }>
+    origins(organizationId: string): Effect.Effect<
+      ReadonlyArray<{
+        id: string
+        label: string
+        prefix: string | null
+        created_at: string
+        last_used_at: string | null
+        requests_24h: number
+        rate_limit: number
+        revoked: boolean
+      }>
+    >
+    owns(
+      organizationId: string,
+      entity: "origin" | "property" | "agent" | "rule" | "lead",
+      id: string
+    ): Effect.Effect<boolean>
+    requests(
+      scope: RequestScope,
+      filter: RequestFilter,
+      page: { readonly cursor?: string | undefined; readonly limit: number }
+    ): Effect.Effect<Page<RequestRow>>
+    /** A request of the organization (or, for a platform administrator, an unattributed one). */
+    request(
+      organizationId: string,
+      requestId: string,
+      includeUnattributed: boolean
+    ): Effect.Effect<Option.Option<RequestRow>>
+    leads(
+      organization: OrganizationRow,
+      query: string,
+      page: { readonly cursor?: string | undefined; readonly limit: number }
+    ): Effect.Effect<
+      Page<{
+        id: string
+        nombre: string
+        telefono: string | null
+        email: string | null
+        origin: { id: string; label: string }
+        created_at: string
+      }>
+    >
+    lead(organizationId: string, id: string): Effect.Effect<Option.Option<LeadDetailRow>>
+    properties(organizationId: string, query: string): Effect.Effect<ReadonlyArray<PropertyRow>>
+    property(organizationId: string, id: string): Effect.Effect<Option.Option<PropertyRow>>
+    restoreProperty(organizationId: string, id: string): Effect.Effect<Option.Option<PropertyRow>>
+    agents(organizationId: string): Effect.Effect<ReadonlyArray<{ id: string; name: string }>>
+    rules(organizationId: string): Effect.Effect<ReadonlyArray<RuleRow>>
+    deleteRule(organizationId: string, id: string): Effect.Effect<boolean>
+  }
+>()("lead-intake/ConsoleQueries") {
+  static readonly layer = Layer.effect(
+    ConsoleQueries,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const tables = {
+        origin: sql("origins"),
+        property: sql("properties"),
+        agent: sql("agents"),
+        rule: sql("capture_rules"),
+        lead: sql("leads")
+      }
+
+      type RawRequest = Omit<RequestRow, "at"> & { at: Date; id: string }
+      const requestView = ({ id: _, ...row }: RawRequest): RequestRow => ({ ...row, at: iso(row.at) })
+      const requestColumns = sql`r.id::text AS id, r.request_id, r.at, r.status, r.outcome, r.lead_id, r.key_prefix,
+        r.idempotency_key, r.duration_ms, r.origin_id, o.label AS origin_label`
+
+      type RawProperty = Omit<PropertyRow, "created_at"> & { created_at: Date }
+      const propertyView = (row: RawProperty): PropertyRow => ({ ...row, created_at: iso(row.created_at) })
+
+      const organizationFor = Effect.fn("ConsoleQueries.organizationFor")(function* (
+        operator: Operator,
+        requested: string | undefined
+      ) {
+        const wanted = operator.organizationId ?? requested
+        if (wanted !== undefined && !isUuid(wanted)) return Option.none()
+        const rows = yield* sql<OrganizationRow>`
+          SELECT id, name, country FROM organizations
+          ${wanted === undefined ? sql`` : sql`WHERE id = ${wanted}`}
+          ORDER BY name, id LIMIT 1`.pipe(Effect.orDie)
+        return Option.fromNullishOr(rows[0])
+      })
+
+      return ConsoleQueries.of({
+        organizationsFor: Effect.fn("ConsoleQueries.organizationsFor")(function* (operator) {
+          return yield* sql<OrganizationRow>`
+            SELECT id, name, country FROM organizations
+            ${operator.organizationId === null ? sql`` : sql`WHERE id = ${operator.organizationId}`}
+            ORDER BY name, id`.pipe(Effect.orDie)
+        }),
+        organizationFor,
+        overview: Effect.fn("ConsoleQueries.overview")(function* (organizationId) {
+          const now = yield* Clock.currentTimeMillis
+          const since = new Date(now - day)
+          const perMinute = yield* sql<{ minute: Date; origin_id: string; label: string; count: number }>`
+            SELECT date_trunc('minute', r.at) AS minute, r.origin_id, o.label, count(*)::int AS count
+            FROM request_log r JOIN origins o ON o.id = r.origin_id
+            WHERE o.organization_id = ${organizationId} AND r.at > ${since}
+            GROUP BY 1, 2, 3 ORDER BY 1, 3`.pipe(Effect.orDie)
+          const perDay = yield* sql<{ day: string; created: number; enriched: number }>`
+            SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
+                   count(*) FILTER (WHERE type = 'lead.created')::int AS created,
+                   count(*) FILTER (WHERE type = 'lead.enriched')::int AS enriched
+            FROM outbox_events
+            WHERE organization_id = ${organizationId} AND created_at > ${new Date(now - 30 * day)}
+            GROUP BY 1 ORDER BY 1`.pipe(Effect.orDie)
+          const errors = yield* sql<{ code: string; count: number }>`
+            SELECT r.outcome AS code, count(*)::int AS count
+            FROM request_log r JOIN origins o ON o.id = r.origin_id
+            WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.status >= 400
+            GROUP BY 1 ORDER BY 2 DESC, 1`.pipe(Effect.orDie)
+          return {
+            requests_per_minute: perMinute.map((row) => ({ ...row, minute: iso(row.minute) })),
+            leads_per_day: perDay,
+            error_codes: errors
+          }
+        }),
+        origins: Effect.fn("ConsoleQueries.origins")(function* (organizationId) {
+          const since = new Date((yield* Clock.currentTimeMillis) - day)
+          const rows = yield* sql<{
+            id: string
+            label: string
+            prefix: string | null
+            created_at: Date
+            last_used_at: Date | null
+            requests_24h: number
+            rate_limit: number
+            revoked: boolean
+          }>`
+            SELECT o.id, o.label, k.prefix, o.created_at, o.rate_limit,
+                   (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked,
+                   (SELECT max(at) FROM request_log r WHERE r.origin_id = o.id) AS last_used_at,
+                   (SELECT count(*)::int FROM request_log r WHERE r.origin_id = o.id AND r.at > ${since}) AS requests_24h
+            FROM origins o
+            LEFT JOIN LATERAL (
+              SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id ORDER BY created_at DESC, id LIMIT 1
+            ) k ON true
+            WHERE o.organization_id = ${organizationId}
+            ORDER BY o.created_at, o.label`.pipe(Effect.orDie)
+          return rows.map((row) => ({
+            ...row,
+            created_at: iso(row.created_at),
+            last_used_at: row.last_used_at === null ? null : iso(row.last_used_at)
+          }))
+        }),
+        owns: Effect.fn("ConsoleQueries.owns")(function* (organizationId, entity, id) {
+          if (!isUuid(id)) return false
+          const rows = yield* sql`
+            SELECT 1 FROM ${tables[entity]} WHERE id = ${id} AND organization_id = ${organizationId}`.pipe(
+            Effect.orDie
+          )
+          return rows.length > 0
+        }),
+        requests: Effect.fn("ConsoleQueries.requests")(function* (scope, filter, page) {
+          const after = decodeCursor(page.cursor, "request")
+          const statusRange =
+            filter.statusClass === undefined
+              ? sql``
+              : sql`AND r.status BETWEEN ${Number(filter.statusClass[0]) * 100} AND ${Number(filter.statusClass[0]) * 100 + 99}`
+          const where = sql.and([
+            scope._tag === "origin"
+              ? sql`r.origin_id = ${scope.originId}`
+              : scope._tag === "unattributed"
+                ? sql`r.origin_id IS NULL`
+                : sql`r.origin_id IN (SELECT id FROM origins WHERE organization_id = ${scope.organizationId})`,
+            filter.outcome === undefined ? sql`true` : sql`r.outcome = ${filter.outcome}`,
+            filter.from === undefined ? sql`true` : sql`r.at >= ${filter.from}`,
+            filter.to === undefined ? sql`true` : sql`r.at < ${filter.to}`,
+            filter.requestId === undefined ? sql`true` : sql`r.request_id = ${filter.requestId}`,
+            filter.idempotencyKey === undefined
+              ? sql`true`
+              : sql`r.idempotency_key = ${filter.idempotencyKey}`,
+            Option.match(after, {
+              onNone: () => sql`true`,
+              onSome: ([at, id]) => sql`(r.at, r.id) < (${at}, ${id}::bigint)`
+            })
+          ])
+          const rows = yield* sql<RawRequest>`
+            SELECT ${requestColumns}
+            FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+            WHERE ${where} ${statusRange}
+            ORDER BY r.at DESC, r.id DESC
+            LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+          const items = rows.slice(0, page.limit)
+          const last = items.at(-1)
+          return {
+            items: items.map(requestView),
+            nextCursor: rows.length > page.limit && last !== undefined ? encodeCursor(last.at, last.id) : null
+          }
+        }),
+        request: Effect.fn("ConsoleQueries.request")(
+          function* (organizationId, requestId, includeUnattributed) {
+            const rows = yield* sql<RawRequest>`
+            SELECT ${requestColumns}
+            FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+            WHERE r.request_id = ${requestId}
+              AND (o.organization_id = ${organizationId} ${includeUnattributed ? sql`OR r.origin_id IS NULL` : sql``})
+            ORDER BY r.id DESC LIMIT 1`.pipe(Effect.orDie)
+            return Option.map(Option.fromNullishOr(rows[0]), requestView)
+          }
+        ),
+        leads: Effect.fn("ConsoleQueries.leads")(function* (organization, query, page) {
+          const after = decodeCursor(page.cursor, "lead")
+          const text = query.trim()
+          const match =
+            text === ""
+              ? sql`true`
+              : sql.or([
+                  ...(isAcceptablePhone(text)
+                    ? [sql`l.phone_key = ${phoneMatchKey(text, organization.country)}`]
+                    : []),
+                  sql`l.nombre ILIKE ${likePattern(text)}`,
+                  sql`l.email ILIKE ${likePattern(text)}`
+                ])
+          const rows = yield* sql<{
+            id: string
+            nombre: string
+            telefono: string | null
+            email: string | null
+            origin_id: string
+            origin_label: string
+            created_at: Date
+          }>`
+            SELECT l.id, l.nombre, l.telefono, l.email, l.origin_id, o.label AS origin_label, l.created_at
+            FROM leads l JOIN origins o ON o.id = l.origin_id
+            WHERE l.organization_id = ${organization.id} AND ${match}
+              ${Option.match(after, {
+                onNone: () => sql``,
+                onSome: ([at, id]) => sql`AND (l.created_at, l.id) < (${at}, ${id}::uuid)`
+              })}
+            ORDER BY l.created_at DESC, l.id DESC
+            LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+          const items = rows.slice(0, page.limit)
+          const last = items.at(-1)
+          return {
+            items: items.map((row) => ({
+              id: row.id,
+              nombre: row.nombre,
+              telefono: row.telefono,
+              email: row.email,
+              origin: { id: row.origin_id, label: row.origin_label },
+              created_at: iso(row.created_at)
+            })),
+            nextCursor:
+              rows.length > page.limit && last !== undefined ? encodeCursor(last.created_at, last.id) : null
+          }
+        }),
+        lead: Effect.fn("ConsoleQueries.lead")(function* (organizationId, id) {
+          if (!isUuid(id)) return Option.none()
+          const [lead] = yield* sql<{
+            id: string
+            nombre: string
+            telefono: string | null
+            email: string | null
+            origin_id: string
+            origin_label: string
+            property_id: string | null
+            codigo: string | null
+            assignee_id: string | null
+            assignee_name: string | null
+            created_at: Date
+            updated_at: Date
+          }>`
+            SELECT l.id, l.nombre, l.telefono, l.email, l.origin_id, o.label AS origin_label, l.property_id, p.codigo,
+                   l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at
+            FROM leads l
+            JOIN origins o ON o.id = l.origin_id
+            LEFT JOIN properties p ON p.id = l.property_id
+            LEFT JOIN agents a ON a.id = l.assignee_id
+            WHERE l.id = ${id} AND l.organization_id = ${organizationId}`.pipe(Effect.orDie)
+          if (lead === undefined) return Option.none()
+          const notes = yield* sql<{ body: string; created_at: Date }>`
+            SELECT body, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`.pipe(
+            Effect.orDie
+          )
+          const tasks = yield* sql<{ kind: string; assignee: string | null; due_at: Date }>`
+            SELECT t.kind, a.name AS assignee, t.due_at
+            FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id
+            WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`.pipe(Effect.orDie)
+          const events = yield* sql<{ type: string; created_at: Date }>`
+            SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`.pipe(Effect.orDie)
+          const requests = yield* sql<RawRequest>`
+            SELECT ${requestColumns}
+            FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+            WHERE r.lead_id = ${id} AND o.organization_id = ${organizationId}
+            ORDER BY r.at DESC, r.id DESC LIMIT 200`.pipe(Effect.orDie)
+          return Option.some({
+            id: lead.id,
+            nombre: lead.nombre,
+            telefono: lead.telefono,
+            email: lead.email,
+            origin: { id: lead.origin_id, label: lead.origin_label },
+            property: lead.property_id === null ? null : { id: lead.property_id, codigo: lead.codigo ?? "" },
+            assignee:
+              lead.assignee_id === null ? null : { id: lead.assignee_id, name: lead.assignee_name ?? "" },
+            created_at: iso(lead.created_at),
+            updated_at: iso(lead.updated_at),
+            notes: notes.map((note) => ({ body: note.body, created_at: iso(note.created_at) })),
+            tasks: tasks.map((task) => ({
+              kind: task.kind,
+              assignee: task.assignee,
+              due_at: iso(task.due_at)
+            })),
+            events: events.map((event) => ({ type: event.type, created_at: iso(event.created_at) })),
+            requests: requests.map(requestView)
+          })
+        }),
+        properties: Effect.fn("ConsoleQueries.properties")(function* (organizationId, query) {
+          const text = query.trim()
+          const rows = yield* sql<RawProperty>`
+            SELECT id, codigo, external_code, archived, created_at FROM properties
+            WHERE organization_id = ${organizationId}
+              ${text === "" ? sql`` : sql`AND (codigo ILIKE ${likePattern(text)} OR external_code ILIKE ${likePattern(text)})`}
+            ORDER BY archived, codigo`.pipe(Effect.orDie)
+          return rows.map(propertyView)
+        }),
+        property: Effect.fn("ConsoleQueries.property")(function* (organizationId, id) {
+          if (!isUuid(id)) return Option.none()
+          const rows = yield* sql<RawProperty>`
+            SELECT id, codigo, external_code, archived, created_at FROM properties
+            WHERE id = ${id} AND organization_id = ${organizationId}`.pipe(Effect.orDie)
+          return Option.map(Option.fromNullishOr(rows[0]), propertyView)
+        }),
+        restoreProperty: Effect.fn("ConsoleQueries.restoreProperty")(function* (organizationId, id) {
+          if (!isUuid(id)) return Option.none()
+          const rows = yield* sql<RawProperty>`
+            UPDATE properties SET archived = false WHERE id = ${id} AND organization_id = ${organizationId}
+            RETURNING id, codigo, external_code, archived, created_at`.pipe(Effect.orDie)
+          return Option.map(Option.fromNullishOr(rows[0]), propertyView)
+        }),
+        agents: Effect.fn("ConsoleQueries.agents")(function* (organizationId) {
+          return yield* sql<{ id: string; name: string }>`
+            SELECT id, name FROM agents WHERE organization_id = ${organizationId} ORDER BY name, id`.pipe(
+            Effect.orDie
+          )
+        }),
+        rules: Effect.fn("ConsoleQueries.rules")(function* (organizationId) {
+          const rows = yield* sql<{
+            id: string
+            priority: number
+            origin_id: string | null
+            origin_label: string | null
+            property_id: string | null
+            codigo: string | null
+            agents: ReadonlyArray<{ id: string; name: string }>
+            round_robin: boolean
+          }>`
+            SELECT r.id, r.priority, r.origin_id, o.label AS origin_label, r.property_id, p.codigo, r.round_robin,
+                   COALESCE((SELECT jsonb_agg(jsonb_build_object('id', a.id, 'name', a.name) ORDER BY x.ord)
+                             FROM unnest(r.agent_ids) WITH ORDINALITY AS x(id, ord) JOIN agents a ON a.id = x.id),
+                            '[]'::jsonb) AS agents
+            FROM capture_rules r
+            LEFT JOIN origins o ON o.id = r.origin_id
+            LEFT JOIN properties p ON p.id = r.property_id
+            WHERE r.organization_id = ${organizationId}
+            ORDER BY r.priority, r.created_at, r.id`.pipe(Effect.orDie)
+          return rows.map((row) => ({
+            id: row.id,
+            priority: row.priority,
+            origin: row.origin_id === null ? null : { id: row.origin_id, label: row.origin_label ?? "" },
+            property: row.property_id === null ? null : { id: row.property_id, codigo: row.codigo ?? "" },
+            agents: row.agents,
+            round_robin: row.round_robin
+          }))
+        }),
+        deleteRule: Effect.fn("ConsoleQueries.deleteRule")(function* (organizationId, id) {
+          if (!isUuid(id)) return false
+          const rows = yield* sql`
+            DELETE FROM capture_rules WHERE id = ${id} AND organization_id = ${organizationId} RETURNING id`.pipe(
+            Effect.orDie
+          )
+          return rows.length > 0
+        })
+      })
+    })
+  )
+}
+
+export interface LeadDetailRow {
+  readonly id: string
+  readonly nombre: string
+  readonly telefono: string | null
+  readonly email: string | null
+  readonly origin: { readonly id: string; readonly label: string }
+  readonly property: { readonly id: string; readonly codigo: string } | null
+  readonly assignee: { readonly id: string; readonly name: string } | null
+  readonly created_at: string
+  readonly updated_at: string
+  readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: string }>
+  readonly tasks: ReadonlyArray<{
+    readonly kind: string
+    readonly assignee: string | null
+    readonly due_at: string
+  }>
+  readonly events: ReadonlyArray<{ readonly type: string; readonly created_at: string }>
+  readonly requests: ReadonlyArray<RequestRow>
+}

@@ -1,0 +1,56 @@
+import { randomBytes, type ScryptOptions, scrypt, timingSafeEqual } from "node:crypto"
+
+/** scrypt at 2^15 × 8 × 128 bytes = 32 MiB per hash: memory-hard, about 0.1 s on one core. */
+const defaults = { N: 2 ** 15, r: 8, p: 1 }
+const keyLength = 32
+const saltLength = 16
+
+const derive = (password: string, salt: Buffer, options: ScryptOptions) =>
+  new Promise<Buffer>((resolve, reject) =>
+    scrypt(
+      password.normalize("NFC"),
+      salt,
+      keyLength,
+      { ...options, maxmem: 256 * 1024 * 1024 },
+      (error, key) => (error === null ? resolve(key) : reject(error))
+    )
+  )
+
+/** `scrypt$N$r$p$salt$hash` (base64url), so the cost can rise later without breaking stored hashes. */
+export const hashPassword = async (password: string): Promise<string> => {
+  const salt = randomBytes(saltLength)
+  const hash = await derive(password, salt, defaults)
+  return [
+    "scrypt",
+    defaults.N,
+    defaults.r,
+    defaults.p,
+    salt.toString("base64url"),
+    hash.toString("base64url")
+  ].join("$")
+}
+
+export const verifyPassword = async (password: string, stored: string): Promise<boolean> => {
+  const [scheme, n, r, p, salt, hash] = stored.split("$")
+  if (scheme !== "scrypt" || salt === undefined || hash === undefined) return false
+  const expected = Buffer.from(hash, "base64url")
+  const actual = await derive(password, Buffer.from(salt, "base64url"), {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p)
+  })
+  return actual.length === expected.length && timingSafeEqual(actual, expected)
+}
+
+/** A hash of nothing anyone knows: checked against when the e-mail is unknown, so both answers take as long. */
+let decoy: Promise<string> | undefined
+export const decoyHash = () => {
+  decoy ??= hashPassword(randomBytes(24).toString("base64url"))
+  return decoy
+}
+
+/** 24 characters from 144 random bits. */
+export const generatePassword = () => randomBytes(18).toString("base64url")
+
+/** 256 random bits for a session token; only its SHA-256 is stored. */
+export const generateToken = () => randomBytes(32).toString("base64url")

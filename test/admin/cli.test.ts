@@ -1,0 +1,243 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  cliFor,
+  type Env,
+  expectUserError,
+  type Finished,
+  freePort,
+  freshDatabaseEnv,
+  json,
+  processTimeout,
+  type RunningServer,
+  startServer
+} from "../e2e/Processes.ts"
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+interface Browser {
+  readonly status: number
+  readonly cookie: string | undefined
+  // biome-ignore lint/suspicious/noExplicitAny: tests inspect response bodies field by field
+  readonly body: any
+}
+
+const signIn = async (adminUrl: string, email: string, password: string): Promise<Browser> => {
+  const response = await fetch(`${adminUrl}/api/session`, {
+    method: "POST",
+    headers: { "content-type": "application/json", origin: adminUrl },
+    body: JSON.stringify({ email, password })
+  })
+  const cookie = /lead_intake_session=([^;]*)/.exec(response.headers.get("set-cookie") ?? "")?.[1]
+  return { status: response.status, cookie, body: await response.json() }
+}
+
+const call = async (adminUrl: string, browser: Browser, method: string, path: string, body?: unknown) => {
+  const response = await fetch(`${adminUrl}${path}`, {
+    method,
+    headers: {
+      cookie: `lead_intake_session=${browser.cookie}`,
+      "x-csrf-token": browser.body.csrf_token ?? "",
+      origin: adminUrl,
+      ...(body === undefined ? {} : { "content-type": "application/json" })
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+}
+
+describe("operator commands and the console listener (real processes)", { timeout: processTimeout }, () => {
+  let env: Env
+  let cli: (...args: ReadonlyArray<string>) => Promise<Finished>
+  let server: RunningServer
+  let adminUrl: string
+  let organizationId: string
+  const secrets: Array<string> = []
+
+  beforeAll(async () => {
+    env = await freshDatabaseEnv()
+    cli = cliFor(env)
+    organizationId = json(await cli("org", "create", "--name", "Consola", "--json")).id
+    const port = await freePort()
+    const adminPort = await freePort()
+    adminUrl = `http://127.0.0.1:${adminPort}`
+    server = await startServer(port, { env: { ...env, ADMIN_PORT: String(adminPort), LOG_LEVEL: "Debug" } })
+    // The two listeners start side by side: the public one answering says nothing about the console's.
+    const deadline = Date.now() + 20_000
+    while (
+      !(await fetch(`${adminUrl}/login`).then(
+        (r) => r.ok,
+        () => false
+      ))
+    ) {
+      if (Date.now() > deadline) throw new Error(`the console did not answer:\n${server.output.stderr}`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }, processTimeout)
+
+  afterAll(async () => {
+    const finished = await server?.stop()
+    const output = `${finished?.stdout ?? ""}${finished?.stderr ?? ""}`
+    for (const secret of secrets)
+      expect(output, "no key, password or session token in the logs").not.toContain(secret)
+  })
+
+  it("serve starts the console listener and prints one line for each listener", async () => {
+    const page = await fetch(`${adminUrl}/login`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get("content-security-policy")).toContain("nonce-")
+    expect(server.output.stderr + server.output.stdout).toContain(
+      `"msg":"console listening","url":"${adminUrl}"`
+    )
+    expect((await fetch(`${server.baseUrl}/api/origins`)).status, "the public listener serves /v1 only").toBe(
+      404
+    )
+    expect((await fetch(`${adminUrl}/v1`)).status, "the console serves no /v1").toBe(404)
+    const crossSite = await fetch(`${adminUrl}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: "http://localhost:9999" },
+      body: JSON.stringify({ email: "a@example.com", password: "x" })
+    })
+    expect(crossSite.status).toBe(403)
+  })
+
+  it("operator add prints id, email and a generated password that signs in once added", async () => {
+    const added = json(
+      await cli("operator", "add", "--org", organizationId, "--email", "Ana@Example.com", "--json")
+    )
+    expect(Object.keys(added).sort()).toEqual(["email", "id", "password"])
+    expect(added).toEqual({
+      id: expect.stringMatching(uuid),
+      email: "ana@example.com",
+      password: expect.any(String)
+    })
+    expect(added.password.length).toBeGreaterThanOrEqual(20)
+    secrets.push(added.password)
+    const browser = await signIn(adminUrl, "ana@example.com", added.password)
+    expect(browser.status).toBe(200)
+    expect(browser.body.operator).toEqual({
+      id: added.id,
+      email: "ana@example.com",
+      role: "admin",
+      organization_id: organizationId
+    })
+    secrets.push(browser.cookie!)
+    const origin = await call(adminUrl, browser, "POST", "/api/origins", { label: "sitio" })
+    expect(origin.status).toBe(201)
+    secrets.push(origin.body.key, origin.body.key.slice(17))
+    const audit = await call(adminUrl, browser, "GET", "/api/audit")
+    expect(audit.body.items[0]).toMatchObject({ action: "origin.create", operator_email: "ana@example.com" })
+    expect(audit.body.items[0].ip).toMatch(/127\.0\.0\.1/)
+
+    const viewer = json(
+      await cli(
+        "operator",
+        "add",
+        "--org",
+        organizationId,
+        "--email",
+        "vera@example.com",
+        "--role",
+        "viewer",
+        "--json"
+      )
+    )
+    secrets.push(viewer.password)
+    const asViewer = await signIn(adminUrl, "vera@example.com", viewer.password)
+    expect(asViewer.body.operator.role).toBe("viewer")
+    expect((await call(adminUrl, asViewer, "POST", "/api/origins", { label: "nope" })).status).toBe(403)
+
+    const platform = json(await cli("operator", "add", "--all-orgs", "--email", "root@example.com", "--json"))
+    secrets.push(platform.password)
+    const asRoot = await signIn(adminUrl, "root@example.com", platform.password)
+    expect(asRoot.body.operator.organization_id).toBeNull()
+
+    const text = await cli("operator", "add", "--org", organizationId, "--email", "texto@example.com")
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/Password \(shown this once\): \S{20,}/)
+  })
+
+  it("refuses bad operator commands with one line and exit 1", async () => {
+    expectUserError(
+      await cli("operator", "add", "--org", organizationId, "--email", "ana@example.com"),
+      /already exists/
+    )
+    expectUserError(await cli("operator", "add", "--email", "x@example.com"), /one of --org or --all-orgs/)
+    expectUserError(
+      await cli("operator", "add", "--org", organizationId, "--all-orgs", "--email", "x@example.com"),
+      /exclude each other/
+    )
+    expectUserError(
+      await cli("operator", "add", "--org", crypto.randomUUID(), "--email", "x@example.com"),
+      /unknown organization/
+    )
+    expectUserError(await cli("operator", "add", "--org", "nope", "--email", "x@example.com"), /UUID/)
+    expectUserError(
+      await cli("operator", "add", "--org", organizationId, "--email", "not-an-email"),
+      /e-mail/
+    )
+    expectUserError(
+      await cli("operator", "add", "--org", organizationId, "--email", "y@example.com", "--role", "owner"),
+      /role/
+    )
+    expectUserError(
+      await cli("operator", "reset-password", "--email", "nobody@example.com"),
+      /unknown operator/
+    )
+    expectUserError(await cli("operator", "remove", "--email", "nobody@example.com"), /unknown operator/)
+  })
+
+  it("reset-password prints a new password and signs out the old sessions; remove ends access at once", async () => {
+    const added = json(
+      await cli("operator", "add", "--org", organizationId, "--email", "luis@example.com", "--json")
+    )
+    secrets.push(added.password)
+    const before = await signIn(adminUrl, "luis@example.com", added.password)
+    expect(before.status).toBe(200)
+    const reset = json(await cli("operator", "reset-password", "--email", "LUIS@example.com", "--json"))
+    expect(reset).toEqual({ id: added.id, email: "luis@example.com", password: expect.any(String) })
+    secrets.push(reset.password)
+    expect(reset.password).not.toBe(added.password)
+    expect((await call(adminUrl, before, "GET", "/api/session")).status).toBe(401)
+    expect((await signIn(adminUrl, "luis@example.com", added.password)).status).toBe(401)
+    const after = await signIn(adminUrl, "luis@example.com", reset.password)
+    expect(after.status).toBe(200)
+    const removed = json(await cli("operator", "remove", "--email", "luis@example.com", "--json"))
+    expect(removed).toEqual({ id: added.id, email: "luis@example.com" })
+    expect((await call(adminUrl, after, "GET", "/api/origins")).status).toBe(401)
+    expect((await signIn(adminUrl, "luis@example.com", reset.password)).status).toBe(401)
+  })
+
+  it("demo prints the console URL, an operator e-mail and password that sign in to the demo organization", async () => {
+    const demoCli = cliFor({ ...env, ADMIN_PORT: "8081" })
+    const demo = json(await demoCli("demo", "--json"))
+    expect(demo.console_url).toBe("http://127.0.0.1:8081/")
+    secrets.push(demo.operator_password, demo.key)
+    const browser = await signIn(adminUrl, demo.operator_email, demo.operator_password)
+    expect(browser.status).toBe(200)
+    expect(browser.body.operator.organization_id).toBe(demo.organization_id)
+    const origins = await call(adminUrl, browser, "GET", "/api/origins")
+    expect(origins.body.items.map((o: { id: string }) => o.id)).toEqual([demo.origin_id])
+    const text = await demoCli("demo")
+    expect(text.stdout).toMatch(/console at http:\/\/127\.0\.0\.1:8081\//)
+    expect(text.stdout).toMatch(/e-mail: demo-[0-9a-f]{8}@example\.com/)
+  })
+
+  it("ADMIN_PORT=off serves no console; a bad ADMIN_PORT is refused", async () => {
+    const port = await freePort()
+    const off = await startServer(port, { env: { ...env, ADMIN_PORT: "off" } })
+    const deadline = Date.now() + 10_000
+    while (
+      !`${off.output.stdout}${off.output.stderr}`.includes("console disabled") &&
+      Date.now() < deadline
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const finished = await off.stop()
+    expect(finished.stderr + finished.stdout).not.toContain("console listening")
+    expect(finished.stderr + finished.stdout).toContain("console disabled")
+    const bad = await cliFor({ ...env, ADMIN_PORT: "80808" })("serve", "--port", String(port))
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toMatch(/ADMIN_PORT/)
+  })
+})

@@ -1,0 +1,41 @@
+import { Validator } from "@seriousme/openapi-schema-validator"
+import { describe, expect, it } from "vitest"
+import { adminOpenApiDocument } from "../../src/Admin/Handlers.ts"
+import { adminErrorCatalog } from "../../src/AdminApi.ts"
+import { endpoints } from "./support.ts"
+
+describe("the admin API's OpenAPI document", () => {
+  const document = adminOpenApiDocument() as unknown as {
+    openapi: string
+    paths: Record<string, Record<string, { responses: Record<string, unknown>; security?: unknown }>>
+    components: { securitySchemes?: Record<string, { type: string; in?: string; name?: string }> }
+  }
+
+  it("is valid OpenAPI 3.1", async () => {
+    expect(document.openapi).toMatch(/^3\.1\.\d+$/)
+    const validator = new Validator()
+    const result = await validator.validate(structuredClone(document) as never)
+    expect(result.errors).toBeUndefined()
+    expect(result.valid).toBe(true)
+  })
+
+  it("lists every endpoint, the session cookie scheme, and each endpoint's error statuses", () => {
+    for (const endpoint of endpoints) {
+      const path = endpoint.path.replace(/:([a-z_]+)/g, "{$1}")
+      const operation = document.paths[path]?.[endpoint.method.toLowerCase()]
+      expect(operation, `${endpoint.method} ${path}`).toBeDefined()
+    }
+    expect(Object.values(document.components.securitySchemes ?? {})).toContainEqual(
+      expect.objectContaining({ type: "apiKey", in: "cookie", name: "lead_intake_session" })
+    )
+    const origins = document.paths["/api/origins"]!.post!
+    for (const status of ["201", "400", "401", "403", "404", "409", "503"]) {
+      expect(Object.keys(origins.responses), status).toContain(status)
+    }
+    expect(origins.security).toBeDefined()
+    expect(document.paths["/api/session"]!.post!.security ?? []).toEqual([])
+    expect(Object.keys(document.paths["/api/session"]!.post!.responses)).toContain(
+      String(adminErrorCatalog.rate_limited.status)
+    )
+  })
+})

@@ -1,0 +1,294 @@
+import { Effect, Exit, Layer, Scope } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { HttpApi } from "effect/http-api"
+import { layerAdminApp } from "../../src/Admin/App.ts"
+import { AdminApi } from "../../src/AdminApi.ts"
+import { Audit } from "../../src/Audit.ts"
+import { ConsoleQueries } from "../../src/ConsoleQueries.ts"
+import { layerApp } from "../../src/Http/App.ts"
+import { defaultThrottlePolicy, LoginThrottle, type ThrottlePolicy } from "../../src/LoginThrottle.ts"
+import { Operators } from "../../src/Operators.ts"
+import { layerServices } from "../../src/Services.ts"
+import { defaultSessionPolicy, type SessionPolicy, Sessions } from "../../src/Sessions.ts"
+import { type Fixture, seed } from "../support/Client.ts"
+import { layerFreshDatabase, layerTestConfig } from "../support/Database.ts"
+
+export const adminBase = "http://127.0.0.1:8081"
+
+const layerAll = (policies: { readonly sessions: SessionPolicy; readonly throttle: ThrottlePolicy }) =>
+  Layer.mergeAll(
+    layerServices,
+    Operators.layer,
+    Sessions.layerWith(policies.sessions),
+    Audit.layer,
+    LoginThrottle.layerWith(policies.throttle),
+    ConsoleQueries.layer
+  ).pipe(Layer.provideMerge(layerFreshDatabase))
+
+type Services = Layer.Success<ReturnType<typeof layerAll>>
+
+export interface Account {
+  readonly id: string
+  readonly email: string
+  readonly password: string
+}
+
+export interface Organization extends Fixture {
+  readonly admin: Account
+  readonly viewer: Account
+  readonly leadId: string
+  readonly requestId: string
+  readonly ruleId: string
+}
+
+export interface Harness {
+  readonly admin: (request: Request) => Promise<Response>
+  readonly publicApi: (request: Request) => Promise<Response>
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Services>) => Promise<A>
+  readonly a: Organization
+  readonly b: Organization
+  readonly platform: Account
+  readonly close: () => Promise<void>
+}
+
+/**
+ * A fresh database with two organizations (each: origin with key, agents, rule, properties, one
+ * lead sent through the public API, an admin and a viewer) and a platform administrator; the
+ * admin router in-process over the same services as the public one.
+ */
+export const makeHarness = async (
+  policies: { readonly sessions?: SessionPolicy; readonly throttle?: ThrottlePolicy } = {}
+): Promise<Harness> => {
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(
+      layerAll({
+        sessions: policies.sessions ?? defaultSessionPolicy,
+        throttle: policies.throttle ?? defaultThrottlePolicy
+      }),
+      scope
+    )
+  )
+  const run = <A, E>(effect: Effect.Effect<A, E, Services>) =>
+    Effect.runPromise(Effect.provide(effect, context) as Effect.Effect<A, E>)
+  const provided = <A, E, R>(app: Layer.Layer<A, E, R>) =>
+    app.pipe(
+      Layer.provide(Layer.succeedContext(context)),
+      Layer.provide(layerTestConfig),
+      Layer.provide(HttpServer.layerServices)
+    ) as Layer.Layer<A, E, never>
+  const admin = HttpRouter.toWebHandler(provided(layerAdminApp), { disableLogger: true })
+  const publicApi = HttpRouter.toWebHandler(provided(layerApp), { disableLogger: true })
+
+  const organization = async (): Promise<Organization> => {
+    const fixture = await run(seed())
+    const leadResponse = await publicApi.handler(
+      new Request("http://api.test/v1/leads", {
+        method: "POST",
+        headers: { authorization: `Bearer ${fixture.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ nombre: "Ana López", telefono: "+52 55 1234 5678", email: "ana@example.com" })
+      })
+    )
+    const lead = (await leadResponse.json()) as { lead_id: string; request_id: string }
+    const rules = await run(
+      Effect.flatMap(Effect.service(ConsoleQueries), (q) => q.rules(fixture.organizationId))
+    )
+    const tag = crypto.randomUUID().slice(0, 8)
+    const [adminAccount, viewer] = await run(
+      Effect.flatMap(Effect.service(Operators), (operators) =>
+        Effect.all([
+          operators.add({
+            organizationId: fixture.organizationId,
+            email: `admin-${tag}@example.com`,
+            role: "admin"
+          }),
+          operators.add({
+            organizationId: fixture.organizationId,
+            email: `viewer-${tag}@example.com`,
+            role: "viewer"
+          })
+        ])
+      ).pipe(Effect.orDie)
+    )
+    return {
+      ...fixture,
+      admin: adminAccount!,
+      viewer: viewer!,
+      leadId: lead.lead_id,
+      requestId: lead.request_id,
+      ruleId: rules[0]!.id
+    }
+  }
+  const a = await organization()
+  const b = await organization()
+  const platform = await run(
+    Effect.flatMap(Effect.service(Operators), (operators) =>
+      operators.add({
+        organizationId: null,
+        email: `root-${crypto.randomUUID().slice(0, 8)}@example.com`,
+        role: "admin"
+      })
+    ).pipe(Effect.orDie)
+  )
+  return {
+    admin: admin.handler,
+    publicApi: publicApi.handler,
+    run,
+    a,
+    b,
+    platform,
+    close: async () => {
+      await admin.dispose()
+      await publicApi.dispose()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }
+}
+
+export interface Answer {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  // biome-ignore lint/suspicious/noExplicitAny: tests inspect response bodies field by field
+  readonly body: any
+}
+
+const parse = (text: string) => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+export const send = async (
+  handler: (request: Request) => Promise<Response>,
+  method: string,
+  path: string,
+  options: { readonly body?: unknown; readonly headers?: Record<string, string> } = {}
+): Promise<Answer> => {
+  const response = await handler(
+    new Request(`${adminBase}${path}`, {
+      method,
+      headers: {
+        ...(options.body === undefined ? {} : { "content-type": "application/json" }),
+        ...options.headers
+      },
+      ...(options.body === undefined ? {} : { body: JSON.stringify(options.body) })
+    })
+  )
+  const text = await response.text()
+  return { status: response.status, headers: response.headers, text, body: parse(text) }
+}
+
+/** A signed-in browser: the session cookie and the CSRF token it was given. */
+export interface Signed {
+  readonly cookie: string
+  readonly token: string
+  readonly csrf: string
+  readonly call: (
+    method: string,
+    path: string,
+    options?: {
+      readonly body?: unknown
+      readonly csrf?: string | null
+      readonly headers?: Record<string, string>
+    }
+  ) => Promise<Answer>
+}
+
+export const cookieOf = (answer: Answer) => {
+  const header = answer.headers.get("set-cookie") ?? ""
+  const match = /lead_intake_session=([^;]*)/.exec(header)
+  return match?.[1]
+}
+
+export const signIn = async (harness: Harness, account: Account): Promise<Signed> => {
+  const answer = await send(harness.admin, "POST", "/api/session", {
+    body: { email: account.email, password: account.password }
+  })
+  if (answer.status !== 200) throw new Error(`sign-in failed: ${answer.status} ${answer.text}`)
+  const token = cookieOf(answer)!
+  const csrf = answer.body.csrf_token as string
+  return {
+    cookie: `lead_intake_session=${token}`,
+    token,
+    csrf,
+    call: (method, path, options = {}) =>
+      send(harness.admin, method, path, {
+        ...(options.body === undefined ? {} : { body: options.body }),
+        headers: {
+          cookie: `lead_intake_session=${token}`,
+          ...(options.csrf === null ? {} : { "x-csrf-token": options.csrf ?? csrf }),
+          ...options.headers
+        }
+      })
+  }
+}
+
+export interface EndpointInfo {
+  readonly group: string
+  readonly name: string
+  readonly method: string
+  readonly path: string
+}
+
+/** Every endpoint of the admin contract, read from the HttpApi itself so a new one cannot be missed. */
+export const endpoints: ReadonlyArray<EndpointInfo> = (() => {
+  const list: Array<EndpointInfo> = []
+  HttpApi.reflect(AdminApi, {
+    onGroup: () => {},
+    onEndpoint: ({ group, endpoint }) =>
+      list.push({
+        group: group.identifier,
+        name: endpoint.identifier,
+        method: endpoint.method,
+        path: endpoint.path
+      })
+  })
+  return list
+})()
+
+export const changes = (endpoint: EndpointInfo) => endpoint.method !== "GET" && endpoint.method !== "HEAD"
+
+/** The endpoint's path with its id filled from the organization given. */
+export const pathFor = (endpoint: EndpointInfo, org: Organization) =>
+  endpoint.path
+    .replace(":request_id", org.requestId)
+    .replace(
+      ":id",
+      endpoint.path.startsWith("/api/origins")
+        ? org.originId
+        : endpoint.path.startsWith("/api/properties")
+          ? org.propertyId
+          : endpoint.path.startsWith("/api/rules")
+            ? org.ruleId
+            : org.leadId
+    )
+
+/** A body each state-changing endpoint would accept, so a refusal is about the rule under test only. */
+export const validBody = (endpoint: EndpointInfo, org: Organization): unknown => {
+  switch (endpoint.name) {
+    case "login":
+      return { email: org.admin.email, password: org.admin.password }
+    case "createOrigin":
+      return { label: `web-${crypto.randomUUID().slice(0, 8)}` }
+    case "setRateLimit":
+      return { rate_limit: 77 }
+    case "createProperty":
+      return {
+        codigo: `Z${crypto
+          .randomUUID()
+          .replace(/[^a-f]/g, "")
+          .slice(0, 2)
+          .toUpperCase()
+          .padEnd(2, "Q")}-${String(Math.floor(Math.random() * 10_000)).padStart(4, "0")}`
+      }
+    case "createAgent":
+      return { name: "Marta" }
+    case "createRule":
+      return { agent_ids: [org.agentIds[0]], round_robin: false }
+    default:
+      return undefined
+  }
+}
