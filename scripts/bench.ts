@@ -26,6 +26,9 @@ const usage = `npm run bench -- [options]
   --round-trips       also count database round trips and statements per request (restarts PostgreSQL)
   --unix-socket       the service reaches PostgreSQL over a Unix socket instead of loopback TCP
   --quiet-wait S      before each scenario wait up to S s for other work on the machine to end (0)
+  --baseline DIR      also run the service of another checkout (e.g. the commit before a change, with
+                      node_modules linked) just before this one on every service row: a before/after
+                      in the same run
   --label TEXT        stored in the JSON
   --out FILE          JSON results (bench-results/bench-<time>.json)`
 
@@ -48,7 +51,7 @@ const log = (line: string) => process.stderr.write(`${line}\n`)
 /** What one row of the report measures: a scenario against one of the running servers. */
 interface Row {
   readonly name: string
-  readonly side: "reference" | "raw node:http" | "service"
+  readonly side: "reference" | "raw node:http" | "service" | "baseline"
   readonly scenario: ScenarioName
 }
 
@@ -79,11 +82,17 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const serviceEnv = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl })
 
-const startService = (databaseUrl: string, logName: string, nodeOptions: ReadonlyArray<string> = []) =>
+const startService = (
+  databaseUrl: string,
+  logName: string,
+  nodeOptions: ReadonlyArray<string> = [],
+  cwd?: string
+) =>
   startServer({
     env: serviceEnv(databaseUrl),
     logFile: path.join(resultsDir, logName),
-    nodeOptions: [...settings.nodeFlags, ...nodeOptions]
+    nodeOptions: [...settings.nodeFlags, ...nodeOptions],
+    ...(cwd === undefined ? {} : { cwd })
   })
 
 const startReference = (database: ScratchDatabase, index: string, raw: boolean) =>
@@ -178,6 +187,12 @@ const median = (rows: ReadonlyArray<Measured>) =>
     Math.floor(rows.length / 2)
   ]
 
+/** The server's own CPU per answered request: steadier than req/s when neighbours take the cores. */
+const cpuMsPerRequest = (m: Measured) =>
+  m.result.requestsPerSecond === 0
+    ? 0
+    : Math.round((m.cpu.server * 10_000) / m.result.requestsPerSecond) / 1000
+
 const resultsTable = (measured: ReadonlyArray<Measured>) =>
   table([
     [
@@ -200,6 +215,7 @@ const resultsTable = (measured: ReadonlyArray<Measured>) =>
       m.result.errors + m.result.timeouts,
       m.result.unexpected,
       megabytes(m.rssEndBytes),
+      cpuMsPerRequest(m),
       `${m.cpu.server}/${m.cpu.postgres}/${m.cpu.load}/${m.cpu.others}`
     ])
   ])
@@ -322,8 +338,17 @@ const main = async () => {
     unknownKey: generateApiKey().key
   })
 
+  const baselineDir = options.get("baseline")
+  const baseline =
+    baselineDir === undefined ? undefined : await startService(databaseUrl, "baseline.log", [], baselineDir)
+  if (baseline !== undefined) cleanups.push(() => baseline.stop())
+  const baselineIdle = baseline === undefined ? 0 : await idleRss(baseline)
   const measured: Array<Measured> = []
   const run = async (row: Row, server: ServerProcess) => {
+    if (baseline !== undefined && row.side === "service") {
+      const name = row.name.replace(": service", ": baseline")
+      measured.push(await measure({ ...row, name, side: "baseline" }, baseline, plan, database.postmasterPid))
+    }
     measured.push(await measure(row, server, plan, database.postmasterPid))
   }
   if (wanted("create")) {
@@ -342,7 +367,7 @@ const main = async () => {
     await run({ name: "GET /v1: service", side: "service", scenario: "index" }, service)
   }
   const rssPeak = memoryOf(service.pid, "VmHWM")
-  await Promise.all([service.stop(), reference.stop(), raw.stop()])
+  await Promise.all([service.stop(), reference.stop(), raw.stop(), baseline?.stop()])
 
   const profiles = settings.profileSeconds > 0 ? await profileEach(databaseUrl, plan) : []
   const perRequest = options.has("round-trips")
@@ -380,6 +405,13 @@ const main = async () => {
     `${settings.connections} connections, ${settings.duration} s per row after ${settings.warmup} s warm-up; ${settings.origins} origins; one run, same machine\n`
   )
   print(resultsTable(measured))
+  if (baseline !== undefined) {
+    const afterCreate =
+      measured.find((m) => m.side === "baseline" && m.scenario === "create")?.rssEndBytes ?? 0
+    print(
+      `\nbaseline (${baselineDir}) RSS: idle after start ${megabytes(baselineIdle)} MB, end of create load ${megabytes(afterCreate)} MB`
+    )
+  }
   print(
     `\nservice RSS: idle after start ${megabytes(rssIdle)} MB, end of create load ${megabytes(rssAfterCreate)} MB, peak over the run ${megabytes(rssPeak)} MB\n`
   )

@@ -44,6 +44,7 @@ export const startServer = async (options: {
   readonly nodeOptions?: ReadonlyArray<string>
   readonly command?: ReadonlyArray<string>
   readonly readyPath?: string
+  readonly cwd?: string
 }): Promise<ServerProcess> => {
   const port = await freePort()
   const [file, ...args] = options.command ?? ["bin/lead-intake.js", "serve", "--port", String(port)]
@@ -58,7 +59,8 @@ export const startServer = async (options: {
       PORT: String(port),
       HOST: "127.0.0.1"
     },
-    stdio: ["ignore", log, log]
+    stdio: ["ignore", log, log],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd })
   })
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   let alive = true
