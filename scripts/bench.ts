@@ -22,7 +22,7 @@ const usage = `npm run bench -- [options]
   --rounds N          run the create pair (reference, service) N times, alternating (1)
   --only a,b          measure only these rows: create, replay, dry-run, unauthorized, enrich, index
   --profile-seconds S seconds of load per CPU profile of the service (5); 0 skips the profiles
-  --node-flags "..."  extra Node/V8 flags for the service (NODE_OPTIONS)
+  --node-flags "..."  extra Node/V8 flags for the service (NODE_OPTIONS), not for the baseline
   --round-trips       also count database round trips and statements per request (restarts PostgreSQL)
   --unix-socket       the service reaches PostgreSQL over a Unix socket instead of loopback TCP
   --quiet-wait S      before each scenario wait up to S s for other work on the machine to end (0)
@@ -91,7 +91,7 @@ const startService = (
   startServer({
     env: serviceEnv(databaseUrl),
     logFile: path.join(resultsDir, logName),
-    nodeOptions: [...settings.nodeFlags, ...nodeOptions],
+    nodeOptions: [...(cwd === undefined ? settings.nodeFlags : []), ...nodeOptions],
     ...(cwd === undefined ? {} : { cwd })
   })
 
