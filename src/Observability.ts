@@ -1,10 +1,5 @@
 import { createServer } from "node:http"
-import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
-import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
-import * as Resource from "@effect/opentelemetry/Resource"
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
-import { resourceFromAttributes } from "@opentelemetry/resources"
-import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace-base"
+import type { SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import {
   Cause,
   Config,
@@ -19,14 +14,12 @@ import {
   Schedule,
   Schema
 } from "effect"
-import { FetchHttpClient, HttpMiddleware, UrlParams } from "effect/http"
+import { FetchHttpClient } from "effect/http"
 import { OtlpMetrics, OtlpSerialization, PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
-import packageJson from "../package.json" with { type: "json" }
 import { AppConfig } from "./Config.ts"
-import { routeTable } from "./Http/Routing.ts"
 import * as Metrics from "./Observability/Metrics.ts"
-import { applicationName, instanceId } from "./Sql.ts"
+import { applicationName } from "./Sql.ts"
 
 /**
  * Where telemetry goes, from the standard OpenTelemetry variables: traces and metrics are exported
@@ -90,48 +83,21 @@ export const telemetrySettings: Config.Config<TelemetrySettings> = Config.all({
   )
 })
 
-/** `service.name` defaults to lead-intake; `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES` win. */
-const layerResource = Layer.effect(
-  Resource.Resource,
-  Effect.gen(function* () {
-    const fromEnvironment = yield* Resource.Resource
-    return resourceFromAttributes({
-      "service.name": "lead-intake",
-      "service.version": packageJson.version,
-      "service.instance.id": instanceId
-    }).merge(fromEnvironment)
-  })
-).pipe(Layer.provide(Resource.layerFromEnv()))
-
-const pathOf = (url: string) => {
-  const query = url.indexOf("?")
-  return query === -1 ? url : url.slice(0, query)
-}
+const tracerModule = Effect.promise(() => import("./Observability/Tracer.ts"))
 
 /**
  * Effect spans (server span per request, `Effect.fn` steps, SQL statements) into OpenTelemetry
- * through `processor`. Only the contract's paths are traced, so a path a client made up (and
- * whatever it put in it) never reaches a span; those requests are still logged and counted. The
- * server span is named `METHOD /route`. Query string values are never recorded: the API takes
- * none, so whatever a client puts there is not ours to keep.
+ * through `processor`; see `Observability/Tracer.ts`.
  */
 export const layerTracer = (processor: SpanProcessor) =>
-  Layer.mergeAll(
-    OtelTracer.layer.pipe(
-      Layer.provide(NodeSdk.layerTracerProvider(processor)),
-      Layer.provide(layerResource)
-    ),
-    Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => !routeTable.has(pathOf(request.url))),
-    Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${pathOf(request.url)}`),
-    Layer.succeed(UrlParams.CurrentRedactedNames, [/(?:)/])
-  )
+  Layer.unwrap(Effect.map(tracerModule, (module) => module.layerTracer(processor)))
 
 /** OTLP/HTTP export when configured; otherwise the tracer is off and spans cost nothing. */
 export const layerTracing = Layer.unwrap(
   Effect.map(telemetrySettings, (settings) =>
     Option.match(settings.traces, {
       onNone: () => Layer.succeed(References.TracerEnabled, false),
-      onSome: (url) => layerTracer(new BatchSpanProcessor(new OTLPTraceExporter({ url })))
+      onSome: (url) => Layer.unwrap(Effect.map(tracerModule, (module) => module.layerOtlpTracer(url)))
     })
   )
 )
@@ -140,7 +106,7 @@ const layerOtlpMetrics = Layer.unwrap(
   Effect.gen(function* () {
     const settings = yield* telemetrySettings
     if (Option.isNone(settings.metrics)) return Layer.empty
-    const { attributes } = yield* Effect.provide(Effect.service(Resource.Resource), layerResource)
+    const attributes = yield* Effect.flatMap(tracerModule, (module) => module.resourceAttributes)
     return OtlpMetrics.layer({
       url: settings.metrics.value,
       headers: settings.metricsHeaders,
