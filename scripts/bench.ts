@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process"
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
@@ -7,6 +6,7 @@ import { generateApiKey } from "../src/Domain/ApiKey.ts"
 import { numberOption, parseArgs } from "./lib/args.ts"
 import { cpuShare, cpuSnapshot, waitForQuiet } from "./lib/cpu.ts"
 import { provision, type ScratchDatabase, startScratchDatabase } from "./lib/database.ts"
+import { drive } from "./lib/drive.ts"
 import { indexTemplate, seed } from "./lib/fixture.ts"
 import type { LoadPlan, LoadResult, ScenarioName } from "./lib/load.ts"
 import { summariseProfile } from "./lib/profile.ts"
@@ -61,22 +61,6 @@ interface Measured extends Row {
   readonly rssEndBytes: number
   readonly rssPeakBytes: number
 }
-
-/** Runs autocannon in a process of its own, so the load generator shares nothing with the servers. */
-const drive = (plan: LoadPlan) =>
-  new Promise<LoadResult>((resolve, reject) => {
-    const child = spawn(process.execPath, ["scripts/lib/load.ts"], { stdio: ["pipe", "pipe", "inherit"] })
-    let output = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8")
-    })
-    child.on("exit", (code) =>
-      code === 0
-        ? resolve(JSON.parse(output) as LoadResult)
-        : reject(new Error(`load process exited ${code}`))
-    )
-    child.stdin.end(JSON.stringify(plan))
-  })
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
