@@ -1,9 +1,9 @@
 #!/bin/sh
-":" //; self=$(readlink -f -- "$0"); root=${self%/bin/*}; node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$root/../.bin/node; [ -x "$node" ] || node=node; exec "$node" --max-semi-space-size=2 "$self" "$@"
+":" //; self=$(readlink -f -- "$0"); root=${self%/bin/*}; node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$root/../.bin/node; [ -x "$node" ] || node=node; case "$NODE_OPTIONS" in *semi-space*) exec "$node" "$self" "$@";; esac; exec "$node" --max-semi-space-size=2 "$self" "$@"
 // The package bin, a shell script and an ES module in one file. Run as a program (`npx lead-intake`,
 // `node_modules/.bin/lead-intake`), the shell line above replaces itself with the project's Node 24
 // (`exec`: one process, no wrapper left waiting) with the heap flags chosen by measurement (README,
-// Performance). Run as `node bin/lead-intake.js`, Node skips that line: under Node 24 the CLI runs
+// Performance) unless NODE_OPTIONS sets the young generation itself. Run as `node bin/lead-intake.js`, Node skips that line: under Node 24 the CLI runs
 // in-process, and an older Node hands over to the project's own, replacing itself where it can.
 import { spawn } from "node:child_process"
 import { realpathSync } from "node:fs"
@@ -19,7 +19,8 @@ if (major >= requiredMajor) {
 } else {
   const self = realpathSync(fileURLToPath(import.meta.url))
   const projectNode = path.join(path.dirname(self), "..", "node_modules", "node", "bin", "node")
-  const args = ["--max-semi-space-size=2", self, ...process.argv.slice(2)]
+  const heap = (process.env.NODE_OPTIONS ?? "").includes("semi-space") ? [] : ["--max-semi-space-size=2"]
+  const args = [...heap, self, ...process.argv.slice(2)]
   try {
     // Node 22.15+ can replace its own process; older ones keep a parent that forwards signals.
     if (typeof process.execve === "function") process.execve(projectNode, [projectNode, ...args], process.env)
