@@ -200,6 +200,26 @@ export const layerPoolMetrics = Layer.effectDiscard(
 const reserved = new Set(["time", "level", "msg", "span_id", "error"])
 
 /**
+ * Strings, numbers, booleans and nulls only (every request line): plain `JSON.stringify` writes
+ * them exactly as `Formatter.formatJson` would, at a fraction of its per-key replacer's cost.
+ * Anything else (objects, redactable values, bigints) still goes through `formatJson`.
+ */
+const isFlat = (record: Record<string, unknown>) => {
+  for (const key in record) {
+    const value = record[key]
+    const type = typeof value
+    if (
+      value !== null &&
+      type !== "string" &&
+      type !== "boolean" &&
+      (type !== "number" || !Number.isFinite(value))
+    )
+      return false
+  }
+  return true
+}
+
+/**
  * One JSON object per line: `time`, `level`, `msg`, the log annotations, `trace_id`/`span_id` when
  * the line is written inside a traced span, and `error` (the pretty cause) when there is one.
  */
@@ -222,7 +242,7 @@ export const makeJsonLogger = (write: (line: string) => void) =>
     }
     if (details.length > 0) record.details = details
     if (cause.reasons.length > 0) record.error = Cause.pretty(cause)
-    write(`${Formatter.formatJson(record)}\n`)
+    write(`${isFlat(record) ? JSON.stringify(record) : Formatter.formatJson(record)}\n`)
   })
 
 /**
