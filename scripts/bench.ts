@@ -22,6 +22,7 @@ const usage = `npm run bench -- [options]
   --rounds N          run the create pair (reference, service) N times, alternating (1)
   --only a,b          measure only these rows: create, replay, dry-run, unauthorized, enrich, index
   --profile-seconds S seconds of load per CPU profile of the service (5); 0 skips the profiles
+  --service-env K=V,… extra environment for the service, not for the baseline (e.g. DATABASE_POOL_SIZE=10)
   --node-flags "..."  extra Node/V8 flags for the service (NODE_OPTIONS), not for the baseline
   --round-trips       also count database round trips and statements per request (restarts PostgreSQL)
   --unix-socket       the service reaches PostgreSQL over a Unix socket instead of loopback TCP
@@ -64,7 +65,17 @@ interface Measured extends Row {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const serviceEnv = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl })
+const extraEnv = Object.fromEntries(
+  (options.get("service-env") ?? "")
+    .split(",")
+    .filter((pair) => pair.includes("="))
+    .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)])
+)
+
+const serviceEnv = (databaseUrl: string, baseline: boolean) => ({
+  DATABASE_URL: databaseUrl,
+  ...(baseline ? {} : extraEnv)
+})
 
 const startService = (
   databaseUrl: string,
@@ -73,7 +84,7 @@ const startService = (
   cwd?: string
 ) =>
   startServer({
-    env: serviceEnv(databaseUrl),
+    env: serviceEnv(databaseUrl, cwd !== undefined),
     logFile: path.join(resultsDir, logName),
     nodeOptions: [...(cwd === undefined ? settings.nodeFlags : []), ...nodeOptions],
     ...(cwd === undefined ? {} : { cwd })
