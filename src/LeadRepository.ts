@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { type LeadInput, noteBody } from "./Domain/LeadRequest.ts"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
+import { availableOrFail, ReadSql, type StoreUnavailable } from "./Sql.ts"
 
 export interface LeadWrite {
   readonly requestId: string
@@ -77,11 +77,12 @@ export class LeadRepository extends Context.Service<
     LeadRepository,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const read = (yield* ReadSql) ?? sql
       const iso = (date: Date) => date.toISOString()
 
       return LeadRepository.of({
         findMatch: Effect.fn("LeadRepository.findMatch")(function* (organizationId, phoneKey) {
-          const rows = yield* sql<{ id: string }>`
+          const rows = yield* read<{ id: string }>`
             SELECT id FROM leads WHERE organization_id = ${organizationId} AND phone_key = ${phoneKey}`.pipe(
             availableOrFail("LeadRepository.findMatch")
           )

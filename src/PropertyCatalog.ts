@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import type { PropertyReference } from "./Domain/LeadRequest.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
+import { availableOrFail, ReadSql, type StoreUnavailable } from "./Sql.ts"
 
 export interface Property {
   readonly id: string
@@ -35,11 +35,12 @@ export class PropertyCatalog extends Context.Service<
     PropertyCatalog,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const read = (yield* ReadSql) ?? sql
       const column = { codigo: sql("codigo"), external_code: sql("external_code"), id: sql("id") }
       return PropertyCatalog.of({
         resolve: Effect.fn("PropertyCatalog.resolve")(function* (organizationId, reference) {
           yield* Effect.annotateCurrentSpan({ "property.by": reference.by })
-          const rows = yield* sql<{ id: string }>`
+          const rows = yield* read<{ id: string }>`
             SELECT id FROM properties
             WHERE organization_id = ${organizationId} AND ${column[reference.by]} = ${reference.value} AND NOT archived`.pipe(
             availableOrFail("PropertyCatalog.resolve")
