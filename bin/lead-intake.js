@@ -1,6 +1,10 @@
-#!/usr/bin/env node
-// The package bin. It must start under any Node on PATH (`npx` or a system Node 20), while the
-// service needs Node 24 to run TypeScript directly: an older Node hands over to the project's own.
+#!/bin/sh
+":" //; self=$(readlink -f -- "$0"); root=${self%/bin/*}; node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$root/../.bin/node; [ -x "$node" ] || node=node; case "$NODE_OPTIONS" in *semi-space*) exec "$node" "$self" "$@";; esac; exec "$node" --max-semi-space-size=2 "$self" "$@"
+// The package bin, a shell script and an ES module in one file. Run as a program (`npx lead-intake`,
+// `node_modules/.bin/lead-intake`), the shell line above replaces itself with the project's Node 24
+// (`exec`: one process, no wrapper left waiting) with the heap flags chosen by measurement (README,
+// Performance) unless NODE_OPTIONS sets the young generation itself. Run as `node bin/lead-intake.js`, Node skips that line: under Node 24 the CLI runs
+// in-process, and an older Node hands over to the project's own, replacing itself where it can.
 import { spawn } from "node:child_process"
 import { realpathSync } from "node:fs"
 import { constants } from "node:os"
@@ -15,7 +19,13 @@ if (major >= requiredMajor) {
 } else {
   const self = realpathSync(fileURLToPath(import.meta.url))
   const projectNode = path.join(path.dirname(self), "..", "node_modules", "node", "bin", "node")
-  const child = spawn(projectNode, [self, ...process.argv.slice(2)], { stdio: "inherit" })
+  const heap = (process.env.NODE_OPTIONS ?? "").includes("semi-space") ? [] : ["--max-semi-space-size=2"]
+  const args = [...heap, self, ...process.argv.slice(2)]
+  try {
+    // Node 22.15+ can replace its own process; older ones keep a parent that forwards signals.
+    if (typeof process.execve === "function") process.execve(projectNode, [projectNode, ...args], process.env)
+  } catch {}
+  const child = spawn(projectNode, args, { stdio: "inherit" })
   const forward = (signal) => () => child.kill(signal)
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, forward(signal))
   child.on("error", (error) => {

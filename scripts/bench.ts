@@ -1,440 +1,444 @@
-import { spawn } from "node:child_process"
-import { mkdir, readFile, writeFile } from "node:fs/promises"
+import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises"
 import * as path from "node:path"
-import { Effect, Schedule } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { generateApiKey } from "../src/Domain/ApiKey.ts"
-import { pgCtl, startPostmaster } from "../src/Sql/EmbeddedPostgres.ts"
 import { numberOption, parseArgs } from "./lib/args.ts"
-import { type CpuSnapshot, cpuShare, cpuSnapshot, waitForQuiet } from "./lib/cpu.ts"
+import { cpuShare, cpuSnapshot, waitForQuiet } from "./lib/cpu.ts"
 import { provision, type ScratchDatabase, startScratchDatabase } from "./lib/database.ts"
-import {
-  type LoadPlan,
-  type LoadResult,
-  leadBody,
-  phoneOf,
-  type ScenarioName,
-  scenarioNames
-} from "./lib/load.ts"
-import { type Cleanups, runMain } from "./lib/main.ts"
-import { startRoundTripProxy } from "./lib/pgProxy.ts"
+import { drive } from "./lib/drive.ts"
+import { indexTemplate, seed } from "./lib/fixture.ts"
+import type { LoadPlan, LoadResult, ScenarioName } from "./lib/load.ts"
+import { summariseProfile } from "./lib/profile.ts"
 import { machine, megabytes, table } from "./lib/report.ts"
-import { startServer } from "./lib/server.ts"
+import { measurePerRequest, useUnixSocket } from "./lib/roundTrips.ts"
+import { memoryOf, type ServerProcess, startServer } from "./lib/server.ts"
 
 const usage = `npm run bench -- [options]
-  --duration S        seconds per scenario (10)
+  --duration S        measured seconds per scenario (10)
+  --warmup S          unmeasured seconds before each scenario (2)
   --connections N     concurrent keep-alive connections (32)
-  --warmup S          unmeasured seconds of each scenario before it is measured (2)
-  --scenarios a,b     subset of ${scenarioNames.join(",")}
   --origins N         origins provisioned, spread over the connections (32)
-  --label TEXT        stored in the JSON (e.g. "before", "after")
-  --out FILE          JSON results (bench-results/bench-<time>.json)
-  --compare FILE      a previous JSON to print side by side
-  --cpu-prof          write a V8 CPU profile of the server to bench-results/
-  --node-flags "..."  extra Node/V8 flags for the server process
-  --no-round-trips    skip counting database round trips per request
-  --keep-data         keep the temporary PostgreSQL data directory
-  --unix-socket       connect the server to PostgreSQL over a Unix socket instead of loopback TCP
-  --quiet-wait S      before each scenario, wait up to S seconds for other work on the machine to end (60)`
+  --rounds N          run the create pair (reference, service) N times, alternating (1)
+  --only a,b          measure only these rows: create, replay, dry-run, unauthorized, enrich, index
+  --profile-seconds S seconds of load per CPU profile of the service (5); 0 skips the profiles
+  --service-env K=V,… extra environment for the service, not for the baseline (e.g. DATABASE_POOL_SIZE=10)
+  --node-flags "..."  extra Node/V8 flags for the service (NODE_OPTIONS), not for the baseline
+  --round-trips       also count database round trips and statements per request (restarts PostgreSQL)
+  --unix-socket       the service reaches PostgreSQL over a Unix socket instead of loopback TCP
+  --quiet-wait S      before each scenario wait up to S s for other work on the machine to end (0)
+  --baseline DIR      also run the service of another checkout (e.g. the commit before a change, with
+                      node_modules linked) just before this one on every service row: a before/after
+                      in the same run
+  --label TEXT        stored in the JSON
+  --out FILE          JSON results (bench-results/bench-<time>.json)`
 
 const options = parseArgs(process.argv.slice(2))
-if (options.has("help")) {
-  process.stdout.write(`${usage}\n`)
-  process.exit(0)
-}
-const duration = numberOption(options, "duration", 10)
-const connections = numberOption(options, "connections", 32)
-const warmup = options.has("warmup") ? Number(options.get("warmup")) : 2
-const originCount = numberOption(options, "origins", 32)
-const quietWait = options.has("quiet-wait") ? Number(options.get("quiet-wait")) : 60
-const scenarios = (options.get("scenarios")?.split(",") ?? [...scenarioNames]) as Array<ScenarioName>
-for (const scenario of scenarios) {
-  if (!scenarioNames.includes(scenario)) {
-    process.stderr.write(`unknown scenario ${scenario}; known: ${scenarioNames.join(", ")}\n`)
-    process.exit(1)
-  }
+const settings = {
+  duration: numberOption(options, "duration", 10),
+  warmup: options.has("warmup") ? Number(options.get("warmup")) : 2,
+  connections: numberOption(options, "connections", 32),
+  origins: numberOption(options, "origins", 32),
+  rounds: numberOption(options, "rounds", 1),
+  only: options.get("only")?.split(","),
+  profileSeconds: options.has("profile-seconds") ? Number(options.get("profile-seconds")) : 5,
+  nodeFlags: (options.get("node-flags") ?? "").split(" ").filter((flag) => flag !== ""),
+  quietWait: options.has("quiet-wait") ? Number(options.get("quiet-wait")) : 0
 }
 const stamp = new Date().toISOString().replace(/[:.]/g, "-")
-const resultsDir = "bench-results"
-const out = options.get("out") ?? path.join(resultsDir, `bench-${stamp}.json`)
+const resultsDir = path.join("bench-results", stamp)
 const log = (line: string) => process.stderr.write(`${line}\n`)
 
-/** Runs autocannon in a process of its own, so the load generator shares nothing with the server. */
-const drive = (plan: LoadPlan) =>
-  new Promise<LoadResult>((resolve, reject) => {
-    const child = spawn(process.execPath, ["scripts/lib/load.ts"], { stdio: ["pipe", "pipe", "inherit"] })
-    let output = ""
-    child.stdout.on("data", (chunk: Buffer) => {
-      output += chunk.toString("utf8")
-    })
-    child.on("exit", (code) =>
-      code === 0
-        ? resolve(JSON.parse(output) as LoadResult)
-        : reject(new Error(`load process exited ${code}`))
-    )
-    child.stdin.end(JSON.stringify(plan))
-  })
+/** What one row of the report measures: a scenario against one of the running servers. */
+interface Row {
+  readonly name: string
+  readonly side: "reference" | "raw node:http" | "service" | "baseline"
+  readonly scenario: ScenarioName
+}
 
-/** The request log is written after the answer: let the writer finish before reading counters. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 200))
+interface Measured extends Row {
+  readonly result: LoadResult
+  readonly cpu: ReturnType<typeof cpuShare>
+  readonly rssEndBytes: number
+  readonly rssPeakBytes: number
+}
 
-const withClusterSql = <A>(
-  database: ScratchDatabase,
-  use: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const extraEnv = Object.fromEntries(
+  (options.get("service-env") ?? "")
+    .split(",")
+    .filter((pair) => pair.includes("="))
+    .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)])
+)
+
+const serviceEnv = (databaseUrl: string, baseline: boolean) => ({
+  DATABASE_URL: databaseUrl,
+  ...(baseline ? {} : extraEnv)
+})
+
+const startService = (
+  databaseUrl: string,
+  logName: string,
+  nodeOptions: ReadonlyArray<string> = [],
+  cwd?: string
 ) =>
-  database.runtime.runPromise(
-    Effect.flatMap(SqlClient.SqlClient, use).pipe(
-      Effect.retry({ times: 20, schedule: Schedule.spaced("250 millis") }),
-      Effect.orDie
-    ) as Effect.Effect<A, never, SqlClient.SqlClient>
-  )
-
-/** Restarts the scratch cluster with pg_stat_statements (nested statements too, so PL/pgSQL bodies show). */
-const enableStatementStatistics = async (database: ScratchDatabase) => {
-  await withClusterSql(database, (sql) =>
-    Effect.all([
-      sql.unsafe("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'"),
-      sql.unsafe("ALTER SYSTEM SET pg_stat_statements.track = 'all'")
-    ])
-  )
-  const clusterDir = path.join(database.dataDir, "pg")
-  await pgCtl([
-    "restart",
-    "-D",
-    clusterDir,
-    "-m",
-    "fast",
-    "-w",
-    "-t",
-    "60",
-    "-l",
-    path.join(clusterDir, "server.log")
-  ])
-  database.postmasterPid = Number(
-    (await readFile(path.join(database.dataDir, "pg", "postmaster.pid"), "utf8")).split("\n")[0]
-  )
-  await withClusterSql(database, (sql) => sql.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"))
-}
-
-/** Restarts the scratch cluster listening on a Unix socket in its data directory too; returns a URL through it. */
-const useUnixSocket = async (database: ScratchDatabase) => {
-  const clusterDir = path.join(database.dataDir, "pg")
-  await pgCtl(["stop", "-D", clusterDir, "-m", "fast", "-w", "-t", "60"])
-  await startPostmaster(clusterDir, database.port, clusterDir)
-  database.postmasterPid = Number(
-    (await readFile(path.join(clusterDir, "postmaster.pid"), "utf8")).split("\n")[0]
-  )
-  await withClusterSql(database, (sql) => sql.unsafe("SELECT 1"))
-  return `${database.url()}?host=${encodeURIComponent(clusterDir)}`
-}
-
-const statementStatistics = (database: ScratchDatabase, action: "reset" | "read") =>
-  withClusterSql(database, (sql) =>
-    action === "reset"
-      ? Effect.as(sql.unsafe("SELECT pg_stat_statements_reset()"), [])
-      : sql<{ calls: number; totalMs: number; meanMs: number; query: string }>`
-          SELECT calls::int AS calls, round(total_exec_time::numeric, 3)::float8 AS "totalMs",
-                 round(mean_exec_time::numeric, 4)::float8 AS "meanMs",
-                 left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 100) AS query
-          FROM pg_stat_statements
-          WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'lead_intake')
-            AND query NOT ILIKE '%pg_stat_statements%'
-          ORDER BY total_exec_time DESC
-          LIMIT 12`
-  )
-
-/** CPU milliseconds per request from a share of one core (percent) at a rate. */
-const cpuMs = (percent: number, requestsPerSecond: number) =>
-  requestsPerSecond === 0 ? 0 : Math.round((percent / 100 / requestsPerSecond) * 1000 * 100) / 100
-
-const post = async (url: string, key: string, body: string, headers: Record<string, string> = {}) => {
-  const response = await fetch(`${url}/v1/leads`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${key}`, ...headers },
-    body
+  startServer({
+    env: serviceEnv(databaseUrl, cwd !== undefined),
+    logFile: path.join(resultsDir, logName),
+    nodeOptions: [...(cwd === undefined ? settings.nodeFlags : []), ...nodeOptions],
+    ...(cwd === undefined ? {} : { cwd })
   })
-  const text = await response.text()
-  if (response.status !== 201 && response.status !== 200) {
-    throw new Error(`setup request answered ${response.status}: ${text}`)
+
+const startReference = (database: ScratchDatabase, index: string, raw: boolean) =>
+  startServer({
+    command: [process.execPath, "scripts/reference-server.ts", ...(raw ? ["--raw"] : [])],
+    env: { ...(raw ? {} : { DATABASE_URL: database.url() }), INDEX_JSON: index },
+    logFile: path.join(resultsDir, raw ? "raw.log" : "reference.log")
+  })
+
+/** A plan factory: every plan gets fresh phone numbers and idempotency keys. */
+const planner = (base: Omit<LoadPlan, "scenario" | "tag" | "phoneBase" | "url">) => {
+  let phoneBase = 5_600_000_000
+  return (scenario: ScenarioName, overrides: Partial<LoadPlan> & { url?: string }): LoadPlan => {
+    phoneBase += 10_000_000
+    return { url: "", ...base, scenario, tag: `${scenario}-${phoneBase}`, phoneBase, ...overrides }
   }
 }
 
-const inBatches = async <A>(items: ReadonlyArray<A>, size: number, run: (item: A) => Promise<void>) => {
-  for (let start = 0; start < items.length; start += size) {
-    await Promise.all(items.slice(start, start + size).map(run))
-  }
+type Planner = ReturnType<typeof planner>
+
+const measure = async (
+  row: Row,
+  server: ServerProcess,
+  plan: Planner,
+  postmasterPid: number
+): Promise<Measured> => {
+  if (settings.quietWait > 0) await waitForQuiet(settings.quietWait, log)
+  if (settings.warmup > 0) await drive(plan(row.scenario, { url: server.url, duration: settings.warmup }))
+  log(`${row.name}: ${settings.duration} s, ${settings.connections} connections`)
+  const sampler = server.sampleRss()
+  const before = cpuSnapshot(server.pid, postmasterPid)
+  const result = await drive(plan(row.scenario, { url: server.url }))
+  const cpu = cpuShare(before, cpuSnapshot(server.pid, postmasterPid), result.durationSeconds)
+  return { ...row, result, cpu, rssPeakBytes: sampler.stop(), rssEndBytes: memoryOf(server.pid, "VmRSS") }
 }
 
-const main = async (cleanups: Cleanups) => {
-  await mkdir(resultsDir, { recursive: true })
-  log("starting a scratch embedded PostgreSQL")
-  const database = await startScratchDatabase()
-  cleanups.push(() => database.close())
-  const fixture = await database.runtime.runPromise(
-    provision({ origins: originCount, rateLimit: 100_000_000 })
-  )
-  const keys = fixture.origins.map((origin) => origin.key)
-  const postgresVersion = await database.runtime.runPromise(
+/** The RSS a freshly started process settles at, before any request. */
+const idleRss = async (server: ServerProcess) => {
+  await sleep(2_000)
+  return memoryOf(server.pid, "VmRSS")
+}
+
+const serviceScenarios: ReadonlyArray<ScenarioName> = [
+  "create",
+  "replay",
+  "dry-run",
+  "unauthorized",
+  "enrich",
+  "index"
+]
+const wanted = (scenario: ScenarioName) => settings.only === undefined || settings.only.includes(scenario)
+
+/** One service process per scenario under `--cpu-prof`, so each profile holds one kind of request. */
+const profileEach = async (databaseUrl: string, plan: Planner) => {
+  const summaries: Array<{ scenario: ScenarioName; file: string; packages: ReadonlyArray<string> }> = []
+  for (const scenario of serviceScenarios.filter(wanted)) {
+    const dir = path.join(resultsDir, `profile-${scenario}`)
+    await mkdir(dir, { recursive: true })
+    const server = await startService(databaseUrl, `profile-${scenario}.log`, [
+      "--cpu-prof",
+      `--cpu-prof-dir=${dir}`
+    ])
+    log(`profile ${scenario}: ${settings.profileSeconds} s`)
+    await drive(plan(scenario, { url: server.url, duration: settings.profileSeconds }))
+    await server.stop()
+    const [written] = (await readdir(dir)).filter((file) => file.endsWith(".cpuprofile"))
+    if (written === undefined) continue
+    const file = path.join(resultsDir, `${scenario}.cpuprofile`)
+    await rename(path.join(dir, written), file)
+    const summary = summariseProfile(JSON.parse(await readFile(file, "utf8")), 6)
+    summaries.push({ scenario, file, packages: summary.packages })
+  }
+  return summaries
+}
+
+const postgresVersionOf = (database: ScratchDatabase) =>
+  database.runtime.runPromise(
     Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ server_version: string }>`SHOW server_version`).pipe(
       Effect.map((rows) => rows[0]?.server_version ?? "unknown"),
       Effect.orDie
     )
   )
-  const cpuProfile = options.has("cpu-prof")
-  const serverDatabaseUrl = options.has("unix-socket") ? await useUnixSocket(database) : database.url()
-  const server = await startServer({
-    env: { DATABASE_URL: serverDatabaseUrl },
-    logFile: path.join(resultsDir, `server-${stamp}.log`),
-    nodeOptions: [
-      ...(options
-        .get("node-flags")
-        ?.split(" ")
-        .filter((flag) => flag !== "") ?? []),
-      ...(cpuProfile ? ["--cpu-prof", `--cpu-prof-dir=${resultsDir}`] : [])
-    ]
-  })
-  cleanups.push(() => server.stop())
-  log(`server pid ${server.pid} at ${server.url}`)
 
-  const existingPhones = Array.from({ length: 2_000 }, (_, index) => phoneOf(5_510_000_000 + index))
-  await inBatches(existingPhones, 32, (telefono) =>
-    post(
-      server.url,
-      keys[existingPhones.indexOf(telefono) % keys.length]!,
-      leadBody(0, telefono, fixture.propertyCodigo)
-    )
-  )
-  const replays = Array.from({ length: connections }, (_, index) => ({
-    key: keys[index % keys.length]!,
-    idempotencyKey: `replay-${index}`,
-    body: leadBody(index, phoneOf(5_520_000_000 + index), fixture.propertyCodigo)
-  }))
-  await inBatches(replays, 32, (replay) =>
-    post(server.url, replay.key, replay.body, { "idempotency-key": replay.idempotencyKey })
-  )
+const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100)
 
-  let phoneBase = 5_600_000_000
-  const plan = (scenario: ScenarioName, overrides: Partial<LoadPlan>): LoadPlan => {
-    phoneBase += 10_000_000
-    return {
-      url: server.url,
-      scenario,
-      connections,
-      duration,
-      keys,
-      propertyCodigo: fixture.propertyCodigo,
-      tag: `${scenario}-${phoneBase}`,
-      phoneBase,
-      existingPhones,
-      replays,
-      unknownKey: generateApiKey().key,
-      ...overrides
-    }
-  }
+const find = (measured: ReadonlyArray<Measured>, side: Row["side"], scenario: ScenarioName) =>
+  measured.filter((m) => m.side === side && m.scenario === scenario)
 
-  const results: Array<
-    LoadResult & {
-      peakRssBytes: number
-      cpu: ReturnType<typeof cpuShare>
-      quiet: boolean
-      roundTrips?: number
-      perRequest?: {
-        serverCpuMs: number
-        postgresCpuMs: number
-        statements: ReadonlyArray<{ calls: number; totalMs: number; meanMs: number; query: string }>
-      }
-    }
-  > = []
-  for (const scenario of scenarios) {
-    const quiet = await waitForQuiet(quietWait, log)
-    if (warmup > 0) await drive(plan(scenario, { duration: warmup }))
-    log(`${scenario}: ${duration} s, ${connections} connections`)
-    const sampler = server.sampleRss()
-    const before: CpuSnapshot = cpuSnapshot(server.pid, database.postmasterPid)
-    const result = await drive(plan(scenario, {}))
-    const cpu = cpuShare(before, cpuSnapshot(server.pid, database.postmasterPid), result.durationSeconds)
-    results.push({ ...result, peakRssBytes: sampler.stop(), cpu, quiet })
-  }
-  const serverPeakRss = (await import("./lib/server.ts")).memoryOf(server.pid, "VmHWM")
-  await server.stop()
+/** The median by throughput of the rounds of a row. */
+const median = (rows: ReadonlyArray<Measured>) =>
+  [...rows].sort((a, b) => a.result.requestsPerSecond - b.result.requestsPerSecond)[
+    Math.floor(rows.length / 2)
+  ]
 
-  if (!options.has("no-round-trips")) {
-    log(
-      "per-request costs: one connection at a time, through a round-trip counting proxy, with pg_stat_statements"
-    )
-    await enableStatementStatistics(database)
-    const proxy = await startRoundTripProxy(database.port)
-    const counted = await startServer({
-      env: { DATABASE_URL: database.url(proxy.port) },
-      logFile: path.join(resultsDir, `server-${stamp}-round-trips.log`)
-    })
-    cleanups.push(
-      () => counted.stop(),
-      () => proxy.close()
-    )
-    for (const entry of results) {
-      const sample = entry.scenario === "index" ? 5_000 : 800
-      const countPlan = (amount: number) =>
-        ({ ...plan(entry.scenario, { connections: 1, amount }), url: counted.url }) satisfies LoadPlan
-      await drive(countPlan(50))
-      await settle()
-      await statementStatistics(database, "reset")
-      proxy.reset()
-      const before = cpuSnapshot(counted.pid, database.postmasterPid)
-      const started = performance.now()
-      await drive(countPlan(sample))
-      await settle()
-      const seconds = (performance.now() - started) / 1000
-      const cpu = cpuShare(before, cpuSnapshot(counted.pid, database.postmasterPid), seconds)
-      const perRequestMs = (percent: number) =>
-        Math.round(((percent / 100) * seconds * 1000 * 1000) / sample) / 1000
-      entry.roundTrips = Math.round((proxy.count() / sample) * 100) / 100
-      entry.perRequest = {
-        serverCpuMs: perRequestMs(cpu.server),
-        postgresCpuMs: perRequestMs(cpu.postgres),
-        statements: (await statementStatistics(database, "read")).map((row) => ({
-          ...row,
-          calls: Math.round((row.calls / sample) * 100) / 100,
-          totalMs: Math.round((row.totalMs / sample) * 1000) / 1000
-        }))
-      }
-    }
-    await counted.stop()
-    await proxy.close()
-  }
+/** The server's own CPU per answered request: steadier than req/s when neighbours take the cores. */
+const cpuMsPerRequest = (m: Measured) =>
+  m.result.requestsPerSecond === 0
+    ? 0
+    : Math.round((m.cpu.server * 10_000) / m.result.requestsPerSecond) / 1000
 
-  await database.close({ keep: options.has("keep-data") })
-
-  const report = {
-    label: options.get("label") ?? null,
-    at: new Date().toISOString(),
-    machine: machine(postgresVersion),
-    settings: {
-      duration,
-      connections,
-      warmup,
-      origins: originCount,
-      nodeFlags: options.get("node-flags") ?? "",
-      load: "autocannon, separate process"
-    },
-    serverPeakRssBytes: serverPeakRss,
-    results
-  }
-  await writeFile(out, `${JSON.stringify(report, null, 2)}\n`)
-
-  const rows: Array<Array<string | number>> = [
+const resultsTable = (measured: ReadonlyArray<Measured>) =>
+  table([
     [
-      "scenario",
+      "row",
       "req/s",
       "p50 ms",
-      "p90 ms",
       "p99 ms",
       "max ms",
       "errors",
-      "non-2xx",
       "unexpected",
-      "peak RSS MB",
-      "DB trips/req",
-      "CPU ms/req srv+pg",
+      "RSS end MB",
       "CPU% srv/pg/load/others"
-    ]
-  ]
-  for (const r of results) {
-    rows.push([
-      r.scenario,
-      r.requestsPerSecond,
-      r.latencyMs.p50,
-      r.latencyMs.p90,
-      r.latencyMs.p99,
-      r.latencyMs.max,
-      r.errors + r.timeouts,
-      r.non2xx,
-      r.unexpected,
-      megabytes(r.peakRssBytes),
-      r.roundTrips ?? "-",
-      `${cpuMs(r.cpu.server, r.requestsPerSecond)}+${cpuMs(r.cpu.postgres, r.requestsPerSecond)}`,
-      `${r.cpu.server}/${r.cpu.postgres}/${r.cpu.load}/${r.cpu.others}`
+    ],
+    ...measured.map((m) => [
+      m.name,
+      m.result.requestsPerSecond,
+      m.result.latencyMs.p50,
+      m.result.latencyMs.p99,
+      m.result.latencyMs.max,
+      m.result.errors + m.result.timeouts,
+      m.result.unexpected,
+      megabytes(m.rssEndBytes),
+      cpuMsPerRequest(m),
+      `${m.cpu.server}/${m.cpu.postgres}/${m.cpu.load}/${m.cpu.others}`
     ])
+  ])
+
+interface Target {
+  readonly what: string
+  readonly value: string
+  readonly target: string
+  readonly met: boolean
+}
+
+const targets = (measured: ReadonlyArray<Measured>, idle: number, afterCreate: number): Array<Target> => {
+  const list: Array<Target> = []
+  const reference = median(find(measured, "reference", "create"))
+  const create = median(find(measured, "service", "create"))
+  if (reference !== undefined && create !== undefined) {
+    const throughput = ratio(create.result.requestsPerSecond, reference.result.requestsPerSecond)
+    const p99 = ratio(create.result.latencyMs.p99, reference.result.latencyMs.p99)
+    list.push({
+      what: "create throughput, service / reference",
+      value: `${throughput}x`,
+      target: ">= 1.0x",
+      met: throughput >= 1
+    })
+    list.push({
+      what: "create p99, service / reference",
+      value: `${p99}x`,
+      target: "<= 1.2x",
+      met: p99 <= 1.2
+    })
   }
-  const m = report.machine
-  process.stdout.write(
-    `\n${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}, Node ${m.node}, PostgreSQL ${m.postgres}\n` +
-      `${connections} connections, ${duration} s per scenario after ${warmup} s warm-up; ${originCount} origins\n\n` +
-      `${table(rows)}\n\nserver peak RSS over the run: ${megabytes(serverPeakRss)} MB\nresults: ${out}\n`
+  for (const scenario of ["replay", "dry-run", "unauthorized"] as const) {
+    const row = median(find(measured, "service", scenario))
+    if (row === undefined || create === undefined) continue
+    const value = ratio(row.result.requestsPerSecond, create.result.requestsPerSecond)
+    list.push({
+      what: `${scenario} / service create`,
+      value: `${value}x`,
+      target: ">= 1.5x",
+      met: value >= 1.5
+    })
+  }
+  const raw = median(find(measured, "raw node:http", "index"))
+  const index = median(find(measured, "service", "index"))
+  if (raw !== undefined && index !== undefined) {
+    const value = ratio(index.result.requestsPerSecond, raw.result.requestsPerSecond)
+    list.push({
+      what: "GET /v1, service / raw node:http",
+      value: `${value}x`,
+      target: ">= 0.6x",
+      met: value >= 0.6
+    })
+  }
+  list.push({
+    what: "service RSS idle after start",
+    value: `${megabytes(idle)} MB`,
+    target: "<= 100 MB",
+    met: idle <= 100 * 2 ** 20
+  })
+  if (afterCreate > 0) {
+    const met = afterCreate <= 150 * 2 ** 20
+    list.push({
+      what: "service RSS at the end of the create load",
+      value: `${megabytes(afterCreate)} MB`,
+      target: "<= 150 MB",
+      met
+    })
+  }
+  for (const m of measured) {
+    const bad = m.result.errors + m.result.timeouts + m.result.unexpected
+    if (bad > 0) {
+      list.push({
+        what: `${m.name}: errors and unexpected statuses`,
+        value: JSON.stringify(m.result.statusCodes),
+        target: "none",
+        met: false
+      })
+    }
+  }
+  return list
+}
+
+const main = async () => {
+  if (options.has("help")) return void process.stdout.write(`${usage}\n`)
+  await mkdir(resultsDir, { recursive: true })
+  log("starting a scratch embedded PostgreSQL")
+  const database = await startScratchDatabase()
+  cleanups.push(() => database.close())
+  const fixture = await database.runtime.runPromise(
+    provision({ origins: settings.origins, rateLimit: 100_000_000 })
   )
-  for (const r of results) {
-    if (r.perRequest === undefined || r.perRequest.statements.length === 0) continue
-    process.stdout.write(`\n${r.scenario}: statements per request (pg_stat_statements, nested included)\n`)
-    process.stdout.write(
-      `${table([
-        ["calls/req", "exec ms/req", "mean ms", "statement"],
-        ...r.perRequest.statements.map((st) => [st.calls, st.totalMs, st.meanMs, st.query])
-      ])}\n`
+  const keys = fixture.origins.map((origin) => origin.key)
+  const postgresVersion = await postgresVersionOf(database)
+  const databaseUrl = options.has("unix-socket") ? await useUnixSocket(database) : database.url()
+
+  const service = await startService(databaseUrl, "service.log")
+  cleanups.push(() => service.stop())
+  const rssIdle = await idleRss(service)
+  log(`service pid ${service.pid} at ${service.url}, idle RSS ${megabytes(rssIdle)} MB`)
+  const { existingPhones, replays } = await seed(
+    service.url,
+    keys,
+    fixture.propertyCodigo,
+    settings.connections
+  )
+  const index = await indexTemplate(service.url)
+  const reference = await startReference(database, index, false)
+  const raw = await startReference(database, index, true)
+  cleanups.push(
+    () => reference.stop(),
+    () => raw.stop()
+  )
+  const plan = planner({
+    connections: settings.connections,
+    duration: settings.duration,
+    keys,
+    propertyCodigo: fixture.propertyCodigo,
+    existingPhones,
+    replays,
+    unknownKey: generateApiKey().key
+  })
+
+  const baselineDir = options.get("baseline")
+  const baseline =
+    baselineDir === undefined ? undefined : await startService(databaseUrl, "baseline.log", [], baselineDir)
+  if (baseline !== undefined) cleanups.push(() => baseline.stop())
+  const baselineIdle = baseline === undefined ? 0 : await idleRss(baseline)
+  const measured: Array<Measured> = []
+  const run = async (row: Row, server: ServerProcess) => {
+    if (baseline !== undefined && row.side === "service") {
+      const name = row.name.replace(": service", ": baseline")
+      measured.push(await measure({ ...row, name, side: "baseline" }, baseline, plan, database.postmasterPid))
+    }
+    measured.push(await measure(row, server, plan, database.postmasterPid))
+  }
+  if (wanted("create")) {
+    for (let round = 0; round < settings.rounds; round++) {
+      await run({ name: "create: reference", side: "reference", scenario: "create" }, reference)
+      await run({ name: "create: service", side: "service", scenario: "create" }, service)
+    }
+  }
+  const rssAfterCreate =
+    measured.find((m) => m.side === "service" && m.scenario === "create")?.rssEndBytes ?? 0
+  for (const scenario of ["replay", "dry-run", "unauthorized", "enrich"] as const) {
+    if (wanted(scenario)) await run({ name: `${scenario}: service`, side: "service", scenario }, service)
+  }
+  if (wanted("index")) {
+    await run({ name: "GET /v1: raw node:http", side: "raw node:http", scenario: "index" }, raw)
+    await run({ name: "GET /v1: service", side: "service", scenario: "index" }, service)
+  }
+  const rssPeak = memoryOf(service.pid, "VmHWM")
+  await Promise.all([service.stop(), reference.stop(), raw.stop(), baseline?.stop()])
+
+  const profiles = settings.profileSeconds > 0 ? await profileEach(databaseUrl, plan) : []
+  const perRequest = options.has("round-trips")
+    ? await measurePerRequest(
+        database,
+        serviceScenarios.filter(wanted),
+        plan,
+        drive,
+        path.join(resultsDir, "round-trips.log")
+      )
+    : undefined
+  await database.close()
+
+  const m = machine(postgresVersion)
+  const checks = targets(measured, rssIdle, rssAfterCreate)
+  const report = {
+    label: options.get("label") ?? null,
+    at: new Date().toISOString(),
+    machine: m,
+    settings,
+    rss: { idleBytes: rssIdle, afterCreateBytes: rssAfterCreate, peakBytes: rssPeak },
+    measured,
+    targets: checks,
+    profiles,
+    perRequest: perRequest === undefined ? null : Object.fromEntries(perRequest)
+  }
+  const out = options.get("out") ?? path.join(resultsDir, "bench.json")
+  await writeFile(out, `${JSON.stringify(report, null, 2)}\n`)
+
+  const print = (text: string) => process.stdout.write(`${text}\n`)
+  print(
+    `\n${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}, Node ${m.node}, PostgreSQL ${m.postgres}`
+  )
+  print(
+    `${settings.connections} connections, ${settings.duration} s per row after ${settings.warmup} s warm-up; ${settings.origins} origins; one run, same machine\n`
+  )
+  print(resultsTable(measured))
+  if (baseline !== undefined) {
+    const afterCreate =
+      measured.find((m) => m.side === "baseline" && m.scenario === "create")?.rssEndBytes ?? 0
+    print(
+      `\nbaseline (${baselineDir}) RSS: idle after start ${megabytes(baselineIdle)} MB, end of create load ${megabytes(afterCreate)} MB`
     )
   }
-
-  const compare = options.get("compare")
-  if (compare !== undefined) {
-    const previous = JSON.parse(await readFile(compare, "utf8")) as typeof report
-    const before = new Map(previous.results.map((r) => [r.scenario, r]))
-    const deltas: Array<Array<string | number>> = [
-      [
-        "scenario",
-        `req/s ${previous.label ?? "before"}`,
-        "req/s now",
-        `p99 ${previous.label ?? "before"}`,
-        "p99 now",
-        "trips before",
-        "trips now"
-      ]
-    ]
-    for (const r of results) {
-      const b = before.get(r.scenario)
-      deltas.push([
-        r.scenario,
-        b?.requestsPerSecond ?? "-",
-        r.requestsPerSecond,
-        b?.latencyMs.p99 ?? "-",
-        r.latencyMs.p99,
-        b?.roundTrips ?? "-",
-        r.roundTrips ?? "-"
-      ])
-    }
-    process.stdout.write(`\ncompared with ${compare}\n\n${table(deltas)}\n`)
-  }
-
-  const failures = targets(results, serverPeakRss)
-  process.stdout.write(
-    failures.length === 0
-      ? "\nall targets met\n"
-      : `\ntargets missed:\n${failures.map((f) => `  - ${f}`).join("\n")}\n`
+  print(
+    `\nservice RSS: idle after start ${megabytes(rssIdle)} MB, end of create load ${megabytes(rssAfterCreate)} MB, peak over the run ${megabytes(rssPeak)} MB\n`
   )
+  print(
+    table([
+      ["target", "measured", "wanted", "met"],
+      ...checks.map((t) => [t.what, t.value, t.target, t.met ? "yes" : "NO"])
+    ])
+  )
+  for (const profile of profiles)
+    print(
+      `\nprofile ${profile.scenario} (${profile.file}), self time by package:\n${profile.packages.join("\n")}`
+    )
+  for (const [scenario, cost] of perRequest ?? []) {
+    print(
+      `\n${scenario}: ${cost.roundTrips} round trips/request, CPU ms/request server ${cost.serverCpuMs} + PostgreSQL ${cost.postgresCpuMs}`
+    )
+    print(
+      table([
+        ["calls/req", "exec ms/req", "mean ms", "statement"],
+        ...cost.statements.map((s) => [s.calls, s.totalMs, s.meanMs, s.query])
+      ])
+    )
+  }
+  print(`\nresults: ${out}`)
 }
 
-const targets = (results: ReadonlyArray<LoadResult & { peakRssBytes: number }>, peakRss: number) => {
-  const failures: Array<string> = []
-  const of = (scenario: ScenarioName) => results.find((r) => r.scenario === scenario)
-  const atLeast = (scenario: ScenarioName, rate: number) => {
-    const r = of(scenario)
-    if (r !== undefined && r.requestsPerSecond < rate)
-      failures.push(`${scenario}: ${r.requestsPerSecond}/s < ${rate}/s`)
-  }
-  atLeast("create", 800)
-  atLeast("replay", 1_500)
-  atLeast("dry-run", 1_500)
-  atLeast("index", 10_000)
-  const create = of("create")
-  if (create !== undefined && create.latencyMs.p99 > 80)
-    failures.push(`create: p99 ${create.latencyMs.p99} ms > 80 ms`)
-  for (const r of results) {
-    if (r.errors + r.timeouts + r.unexpected > 0) {
-      failures.push(
-        `${r.scenario}: ${r.errors} errors, ${r.timeouts} timeouts, ${r.unexpected} unexpected statuses ${JSON.stringify(r.statusCodes)}`
-      )
-    }
-  }
-  if (peakRss > 200 * 2 ** 20) failures.push(`server peak RSS ${megabytes(peakRss)} MB > 200 MB`)
-  return failures
-}
+/** Undone in reverse order when the run fails half-way, so no server or cluster outlives it. */
+const cleanups: Array<() => Promise<unknown>> = []
 
-await runMain(main)
+await main().catch(async (error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+  for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
+  process.exit(1)
+})

@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { type LeadInput, noteBody } from "./Domain/LeadRequest.ts"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, IdRow, requireExisting, type StoreUnavailable } from "./Sql.ts"
+import { availableOrFail, IdRow, ReadSql, requireExisting, type StoreUnavailable } from "./Sql.ts"
 
 export interface LeadWrite {
   readonly requestId: string
@@ -119,13 +119,14 @@ export class LeadRepository extends Context.Service<
     LeadRepository,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const read = (yield* ReadSql) ?? sql
       const iso = (date: Date) => date.toISOString()
 
       const findMatch = SqlSchema.findOneOption({
         Request: Schema.Struct({ organizationId: Schema.String, phoneKey: Schema.String }),
         Result: IdRow,
         execute: ({ organizationId, phoneKey }) =>
-          sql`SELECT id FROM leads WHERE organization_id = ${organizationId} AND phone_key = ${phoneKey}`
+          read`SELECT id FROM leads WHERE organization_id = ${organizationId} AND phone_key = ${phoneKey}`
       })
       const decodeWritten = Schema.decodeUnknownEffect(Written)
       const write = (lead: LeadWrite, now: Date) =>

@@ -3,7 +3,14 @@ import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import type { PropertyReference } from "./Domain/LeadRequest.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, decodeFirst, IdRow, requireExisting, type StoreUnavailable } from "./Sql.ts"
+import {
+  availableOrFail,
+  decodeFirst,
+  IdRow,
+  ReadSql,
+  requireExisting,
+  type StoreUnavailable
+} from "./Sql.ts"
 
 const PropertyRow = Schema.Struct({
   id: Schema.String,
@@ -36,13 +43,14 @@ export class PropertyCatalog extends Context.Service<
     PropertyCatalog,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const read = (yield* ReadSql) ?? sql
       const column = { codigo: sql("codigo"), external_code: sql("external_code"), id: sql("id") }
       const decodeIds = Schema.decodeUnknownEffect(Schema.Array(IdRow))
       const decodeProperty = Schema.decodeUnknownEffect(PropertyRow)
       return PropertyCatalog.of({
         resolve: Effect.fn("PropertyCatalog.resolve")(function* (organizationId, reference) {
           yield* Effect.annotateCurrentSpan({ "property.by": reference.by })
-          const rows = yield* sql`
+          const rows = yield* read`
             SELECT id FROM properties
             WHERE organization_id = ${organizationId} AND ${column[reference.by]} = ${reference.value} AND NOT archived`.pipe(
             Effect.flatMap(decodeIds),

@@ -4,7 +4,9 @@ import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerAdminServer } from "./Admin/App.ts"
 import { AppConfig } from "./Config.ts"
+import { answerIndexDirectly } from "./FastPath.ts"
 import { layerApp } from "./Http/App.ts"
+import { indexBody } from "./Http/Public.ts"
 import { layerJanitor } from "./Janitor.ts"
 import { logListening } from "./Listening.ts"
 import * as Observability from "./Observability.ts"
@@ -22,15 +24,21 @@ const bodyDeadlineMillis = 15_000
 const layerListener = Layer.unwrap(
   Effect.gen(function* () {
     const config = yield* AppConfig
+    const context = yield* Effect.context<never>()
+    const index = (requestId: string) => indexBody(config.publicBaseUrl, requestId)
     return NodeHttpServer.layer(
       () =>
-        createServer({
-          requestTimeout: bodyDeadlineMillis,
-          headersTimeout: 10_000,
-          keepAliveTimeout: 5_000,
-          maxHeaderSize: 16_384,
-          connectionsCheckingInterval: 1_000
-        }),
+        answerIndexDirectly(
+          createServer({
+            requestTimeout: bodyDeadlineMillis,
+            headersTimeout: 10_000,
+            keepAliveTimeout: 5_000,
+            maxHeaderSize: 16_384,
+            connectionsCheckingInterval: 1_000
+          }),
+          index,
+          context
+        ),
       { port: config.port, host: config.host, gracefulShutdownTimeout: "10 seconds" }
     )
   })

@@ -14,8 +14,11 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
 
 const unavailableReasons = new Set(["ConnectionError", "AuthenticationError", "StatementTimeoutError"])
 
-/** A server shutting down, starting up (crash recovery) or out of connections: an outage, not a bug. */
-const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300"])
+/**
+ * A server shutting down, starting up (crash recovery), out of connections, or a statement cancelled
+ * (a pipelined read shares its connection's cancel with its neighbours): an outage, not a bug.
+ */
+const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300", "57014"])
 
 const sqlStateOf = (cause: unknown) =>
   typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
@@ -113,8 +116,10 @@ const embeddedClient = (dataDir: string, maxConnections: number) =>
       database: "lead_intake",
       ...poolOptions(maxConnections)
     })
+    const read = yield* PgClient.make({ ...connect, database: "lead_intake", ...readOptions })
     return {
       client,
+      read,
       description: `embedded PostgreSQL at 127.0.0.1:${cluster.port}, data in ${cluster.clusterDir}`
     }
   })
@@ -129,6 +134,26 @@ const poolOptions = (maxConnections: number) => ({
   connectTimeout: Duration.millis(1500),
   idleTimeout: Duration.minutes(5),
   applicationName
+})
+
+/**
+ * The read-only statements of the request path (property lookup, phone match) pipelined on a
+ * client of their own: they need no connection of the pool to themselves, so writes queue less.
+ * Writes never go there: a pipelined statement cannot be cancelled alone, and a write answered 503
+ * could then still commit. Its connections are named apart, so the pool gauge counts the pool only.
+ */
+const readOptions = {
+  maxConnections: 2,
+  minConnections: 1,
+  connectTimeout: Duration.millis(1500),
+  idleTimeout: Duration.minutes(5),
+  applicationName: `${applicationName}/read`,
+  multiplex: true
+}
+
+/** The multiplexed client for read-only statements; unset (tests, CLI), they use the `SqlClient`. */
+export const ReadSql = Context.Reference<SqlClient.SqlClient | undefined>("lead-intake/ReadSql", {
+  defaultValue: () => undefined
 })
 
 /**
@@ -178,19 +203,18 @@ const ensureDatabase = (
 export const layerClient = Layer.effectContext(
   Effect.gen(function* () {
     const config = yield* AppConfig
-    const { client, description } = yield* Option.match(config.databaseUrl, {
+    const { client, read, description } = yield* Option.match(config.databaseUrl, {
       onNone: () => embeddedClient(config.dataDir, config.databasePoolSize),
       onSome: (url) =>
-        Effect.map(
-          PgClient.make({ url, ...spanTargetOf(url), ...poolOptions(config.databasePoolSize) }),
-          (client) => ({
-            client,
-            description: `PostgreSQL at ${redactedDatabaseUrl(url)}`
-          })
-        )
+        Effect.all({
+          client: PgClient.make({ url, ...spanTargetOf(url), ...poolOptions(config.databasePoolSize) }),
+          read: PgClient.make({ url, ...spanTargetOf(url), ...readOptions }),
+          description: Effect.succeed(`PostgreSQL at ${redactedDatabaseUrl(url)}`)
+        })
     })
     return Context.make(PgClient.PgClient, client).pipe(
       Context.add(SqlClient.SqlClient, client),
+      Context.add(ReadSql, read),
       Context.add(Database, { description })
     )
   })

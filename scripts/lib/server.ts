@@ -33,19 +33,34 @@ export interface ServerProcess {
   readonly stop: () => Promise<number | null>
 }
 
-/** The server as operators run it (`node src/main.ts serve`), in its own process. */
+/**
+ * The server as the README starts it: the package's bin (`lead-intake serve`, executed through its
+ * shebang as `npx lead-intake serve` does), in its own process. `command` replaces it (the reference
+ * servers); Node flags go through NODE_OPTIONS so they reach whichever Node the bin runs.
+ */
 export const startServer = async (options: {
   readonly env: Record<string, string>
   readonly logFile: string
   readonly nodeOptions?: ReadonlyArray<string>
+  readonly command?: ReadonlyArray<string>
+  readonly readyPath?: string
+  readonly cwd?: string
 }): Promise<ServerProcess> => {
   const port = await freePort()
-  const entry = ["src/main.ts", "serve", "--port", String(port)]
+  const [file, ...args] = options.command ?? ["bin/lead-intake.js", "serve", "--port", String(port)]
   const log = openSync(options.logFile, "a")
   const { DATABASE_URL: _, ...inherited } = process.env
-  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), ...entry], {
-    env: { ...inherited, LOG_LEVEL: "Warn", ...options.env, PORT: String(port), HOST: "127.0.0.1" },
-    stdio: ["ignore", log, log]
+  const nodeOptions = [inherited.NODE_OPTIONS ?? "", ...(options.nodeOptions ?? [])].join(" ").trim()
+  const child = spawn(file!, args, {
+    env: {
+      ...inherited,
+      ...(nodeOptions === "" ? {} : { NODE_OPTIONS: nodeOptions }),
+      ...options.env,
+      PORT: String(port),
+      HOST: "127.0.0.1"
+    },
+    stdio: ["ignore", log, log],
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd })
   })
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   let alive = true
@@ -56,7 +71,7 @@ export const startServer = async (options: {
   const deadline = performance.now() + 60_000
   while (true) {
     if (!alive) throw new Error(`the server exited during start; see ${options.logFile}`)
-    const ready = await fetch(`${url}/v1`).then(
+    const ready = await fetch(`${url}${options.readyPath ?? "/v1"}`).then(
       (response) => response.ok,
       () => false
     )

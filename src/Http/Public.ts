@@ -10,6 +10,16 @@ import { RequestContext } from "./RequestContext.ts"
 
 export { openApiDocument } from "../Api/OpenApiDocument.ts"
 
+/** The body of `GET /v1`; also answered ahead of the router (`FastPath.ts`). */
+export const indexBody = (publicBaseUrl: string, requestId: string) => ({
+  name: "Lead Intake API",
+  version: "1" as const,
+  openapi: `${publicBaseUrl}/v1/openapi.json`,
+  docs: `${publicBaseUrl}/v1/docs`,
+  endpoints: endpointList,
+  request_id: requestId
+})
+
 export const layerPublicHandlers = HttpApiBuilder.group(
   Api,
   "public",
@@ -19,14 +29,9 @@ export const layerPublicHandlers = HttpApiBuilder.group(
     const page = docsPage(config.publicBaseUrl)
     return handlers
       .handle("index", () =>
-        Effect.map(Effect.service(RequestContext), (context) => ({
-          name: "Lead Intake API",
-          version: "1" as const,
-          openapi: `${config.publicBaseUrl}/v1/openapi.json`,
-          docs: `${config.publicBaseUrl}/v1/docs`,
-          endpoints: endpointList,
-          request_id: context.requestId
-        }))
+        Effect.map(Effect.service(RequestContext), (context) =>
+          indexBody(config.publicBaseUrl, context.requestId)
+        )
       )
       .handle("openapi", () =>
         Effect.succeed(

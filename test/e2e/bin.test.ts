@@ -1,4 +1,5 @@
-import { execFileSync } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
+import { readFileSync, realpathSync } from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import {
@@ -62,4 +63,44 @@ describe("the package bin, bin/lead-intake.js", { timeout: processTimeout }, () 
       expect(stopped.code).toBe(0)
     }
   )
+
+  it("run as a program, replaces itself with the project's Node: one process serves, no wrapper", async () => {
+    const port = await freePort()
+    const pathWithoutProject = (process.env.PATH ?? "")
+      .split(path.delimiter)
+      .filter((dir) => !dir.includes("node_modules"))
+      .join(path.delimiter)
+    const child = spawn(bin, ["serve", "--port", String(port)], {
+      cwd: projectRoot,
+      env: { ...process.env, ...env, PATH: pathWithoutProject, PORT: "", HOST: "" },
+      stdio: "ignore"
+    })
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve))
+    try {
+      const deadline = Date.now() + 30_000
+      while (
+        !(await fetch(`http://127.0.0.1:${port}/v1`).then(
+          (r) => r.ok,
+          () => false
+        ))
+      ) {
+        if (Date.now() > deadline) throw new Error("the server did not answer")
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      const projectNode = realpathSync(path.join(projectRoot, "node_modules", "node", "bin", "node"))
+      expect(realpathSync(`/proc/${child.pid}/exe`)).toBe(projectNode)
+      const children = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim()
+      const nodeChildren = children
+        .split(" ")
+        .filter((pid) => pid !== "")
+        .filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("lead-intake"))
+      expect(nodeChildren).toEqual([])
+      expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0")).toContain(
+        "--max-semi-space-size=2"
+      )
+    } finally {
+      child.kill("SIGTERM")
+    }
+    expect(await exited).toBe(0)
+  })
 })
