@@ -155,7 +155,7 @@ export class ConsoleQueries extends Context.Service<
     ): Effect.Effect<
       Page<{
         id: string
-        nombre: string
+        nombre: string | null
         telefono: string | null
         email: string | null
         origin: { id: string; label: string }
@@ -337,7 +337,7 @@ export class ConsoleQueries extends Context.Service<
                 ])
           const rows = yield* sql<{
             id: string
-            nombre: string
+            nombre: string | null
             telefono: string | null
             email: string | null
             origin_id: string
@@ -372,7 +372,7 @@ export class ConsoleQueries extends Context.Service<
           if (!isUuid(id)) return Option.none()
           const [lead] = yield* sql<{
             id: string
-            nombre: string
+            nombre: string | null
             telefono: string | null
             email: string | null
             origin_id: string
@@ -383,9 +383,10 @@ export class ConsoleQueries extends Context.Service<
             assignee_name: string | null
             created_at: Date
             updated_at: Date
+            erased_at: Date | null
           }>`
             SELECT l.id, l.nombre, l.telefono, l.email, l.origin_id, o.label AS origin_label, l.property_id, p.codigo,
-                   l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at
+                   l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at, l.erased_at
             FROM leads l
             JOIN origins o ON o.id = l.origin_id
             LEFT JOIN properties p ON p.id = l.property_id
@@ -418,6 +419,7 @@ export class ConsoleQueries extends Context.Service<
               lead.assignee_id === null ? null : { id: lead.assignee_id, name: lead.assignee_name ?? "" },
             created_at: iso(lead.created_at),
             updated_at: iso(lead.updated_at),
+            erased_at: lead.erased_at === null ? null : iso(lead.erased_at),
             notes: notes.map((note) => ({ body: note.body, created_at: iso(note.created_at) })),
             tasks: tasks.map((task) => ({
               kind: task.kind,
@@ -501,7 +503,9 @@ export class ConsoleQueries extends Context.Service<
 
 export interface LeadDetailRow {
   readonly id: string
-  readonly nombre: string
+  readonly nombre: string | null
+  /** Set once the lead's personal data was erased; only the tombstone is left. */
+  readonly erased_at: string | null
   readonly telefono: string | null
   readonly email: string | null
   readonly origin: { readonly id: string; readonly label: string }
