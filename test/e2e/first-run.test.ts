@@ -46,6 +46,11 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
   })
 
   it("the server logs one start line per listener, all in one shape", async () => {
+    // The listeners start side by side: the admin one may log after the API answers.
+    const deadline = Date.now() + 10_000
+    while (!server.output.stdout.includes('"listener":"admin"') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
     const starts = logLines(server.output.stdout).filter((line) => /listen/i.test(String(line.msg)))
     expect(starts.map((line) => [line.msg, line.listener, line.url])).toEqual(
       expect.arrayContaining([
