@@ -23,7 +23,9 @@ export const renderAudit = async (main, { signal }) => {
           h(
             "p",
             { class: "muted" },
-            "Leads whose personal data was erased, from the console or `lead-intake lead erase`; newest first."
+            "Leads whose personal data was erased, from the console or ",
+            h("code", {}, "lead-intake lead erase"),
+            "; newest first."
           ),
           table({
             caption: "Erasures",
