@@ -211,7 +211,7 @@ export const RequestPage = Schema.Struct({ items: Schema.Array(RequestItem), nex
 
 export const LeadItem = Schema.Struct({
   id: Uuid,
-  nombre: Schema.String,
+  nombre: Schema.NullOr(Schema.String).annotate({ description: "Null once the lead was erased." }),
   telefono: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
   origin: Schema.Struct({ id: Uuid, label: Schema.String }),
@@ -224,7 +224,8 @@ export const LeadPage = Schema.Struct({ items: Schema.Array(LeadItem), next_curs
 
 export const LeadDetail = Schema.Struct({
   id: Uuid,
-  nombre: Schema.String,
+  nombre: Schema.NullOr(Schema.String).annotate({ description: "Null once the lead was erased." }),
+  erased_at: Schema.NullOr(Instant.annotate({ description: "When its personal data was erased." })),
   telefono: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
   origin: Schema.Struct({ id: Uuid, label: Schema.String }),
@@ -280,6 +281,61 @@ export const AuditEntry = Schema.Struct({
   target: Schema.NullOr(Schema.String),
   ip: Schema.NullOr(Schema.String)
 }).annotate({ identifier: "AuditEntry" })
+
+export const WebhookEventType = Schema.Literals(["lead.created", "lead.enriched"])
+
+export const WebhookEndpointItem = Schema.Struct({
+  id: Uuid,
+  url: Schema.String,
+  events: Schema.Array(WebhookEventType),
+  disabled: Schema.Boolean,
+  created_at: Instant
+}).annotate({ identifier: "WebhookEndpoint" })
+
+export const NewWebhookEndpoint = Schema.Struct({
+  url: trimmed(2048).annotate({
+    description: "https:// to a public address (unless WEBHOOK_ALLOW_PRIVATE)."
+  }),
+  events: Schema.optional(Schema.Array(WebhookEventType).check(Schema.isMinLength(1), Schema.isMaxLength(2)))
+}).annotate({ identifier: "NewWebhookEndpoint" })
+
+export const CreatedWebhookEndpoint = Schema.Struct({
+  endpoint: WebhookEndpointItem,
+  secret: Schema.String.annotate({
+    description: "The signing secret `whsec_…`: shown this once, never again."
+  })
+})
+  .annotate({ identifier: "CreatedWebhookEndpoint" })
+  .pipe(HttpApiSchema.status(201))
+
+export const WebhookSecret = Schema.Struct({
+  id: Uuid,
+  secret: Schema.String.annotate({
+    description: "The new signing secret: shown this once; the old one keeps signing beside it for 24 h."
+  })
+}).annotate({ identifier: "WebhookSecret" })
+
+export const WebhookDelivery = Schema.Struct({
+  event_id: Uuid,
+  type: WebhookEventType,
+  state: Schema.Literals(["pending", "delivered", "failed"]),
+  attempts: Schema.Int,
+  last_status: Schema.NullOr(Schema.Int),
+  last_attempt_at: Schema.NullOr(Instant),
+  next_attempt_at: Schema.NullOr(Instant)
+}).annotate({ identifier: "WebhookDelivery" })
+
+export const LeadErasure = Schema.Struct({
+  reason: trimmed(500).annotate({
+    description: "Why (kept in the audit trail; must not contain the person's name, phone or e-mail)."
+  })
+}).annotate({ identifier: "LeadErasure" })
+
+export const ErasedLead = Schema.Struct({
+  id: Uuid,
+  erased_at: Instant,
+  already_erased: Schema.Boolean
+}).annotate({ identifier: "ErasedLead" })
 
 const itemsOf = <S extends Schema.Top>(item: S, identifier: string) =>
   Schema.Struct({ items: Schema.Array(item) }).annotate({ identifier })
@@ -385,6 +441,39 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       success: LeadDetail,
       error: [AdminNotFound, ...Unavailable]
     }),
+    HttpApiEndpoint.post("exportLead", "/api/leads/:id/export", {
+      ...scoped,
+      params: IdParam,
+      success: Schema.Record(Schema.String, Schema.Json).annotate({
+        identifier: "LeadExport",
+        description: "Everything held about the lead, as `lead-intake lead export` prints it."
+      }),
+      error: [AdminNotFound, ...Unavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Export a lead's personal data (admins only; a POST because it is audited)"
+      })
+    ),
+    HttpApiEndpoint.get("erasures", "/api/erasures", {
+      ...scoped,
+      success: itemsOf(
+        Schema.Struct({ lead_id: Uuid, erased_at: Instant, erased_by: Schema.String, reason: Schema.String }),
+        "ErasureList"
+      ).annotate({ description: "The organization's erasures, newest first (at most 200)." }),
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.post("eraseLead", "/api/leads/:id/erase", {
+      ...scoped,
+      params: IdParam,
+      payload: LeadErasure,
+      success: ErasedLead,
+      error: [AdminNotFound, AdminValidationError, ...Unavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary:
+          "Erase a lead's personal data, leaving a tombstone (admins only; audited without personal data)"
+      })
+    ),
     HttpApiEndpoint.get("properties", "/api/properties", {
       query: { org: OrgQuery, q: Schema.optional(Schema.String.check(Schema.isMaxLength(200))) },
       success: itemsOf(Property, "PropertyList"),
@@ -436,6 +525,52 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       ...scoped,
       params: IdParam,
       success: HttpApiSchema.NoContent,
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.get("webhooks", "/api/webhooks", {
+      ...scoped,
+      success: itemsOf(WebhookEndpointItem, "WebhookEndpointList"),
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.post("createWebhook", "/api/webhooks", {
+      ...scoped,
+      payload: NewWebhookEndpoint,
+      success: CreatedWebhookEndpoint,
+      error: [AdminNotFound, AdminValidationError, ...Unavailable]
+    }),
+    HttpApiEndpoint.delete("deleteWebhook", "/api/webhooks/:id", {
+      ...scoped,
+      params: IdParam,
+      success: HttpApiSchema.NoContent,
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.post("enableWebhook", "/api/webhooks/:id/enable", {
+      ...scoped,
+      params: IdParam,
+      success: WebhookEndpointItem,
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.post("rotateWebhookSecret", "/api/webhooks/:id/rotate-secret", {
+      ...scoped,
+      params: IdParam,
+      success: WebhookSecret,
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.get("webhookDeliveries", "/api/webhooks/:id/deliveries", {
+      query: {
+        org: OrgQuery,
+        limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })))
+      },
+      params: IdParam,
+      success: itemsOf(WebhookDelivery, "WebhookDeliveryList").annotate({ description: "Newest first." }),
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.post("resendWebhookDelivery", "/api/webhooks/:id/deliveries/:event_id/resend", {
+      ...scoped,
+      params: { id: Schema.String, event_id: Schema.String },
+      success: Schema.Struct({ event_id: Uuid, state: Schema.Literal("pending") }).annotate({
+        identifier: "ResentDelivery"
+      }),
       error: [AdminNotFound, ...Unavailable]
     }),
     HttpApiEndpoint.get("audit", "/api/audit", {

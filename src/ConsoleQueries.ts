@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { isAcceptablePhone, phoneMatchKey } from "./Domain/Phone.ts"
+import { MemoryStore } from "./MemoryStore.ts"
 import type { Operator } from "./Operators.ts"
 
 export interface OrganizationRow {
@@ -155,7 +156,7 @@ export class ConsoleQueries extends Context.Service<
     ): Effect.Effect<
       Page<{
         id: string
-        nombre: string
+        nombre: string | null
         telefono: string | null
         email: string | null
         origin: { id: string; label: string }
@@ -337,7 +338,7 @@ export class ConsoleQueries extends Context.Service<
                 ])
           const rows = yield* sql<{
             id: string
-            nombre: string
+            nombre: string | null
             telefono: string | null
             email: string | null
             origin_id: string
@@ -372,7 +373,7 @@ export class ConsoleQueries extends Context.Service<
           if (!isUuid(id)) return Option.none()
           const [lead] = yield* sql<{
             id: string
-            nombre: string
+            nombre: string | null
             telefono: string | null
             email: string | null
             origin_id: string
@@ -383,9 +384,10 @@ export class ConsoleQueries extends Context.Service<
             assignee_name: string | null
             created_at: Date
             updated_at: Date
+            erased_at: Date | null
           }>`
             SELECT l.id, l.nombre, l.telefono, l.email, l.origin_id, o.label AS origin_label, l.property_id, p.codigo,
-                   l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at
+                   l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at, l.erased_at
             FROM leads l
             JOIN origins o ON o.id = l.origin_id
             LEFT JOIN properties p ON p.id = l.property_id
@@ -418,6 +420,7 @@ export class ConsoleQueries extends Context.Service<
               lead.assignee_id === null ? null : { id: lead.assignee_id, name: lead.assignee_name ?? "" },
             created_at: iso(lead.created_at),
             updated_at: iso(lead.updated_at),
+            erased_at: lead.erased_at === null ? null : iso(lead.erased_at),
             notes: notes.map((note) => ({ body: note.body, created_at: iso(note.created_at) })),
             tasks: tasks.map((task) => ({
               kind: task.kind,
@@ -497,11 +500,369 @@ export class ConsoleQueries extends Context.Service<
       })
     })
   )
+
+  /**
+   * The same reads over the in-memory store. It keeps no creation time for properties (reported as
+   * the epoch) and none for origins (the first key's), and a lead's `updated_at` is its last
+   * note, event or erasure, since the fakes record nothing else.
+   */
+  static readonly layerMemory = Layer.effect(
+    ConsoleQueries,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+      const byName = (a: OrganizationRow, b: OrganizationRow) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+      const organizationRow = (o: OrganizationRow): OrganizationRow => ({
+        id: o.id,
+        name: o.name,
+        country: o.country
+      })
+      const originIdsOf = (organizationId: string) =>
+        new Set(
+          [...store.origins.values()].filter((o) => o.organizationId === organizationId).map((o) => o.id)
+        )
+      /** Newest first; keys issued within one clock tick are told apart by the order they were stored. */
+      const keysOf = (originId: string) =>
+        [...store.keys.values()]
+          .map((key, index) => ({ key, index }))
+          .filter(({ key }) => key.originId === originId)
+          .sort((a, b) => b.key.createdAt - a.key.createdAt || b.index - a.index)
+          .map(({ key }) => key)
+      const requestRows = () => store.requests.map((row, index) => ({ row, id: index + 1 }))
+      const requestView = ({ row }: { readonly row: (typeof store.requests)[number] }): RequestRow => ({
+        request_id: row.requestId,
+        at: iso(new Date(row.at)),
+        status: row.status,
+        outcome: row.outcome,
+        lead_id: row.leadId,
+        key_prefix: row.keyPrefix,
+        idempotency_key: row.idempotencyKey,
+        duration_ms: row.durationMs,
+        origin_id: row.originId,
+        origin_label: row.originId === null ? null : (store.origins.get(row.originId)?.label ?? null)
+      })
+      const propertyView = (p: {
+        id: string
+        codigo: string
+        externalCode: string | null
+        archived: boolean
+      }): PropertyRow => ({
+        id: p.id,
+        codigo: p.codigo,
+        external_code: p.externalCode,
+        archived: p.archived,
+        created_at: iso(new Date(0))
+      })
+      const ownedProperty = (organizationId: string, id: string) => {
+        const property = store.properties.get(id)
+        return property !== undefined && property.organizationId === organizationId ? property : undefined
+      }
+      const organizationFor = Effect.fn("ConsoleQueries.organizationFor")(function* (
+        operator: Operator,
+        requested: string | undefined
+      ) {
+        const wanted = operator.organizationId ?? requested
+        if (wanted !== undefined && !isUuid(wanted)) return Option.none()
+        const rows = [...store.organizations.values()].filter((o) => wanted === undefined || o.id === wanted)
+        return Option.map(Option.fromNullishOr(rows.sort(byName)[0]), organizationRow)
+      })
+      const erasureOf = (leadId: string) => store.erasures.find((e) => e.leadId === leadId)
+
+      return ConsoleQueries.of({
+        organizationsFor: Effect.fn("ConsoleQueries.organizationsFor")(function* (operator) {
+          return [...store.organizations.values()]
+            .filter((o) => operator.organizationId === null || o.id === operator.organizationId)
+            .sort(byName)
+            .map(organizationRow)
+        }),
+        organizationFor,
+        overview: Effect.fn("ConsoleQueries.overview")(function* (organizationId) {
+          const now = yield* Clock.currentTimeMillis
+          const origins = originIdsOf(organizationId)
+          const recent = store.requests.filter(
+            (r) => r.originId !== null && origins.has(r.originId) && r.at > now - day
+          )
+          const perMinute = new Map<
+            string,
+            { minute: string; origin_id: string; label: string; count: number }
+          >()
+          for (const r of recent) {
+            const minute = iso(new Date(Math.floor(r.at / 60_000) * 60_000))
+            const slot = `${minute} ${r.originId}`
+            const entry = perMinute.get(slot) ?? {
+              minute,
+              origin_id: r.originId!,
+              label: store.origins.get(r.originId!)?.label ?? "",
+              count: 0
+            }
+            entry.count++
+            perMinute.set(slot, entry)
+          }
+          const perDay = new Map<string, { day: string; created: number; enriched: number }>()
+          for (const e of store.events) {
+            if (e.organizationId !== organizationId || e.createdAt <= now - 30 * day) continue
+            const date = iso(new Date(e.createdAt)).slice(0, 10)
+            const entry = perDay.get(date) ?? { day: date, created: 0, enriched: 0 }
+            if (e.type === "lead.created") entry.created++
+            if (e.type === "lead.enriched") entry.enriched++
+            perDay.set(date, entry)
+          }
+          const errors = new Map<string, number>()
+          for (const r of recent) if (r.status >= 400) errors.set(r.outcome, (errors.get(r.outcome) ?? 0) + 1)
+          return {
+            requests_per_minute: [...perMinute.values()].sort((a, b) =>
+              a.minute !== b.minute ? (a.minute < b.minute ? -1 : 1) : a.label < b.label ? -1 : 1
+            ),
+            leads_per_day: [...perDay.values()].sort((a, b) => (a.day < b.day ? -1 : 1)),
+            error_codes: [...errors]
+              .map(([code, count]) => ({ code, count }))
+              .sort((a, b) => b.count - a.count || (a.code < b.code ? -1 : 1))
+          }
+        }),
+        origins: Effect.fn("ConsoleQueries.origins")(function* (organizationId) {
+          const since = (yield* Clock.currentTimeMillis) - day
+          return [...store.origins.values()]
+            .filter((o) => o.organizationId === organizationId)
+            .map((o) => {
+              const keys = keysOf(o.id)
+              const latest = keys[0]
+              const used = store.requests.filter((r) => r.originId === o.id)
+              const createdAt = keys.length === 0 ? 0 : Math.min(...keys.map((k) => k.createdAt))
+              return {
+                id: o.id,
+                label: o.label,
+                prefix: latest?.prefix ?? null,
+                created_at: iso(new Date(createdAt)),
+                last_used_at: used.length === 0 ? null : iso(new Date(Math.max(...used.map((r) => r.at)))),
+                requests_24h: used.filter((r) => r.at > since).length,
+                rate_limit: o.rateLimit,
+                revoked: latest === undefined || latest.revokedAt !== null
+              }
+            })
+            .sort((a, b) =>
+              a.created_at !== b.created_at
+                ? a.created_at < b.created_at
+                  ? -1
+                  : 1
+                : a.label < b.label
+                  ? -1
+                  : 1
+            )
+        }),
+        owns: Effect.fn("ConsoleQueries.owns")(function* (organizationId, entity, id) {
+          if (!isUuid(id)) return false
+          switch (entity) {
+            case "origin":
+              return store.origins.get(id)?.organizationId === organizationId
+            case "property":
+              return store.properties.get(id)?.organizationId === organizationId
+            case "agent":
+              return store.agents.get(id)?.organizationId === organizationId
+            case "rule":
+              return store.rules.some((r) => r.id === id && r.organizationId === organizationId)
+            case "lead":
+              return store.leads.get(id)?.organizationId === organizationId
+          }
+        }),
+        requests: Effect.fn("ConsoleQueries.requests")(function* (scope, filter, page) {
+          const after = decodeCursor(page.cursor, "request")
+          const origins = scope._tag === "organization" ? originIdsOf(scope.organizationId) : undefined
+          const low = filter.statusClass === undefined ? undefined : Number(filter.statusClass[0]) * 100
+          const rows = requestRows()
+            .filter(({ row, id }) => {
+              const inScope =
+                scope._tag === "origin"
+                  ? row.originId === scope.originId
+                  : scope._tag === "unattributed"
+                    ? row.originId === null
+                    : row.originId !== null && origins!.has(row.originId)
+              return (
+                inScope &&
+                (low === undefined || (row.status >= low && row.status <= low + 99)) &&
+                (filter.outcome === undefined || row.outcome === filter.outcome) &&
+                (filter.from === undefined || row.at >= filter.from.getTime()) &&
+                (filter.to === undefined || row.at < filter.to.getTime()) &&
+                (filter.requestId === undefined || row.requestId === filter.requestId) &&
+                (filter.idempotencyKey === undefined || row.idempotencyKey === filter.idempotencyKey) &&
+                Option.match(after, {
+                  onNone: () => true,
+                  onSome: ([at, last]) =>
+                    row.at < at.getTime() || (row.at === at.getTime() && id < Number(last))
+                })
+              )
+            })
+            .sort((a, b) => b.row.at - a.row.at || b.id - a.id)
+          const items = rows.slice(0, page.limit)
+          const last = items.at(-1)
+          return {
+            items: items.map(requestView),
+            nextCursor:
+              rows.length > page.limit && last !== undefined
+                ? encodeCursor(new Date(last.row.at), String(last.id))
+                : null
+          }
+        }),
+        request: Effect.fn("ConsoleQueries.request")(
+          function* (organizationId, requestId, includeUnattributed) {
+            const origins = originIdsOf(organizationId)
+            const found = requestRows()
+              .filter(
+                ({ row }) =>
+                  row.requestId === requestId &&
+                  (row.originId === null ? includeUnattributed : origins.has(row.originId))
+              )
+              .at(-1)
+            return Option.map(Option.fromNullishOr(found), requestView)
+          }
+        ),
+        leads: Effect.fn("ConsoleQueries.leads")(function* (organization, query, page) {
+          const after = decodeCursor(page.cursor, "lead")
+          const text = query.trim()
+          const needle = text.toLowerCase()
+          const phoneKey =
+            text !== "" && isAcceptablePhone(text) ? phoneMatchKey(text, organization.country) : null
+          const rows = [...store.leads.values()]
+            .filter(
+              (l) =>
+                l.organizationId === organization.id &&
+                (text === "" ||
+                  (phoneKey !== null && l.phoneKey === phoneKey) ||
+                  (l.nombre ?? "").toLowerCase().includes(needle) ||
+                  (l.email ?? "").toLowerCase().includes(needle)) &&
+                Option.match(after, {
+                  onNone: () => true,
+                  onSome: ([at, id]) =>
+                    l.createdAt < at.getTime() || (l.createdAt === at.getTime() && l.id < id)
+                })
+            )
+            .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+          const items = rows.slice(0, page.limit)
+          const last = items.at(-1)
+          return {
+            items: items.map((l) => ({
+              id: l.id,
+              nombre: l.nombre,
+              telefono: l.telefono,
+              email: l.email,
+              origin: { id: l.originId, label: store.origins.get(l.originId)?.label ?? "" },
+              created_at: iso(new Date(l.createdAt))
+            })),
+            nextCursor:
+              rows.length > page.limit && last !== undefined
+                ? encodeCursor(new Date(last.createdAt), last.id)
+                : null
+          }
+        }),
+        lead: Effect.fn("ConsoleQueries.lead")(function* (organizationId, id) {
+          if (!isUuid(id)) return Option.none()
+          const lead = store.leads.get(id)
+          if (lead === undefined || lead.organizationId !== organizationId) return Option.none()
+          const property = lead.propertyId === null ? undefined : store.properties.get(lead.propertyId)
+          const assignee = lead.assigneeId === null ? undefined : store.agents.get(lead.assigneeId)
+          const notes = store.notes.filter((n) => n.leadId === id)
+          const events = store.events.filter((e) => e.leadId === id)
+          const erasure = erasureOf(id)
+          const origins = originIdsOf(organizationId)
+          const updatedAt = Math.max(
+            lead.createdAt,
+            ...notes.map((n) => n.createdAt),
+            ...events.map((e) => e.createdAt),
+            erasure?.erasedAt ?? 0
+          )
+          return Option.some({
+            id: lead.id,
+            nombre: lead.nombre,
+            telefono: lead.telefono,
+            email: lead.email,
+            origin: { id: lead.originId, label: store.origins.get(lead.originId)?.label ?? "" },
+            property:
+              lead.propertyId === null ? null : { id: lead.propertyId, codigo: property?.codigo ?? "" },
+            assignee: lead.assigneeId === null ? null : { id: lead.assigneeId, name: assignee?.name ?? "" },
+            created_at: iso(new Date(lead.createdAt)),
+            updated_at: iso(new Date(updatedAt)),
+            erased_at: erasure === undefined ? null : iso(new Date(erasure.erasedAt)),
+            notes: notes.map((n) => ({ body: n.body, created_at: iso(new Date(n.createdAt)) })),
+            tasks: store.tasks
+              .filter((t) => t.leadId === id)
+              .map((t) => ({
+                kind: t.kind,
+                assignee: t.assigneeId === null ? null : (store.agents.get(t.assigneeId)?.name ?? null),
+                due_at: iso(new Date(t.dueAt))
+              })),
+            events: events.map((e) => ({ type: e.type, created_at: iso(new Date(e.createdAt)) })),
+            requests: requestRows()
+              .filter(({ row }) => row.leadId === id && row.originId !== null && origins.has(row.originId))
+              .sort((a, b) => b.row.at - a.row.at || b.id - a.id)
+              .slice(0, 200)
+              .map(requestView)
+          })
+        }),
+        properties: Effect.fn("ConsoleQueries.properties")(function* (organizationId, query) {
+          const needle = query.trim().toLowerCase()
+          return [...store.properties.values()]
+            .filter(
+              (p) =>
+                p.organizationId === organizationId &&
+                (needle === "" ||
+                  p.codigo.toLowerCase().includes(needle) ||
+                  (p.externalCode ?? "").toLowerCase().includes(needle))
+            )
+            .sort((a, b) => Number(a.archived) - Number(b.archived) || (a.codigo < b.codigo ? -1 : 1))
+            .map(propertyView)
+        }),
+        property: Effect.fn("ConsoleQueries.property")(function* (organizationId, id) {
+          return Option.map(Option.fromNullishOr(ownedProperty(organizationId, id)), propertyView)
+        }),
+        restoreProperty: Effect.fn("ConsoleQueries.restoreProperty")(function* (organizationId, id) {
+          const property = ownedProperty(organizationId, id)
+          if (property === undefined) return Option.none()
+          property.archived = false
+          return Option.some(propertyView(property))
+        }),
+        agents: Effect.fn("ConsoleQueries.agents")(function* (organizationId) {
+          return [...store.agents.values()]
+            .filter((a) => a.organizationId === organizationId)
+            .sort((a, b) => (a.name !== b.name ? (a.name < b.name ? -1 : 1) : a.id < b.id ? -1 : 1))
+            .map((a) => ({ id: a.id, name: a.name }))
+        }),
+        rules: Effect.fn("ConsoleQueries.rules")(function* (organizationId) {
+          return store.rules
+            .filter((r) => r.organizationId === organizationId)
+            .sort((a, b) => a.priority - b.priority || a.seq - b.seq)
+            .map((r) => ({
+              id: r.id,
+              priority: r.priority,
+              origin:
+                r.originId === null
+                  ? null
+                  : { id: r.originId, label: store.origins.get(r.originId)?.label ?? "" },
+              property:
+                r.propertyId === null
+                  ? null
+                  : { id: r.propertyId, codigo: store.properties.get(r.propertyId)?.codigo ?? "" },
+              agents: r.agentIds.flatMap((agentId) => {
+                const agent = store.agents.get(agentId)
+                return agent === undefined ? [] : [{ id: agent.id, name: agent.name }]
+              }),
+              round_robin: r.roundRobin
+            }))
+        }),
+        deleteRule: Effect.fn("ConsoleQueries.deleteRule")(function* (organizationId, id) {
+          const index = store.rules.findIndex((r) => r.id === id && r.organizationId === organizationId)
+          if (index < 0) return false
+          store.rules.splice(index, 1)
+          return true
+        })
+      })
+    })
+  )
 }
 
 export interface LeadDetailRow {
   readonly id: string
-  readonly nombre: string
+  readonly nombre: string | null
+  /** Set once the lead's personal data was erased; only the tombstone is left. */
+  readonly erased_at: string | null
   readonly telefono: string | null
   readonly email: string | null
   readonly origin: { readonly id: string; readonly label: string }

@@ -12,11 +12,16 @@ import {
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../AdminApi.ts"
 import { Audit } from "../Audit.ts"
-import { AppConfig } from "../Config.ts"
+import { AppConfig, WebhookConfig } from "../Config.ts"
 import { ConsoleQueries } from "../ConsoleQueries.ts"
+import { layerHealthRoutes } from "../Http/Health.ts"
+import { logListening } from "../Listening.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import { Operators } from "../Operators.ts"
+import { PersonalData } from "../PersonalData.ts"
 import { Sessions } from "../Sessions.ts"
+import { WebhookDeliveries } from "../WebhookDeliveries.ts"
+import { WebhookEndpoints } from "../WebhookEndpoints.ts"
 import { layerAdminHandlers } from "./Handlers.ts"
 import { layerAdminSchemaErrors, layerOperatorSession } from "./Middleware.ts"
 import { layerPages } from "./Pages.ts"
@@ -146,11 +151,15 @@ export const layerAdminServices = Layer.mergeAll(
   Sessions.layer,
   Audit.layer,
   LoginThrottle.layer,
-  ConsoleQueries.layer
+  ConsoleQueries.layer,
+  PersonalData.layer,
+  WebhookDeliveries.layer,
+  WebhookEndpoints.layer.pipe(Layer.provide(WebhookConfig.layer))
 )
 
-/** The admin API, the pages and the assets; needs the domain and console services. */
+/** The admin API, the pages, the assets and the health probes (outside the session middleware); needs the domain and console services. */
 export const layerAdminApp = Layer.mergeAll(
+  layerHealthRoutes,
   HttpApiBuilder.layer(AdminApi).pipe(
     Layer.provide(layerAdminHandlers),
     Layer.provide([layerOperatorSession, layerAdminSchemaErrors])
@@ -196,9 +205,7 @@ export const layerAdminServer = Layer.unwrap(
         const server = yield* HttpServer.HttpServer
         const port =
           "port" in server.address ? server.address.port : Option.getOrElse(config.adminPort, () => 0)
-        yield* Effect.logInfo("console listening").pipe(
-          Effect.annotateLogs({ url: urlOf(config.adminHost, port) })
-        )
+        yield* logListening("admin", urlOf(config.adminHost, port))
       })
     )
     return HttpRouter.serve(layerAdminApp, { disableLogger: true, disableListenLog: true }).pipe(

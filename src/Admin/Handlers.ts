@@ -1,4 +1,4 @@
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, type Schema } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import {
@@ -12,13 +12,17 @@ import { Audit } from "../Audit.ts"
 import { CaptureRules } from "../CaptureRules.ts"
 import { ConsoleQueries, isValidCursor, type OrganizationRow, type RequestScope } from "../ConsoleQueries.ts"
 import type { Rejected, UnknownEntity } from "../Domain/Errors.ts"
+import { eventTypes } from "../Domain/WebhookPayload.ts"
 import { KeyStore } from "../KeyStore.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import type { Operator } from "../Operators.ts"
 import { Operators } from "../Operators.ts"
+import { PersonalData } from "../PersonalData.ts"
 import { PropertyCatalog } from "../PropertyCatalog.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { Sessions } from "../Sessions.ts"
+import { WebhookDeliveries } from "../WebhookDeliveries.ts"
+import { type WebhookEndpoint, WebhookEndpoints } from "../WebhookEndpoints.ts"
 import { AdminRequest, adminFail, setResponseHeaders } from "./RequestContext.ts"
 
 const operatorView = (operator: Operator) => ({
@@ -41,6 +45,16 @@ const cookieOptions = (request: HttpServerRequest.HttpServerRequest) => ({
 const notFound = (what: string) => adminFail("not_found", `No such ${what}`)
 
 const unknownToNotFound = (error: UnknownEntity) => adminFail("not_found", `No such ${error.entity}`)
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const webhookView = (endpoint: WebhookEndpoint) => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  events: endpoint.events,
+  disabled: endpoint.disabled,
+  created_at: endpoint.createdAt.toISOString()
+})
 
 const rejectedToConflict = (field?: string) => (error: Rejected) => adminFail("conflict", error.reason, field)
 
@@ -139,6 +153,9 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
     const rules = yield* CaptureRules
     const audit = yield* Audit
     const requestLog = yield* RequestLog
+    const webhooks = yield* WebhookEndpoints
+    const deliveries = yield* WebhookDeliveries
+    const personalData = yield* PersonalData
 
     /** Requests just answered are queued for the log; reading it waits for them to be written. */
     const logWritten = requestLog.list({ unattributed: true }, 0).pipe(Effect.ignore)
@@ -173,6 +190,19 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
         target,
         ip: operator.ip
       })
+    })
+
+    /** The organization's endpoint with this id; any other id, malformed included, is a 404. */
+    const ownedWebhook = Effect.fn("Admin.ownedWebhook")(function* (
+      organization: OrganizationRow,
+      id: string
+    ) {
+      const listed = yield* webhooks
+        .list(organization.id)
+        .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+      const endpoint = listed.find((item) => item.id === id)
+      if (endpoint === undefined) return yield* notFound("webhook")
+      return endpoint
     })
 
     const ruleView = Effect.fn("Admin.rule")(function* (organization: OrganizationRow, id: string) {
@@ -470,6 +500,144 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
           const organization = yield* organizationOf(query.org)
           if (!(yield* queries.deleteRule(organization.id, params.id))) return yield* notFound("rule")
           yield* record(organization, "rule.delete", `rule ${params.id}`)
+        })
+      )
+      .handle(
+        "exportLead",
+        Effect.fn("Admin.exportLead")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* requireOwned(organization, "lead", params.id)
+          const document = yield* personalData
+            .export(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "lead.export", `lead ${params.id}`)
+          return document as unknown as Record<string, Schema.Json>
+        })
+      )
+      .handle(
+        "eraseLead",
+        Effect.fn("Admin.eraseLead")(function* ({ query, params, payload }) {
+          const operator = yield* CurrentOperator
+          const organization = yield* organizationOf(query.org)
+          yield* requireOwned(organization, "lead", params.id)
+          const erased = yield* personalData
+            .erase({ leadId: params.id, reason: payload.reason.trim(), actor: operator.email })
+            .pipe(
+              Effect.catchTags({
+                UnknownEntity: unknownToNotFound,
+                Rejected: (error) => adminFail("validation_error", `reason: ${error.reason}`, "reason")
+              })
+            )
+          if (!erased.already_erased) yield* record(organization, "lead.erase", `lead ${params.id}`)
+          return erased
+        })
+      )
+      .handle(
+        "erasures",
+        Effect.fn("Admin.erasures")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          const rows = yield* personalData
+            .erasures(organization.id, 200)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          return {
+            items: rows.map((row) => ({
+              lead_id: row.lead_id,
+              erased_at: row.erased_at,
+              erased_by: row.erased_by,
+              reason: row.reason
+            }))
+          }
+        })
+      )
+      .handle(
+        "webhooks",
+        Effect.fn("Admin.webhooks")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          const listed = yield* webhooks
+            .list(organization.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          return { items: listed.map(webhookView) }
+        })
+      )
+      .handle(
+        "createWebhook",
+        Effect.fn("Admin.createWebhook")(function* ({ query, payload }) {
+          const organization = yield* organizationOf(query.org)
+          const added = yield* webhooks
+            .add({
+              organizationId: organization.id,
+              url: payload.url.trim(),
+              events: [...new Set(payload.events ?? eventTypes)]
+            })
+            .pipe(
+              Effect.catchTags({
+                UnknownEntity: unknownToNotFound,
+                Rejected: (error) => adminFail("validation_error", `url: ${error.reason}`, "url")
+              })
+            )
+          yield* record(
+            organization,
+            "webhook.create",
+            `webhook ${added.endpoint.id} ${added.endpoint.url} (${added.endpoint.events.join(", ")})`
+          )
+          return { endpoint: webhookView(added.endpoint), secret: added.secret }
+        })
+      )
+      .handle(
+        "deleteWebhook",
+        Effect.fn("Admin.deleteWebhook")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          const endpoint = yield* ownedWebhook(organization, params.id)
+          yield* webhooks.remove(endpoint.id).pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.remove", `webhook ${endpoint.id} ${endpoint.url}`)
+        })
+      )
+      .handle(
+        "enableWebhook",
+        Effect.fn("Admin.enableWebhook")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          const enabled = yield* webhooks
+            .enable(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.enable", `webhook ${enabled.id} ${enabled.url}`)
+          return webhookView(enabled)
+        })
+      )
+      .handle(
+        "rotateWebhookSecret",
+        Effect.fn("Admin.rotateWebhookSecret")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          const rotated = yield* webhooks
+            .rotateSecret(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.rotate_secret", `webhook ${params.id}`)
+          return rotated
+        })
+      )
+      .handle(
+        "webhookDeliveries",
+        Effect.fn("Admin.webhookDeliveries")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          const rows = yield* deliveries
+            .list(params.id, query.limit ?? 50)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          return { items: rows }
+        })
+      )
+      .handle(
+        "resendWebhookDelivery",
+        Effect.fn("Admin.resendWebhookDelivery")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          if (!uuidPattern.test(params.event_id)) return yield* notFound("event")
+          yield* deliveries
+            .resend(params.id, params.event_id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.resend", `webhook ${params.id} event ${params.event_id}`)
+          return { event_id: params.event_id, state: "pending" as const }
         })
       )
       .handle(

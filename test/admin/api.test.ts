@@ -202,8 +202,15 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "createOrigin",
           "createProperty",
           "createRule",
+          "createWebhook",
           "deleteRule",
+          "deleteWebhook",
+          "enableWebhook",
+          "eraseLead",
+          "exportLead",
           "logout",
+          "resendWebhookDelivery",
+          "rotateWebhookSecret",
           "restoreProperty",
           "revokeAll",
           "revokeKey",
@@ -317,8 +324,15 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
         [
           "archiveProperty",
           "deleteRule",
+          "deleteWebhook",
+          "enableWebhook",
+          "eraseLead",
+          "exportLead",
           "lead",
           "request",
+          "resendWebhookDelivery",
+          "rotateWebhookSecret",
+          "webhookDeliveries",
           "restoreProperty",
           "revokeKey",
           "rotateKey",
@@ -332,6 +346,8 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
         const before = (await adminB.call("GET", "/api/origins")).body
         const rulesBefore = (await adminB.call("GET", "/api/rules")).body
         const propertiesBefore = (await adminB.call("GET", "/api/properties")).body
+        const webhooksBefore = (await adminB.call("GET", "/api/webhooks")).body
+        const leadBefore = (await adminB.call("GET", `/api/leads/${harness.b.leadId}`)).body
         const answer = await adminA.call(endpoint.method, pathFor(endpoint, harness.b), {
           body: validBody(endpoint, harness.a)
         })
@@ -347,6 +363,8 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
         expect((await adminB.call("GET", "/api/origins")).body).toEqual(before)
         expect((await adminB.call("GET", "/api/rules")).body).toEqual(rulesBefore)
         expect((await adminB.call("GET", "/api/properties")).body).toEqual(propertiesBefore)
+        expect((await adminB.call("GET", "/api/webhooks")).body).toEqual(webhooksBefore)
+        expect((await adminB.call("GET", `/api/leads/${harness.b.leadId}`)).body).toEqual(leadBefore)
         expect((await postLead(harness, harness.b.key, { nombre: "Sigue" })).status).toBeLessThan(300)
         const malformed = await adminA.call(
           endpoint.method,
@@ -751,6 +769,172 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
       expect(document.status).toBe(200)
       expect(document.body.info.title).toBe("Lead Intake operator console API")
       expect(Object.keys(document.body.paths)).toContain("/api/origins/{id}/rotate")
+    })
+  })
+
+  describe("webhooks, lead export and erasure", () => {
+    const lastAudit = async () => (await adminA.call("GET", "/api/audit")).body.items[0]
+
+    it("adds an endpoint (secret shown once), lists it without the secret, rotates, enables, removes; every step audited", async () => {
+      const refused = await adminA.call("POST", "/api/webhooks", { body: { url: "http://127.0.0.1:9/hook" } })
+      expectError(refused, 400, "validation_error", "url")
+      expect(refused.body.error.message).toMatch(/^url: URL not allowed: /)
+      expectError(
+        await adminA.call("POST", "/api/webhooks", { body: { url: "not a url" } }),
+        400,
+        "validation_error",
+        "url"
+      )
+      expectError(
+        await adminA.call("POST", "/api/webhooks", {
+          body: { url: "https://93.184.215.14/x", events: ["lead.deleted"] }
+        }),
+        400,
+        "validation_error"
+      )
+      const created = await adminA.call("POST", "/api/webhooks", {
+        body: { url: "https://93.184.215.14/crm", events: ["lead.enriched"] }
+      })
+      expect(created.status, created.text).toBe(201)
+      expect(created.body).toEqual({
+        endpoint: {
+          id: expect.stringMatching(uuid),
+          url: "https://93.184.215.14/crm",
+          events: ["lead.enriched"],
+          disabled: false,
+          created_at: expect.stringMatching(isoUtc)
+        },
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/)
+      })
+      const id = created.body.endpoint.id
+      const entry = await lastAudit()
+      expect(entry).toMatchObject({ operator_email: harness.a.admin.email, action: "webhook.create" })
+      expect(entry.target).toContain(id)
+      expect(entry.target).not.toContain(created.body.secret)
+      const listed = await viewerA.call("GET", "/api/webhooks")
+      expect(listed.text).not.toContain("whsec_")
+      expect(listed.body.items).toContainEqual(created.body.endpoint)
+      expect(listed.body.items.map((w: { id: string }) => w.id)).not.toContain(harness.b.webhookId)
+
+      const rotated = await adminA.call("POST", `/api/webhooks/${id}/rotate-secret`)
+      expect(rotated.status, rotated.text).toBe(200)
+      expect(rotated.body).toEqual({ id, secret: expect.stringMatching(/^whsec_/) })
+      expect(rotated.body.secret).not.toBe(created.body.secret)
+      expect(await lastAudit()).toMatchObject({ action: "webhook.rotate_secret", target: `webhook ${id}` })
+
+      const enabled = await adminA.call("POST", `/api/webhooks/${id}/enable`)
+      expect(enabled.status).toBe(200)
+      expect(enabled.body).toEqual(created.body.endpoint)
+      expect((await lastAudit()).action).toBe("webhook.enable")
+
+      expect((await adminA.call("DELETE", `/api/webhooks/${id}`)).status).toBe(204)
+      expect((await lastAudit()).action).toBe("webhook.remove")
+      expectError(await adminA.call("DELETE", `/api/webhooks/${id}`), 404, "not_found")
+      const after = await adminA.call("GET", "/api/webhooks")
+      expect(after.body.items.map((w: { id: string }) => w.id)).not.toContain(id)
+    })
+
+    it("lists an endpoint's deliveries and queues one again with Resend", async () => {
+      const listed = await viewerA.call("GET", `/api/webhooks/${harness.a.webhookId}/deliveries`)
+      expect(listed.status, listed.text).toBe(200)
+      expect(listed.body.items).toContainEqual({
+        event_id: harness.a.eventId,
+        type: "lead.created",
+        state: "pending",
+        attempts: 0,
+        last_status: null,
+        last_attempt_at: null,
+        next_attempt_at: expect.stringMatching(isoUtc)
+      })
+      const resent = await adminA.call(
+        "POST",
+        `/api/webhooks/${harness.a.webhookId}/deliveries/${harness.a.eventId}/resend`
+      )
+      expect(resent.status, resent.text).toBe(200)
+      expect(resent.body).toEqual({ event_id: harness.a.eventId, state: "pending" })
+      expect(await lastAudit()).toMatchObject({
+        action: "webhook.resend",
+        target: `webhook ${harness.a.webhookId} event ${harness.a.eventId}`
+      })
+      expectError(
+        await adminA.call(
+          "POST",
+          `/api/webhooks/${harness.a.webhookId}/deliveries/${harness.b.eventId}/resend`
+        ),
+        404,
+        "not_found"
+      )
+      expectError(
+        await adminA.call("POST", `/api/webhooks/${harness.a.webhookId}/deliveries/nope/resend`),
+        404,
+        "not_found"
+      )
+    })
+
+    it("exports a lead (audited without personal data), erases it behind a reason; the erasure is listed", async () => {
+      const sent = await postLead(harness, harness.a.key, {
+        nombre: "Rosa Méndez",
+        telefono: "+52 81 5555 0101",
+        email: "rosa@example.com"
+      })
+      expect(sent.status).toBeLessThan(300)
+      const leadId = sent.body.lead_id as string
+      const exported = await adminA.call("POST", `/api/leads/${leadId}/export`)
+      expect(exported.status, exported.text).toBe(200)
+      expect(exported.body.lead).toMatchObject({
+        id: leadId,
+        nombre: "Rosa Méndez",
+        email: "rosa@example.com"
+      })
+      expect(exported.body.erasure).toBeNull()
+      const exportEntry = await lastAudit()
+      expect(exportEntry).toMatchObject({ action: "lead.export", target: `lead ${leadId}` })
+
+      const naming = await adminA.call("POST", `/api/leads/${leadId}/erase`, {
+        body: { reason: "Rosa Méndez asked by phone" }
+      })
+      expectError(naming, 400, "validation_error", "reason")
+      expectError(
+        await adminA.call("POST", `/api/leads/${leadId}/erase`, { body: { reason: "  " } }),
+        400,
+        "validation_error",
+        "reason"
+      )
+      expect((await adminA.call("GET", `/api/leads/${leadId}`)).body.nombre).toBe("Rosa Méndez")
+
+      const erased = await adminA.call("POST", `/api/leads/${leadId}/erase`, {
+        body: { reason: "Data subject request #41" }
+      })
+      expect(erased.status, erased.text).toBe(200)
+      expect(erased.body).toEqual({
+        id: leadId,
+        erased_at: expect.stringMatching(isoUtc),
+        already_erased: false
+      })
+      const entry = await lastAudit()
+      expect(entry).toMatchObject({ action: "lead.erase", target: `lead ${leadId}` })
+      expect(JSON.stringify(entry)).not.toMatch(/Rosa|Méndez|rosa@|5555/)
+      const again = await adminA.call("POST", `/api/leads/${leadId}/erase`, { body: { reason: "twice" } })
+      expect(again.body.already_erased).toBe(true)
+      const after = (await adminA.call("POST", `/api/leads/${leadId}/export`)).body
+      expect(after.lead).toMatchObject({
+        nombre: null,
+        telefono: null,
+        email: null,
+        erased_at: erased.body.erased_at
+      })
+      expect(after.erasure).toMatchObject({
+        reason: "Data subject request #41",
+        erased_by: harness.a.admin.email
+      })
+      const erasures = await viewerA.call("GET", "/api/erasures")
+      expect(erasures.body.items).toContainEqual({
+        lead_id: leadId,
+        erased_at: erased.body.erased_at,
+        erased_by: harness.a.admin.email,
+        reason: "Data subject request #41"
+      })
+      expect((await adminB.call("GET", "/api/erasures")).body.items).toEqual([])
     })
   })
 

@@ -82,12 +82,27 @@ describe("operator commands and the console listener (real processes)", { timeou
       expect(output, "no key, password or session token in the logs").not.toContain(secret)
   })
 
+  it("the admin listener answers /healthz and /readyz without a session; the public one does not serve them", async () => {
+    const live = await fetch(`${adminUrl}/healthz`)
+    expect(live.status).toBe(200)
+    expect(await live.json()).toEqual({ status: "ok" })
+    expect(live.headers.get("cache-control")).toBe("no-store")
+    const ready = await fetch(`${adminUrl}/readyz`)
+    expect(ready.status).toBe(200)
+    expect(await ready.json()).toMatchObject({
+      status: "ready",
+      database: "ok",
+      migrations: { pending: [] }
+    })
+    expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(404)
+  })
+
   it("serve starts the console listener and prints one line for each listener", async () => {
     const page = await fetch(`${adminUrl}/login`)
     expect(page.status).toBe(200)
     expect(page.headers.get("content-security-policy")).toContain("nonce-")
     expect(server.output.stderr + server.output.stdout).toContain(
-      `"msg":"console listening","url":"${adminUrl}"`
+      `"msg":"listening","listener":"admin","url":"${adminUrl}"`
     )
     expect((await fetch(`${server.baseUrl}/api/origins`)).status, "the public listener serves /v1 only").toBe(
       404
@@ -234,7 +249,7 @@ describe("operator commands and the console listener (real processes)", { timeou
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     const finished = await off.stop()
-    expect(finished.stderr + finished.stdout).not.toContain("console listening")
+    expect(finished.stderr + finished.stdout).not.toContain('"listener":"admin"')
     expect(finished.stderr + finished.stdout).toContain("console disabled")
     const bad = await cliFor({ ...env, ADMIN_PORT: "80808" })("serve", "--port", String(port))
     expect(bad.code).toBe(1)

@@ -4,12 +4,16 @@ import { HttpApi } from "effect/http-api"
 import { layerAdminApp } from "../../src/Admin/App.ts"
 import { AdminApi } from "../../src/AdminApi.ts"
 import { Audit } from "../../src/Audit.ts"
+import { WebhookConfig } from "../../src/Config.ts"
 import { ConsoleQueries } from "../../src/ConsoleQueries.ts"
 import { layerApp } from "../../src/Http/App.ts"
 import { defaultThrottlePolicy, LoginThrottle, type ThrottlePolicy } from "../../src/LoginThrottle.ts"
 import { Operators } from "../../src/Operators.ts"
+import { PersonalData } from "../../src/PersonalData.ts"
 import { layerServices } from "../../src/Services.ts"
 import { defaultSessionPolicy, type SessionPolicy, Sessions } from "../../src/Sessions.ts"
+import { WebhookDeliveries } from "../../src/WebhookDeliveries.ts"
+import { WebhookEndpoints } from "../../src/WebhookEndpoints.ts"
 import { type Fixture, seed } from "../support/Client.ts"
 import { layerFreshDatabase, layerTestConfig } from "../support/Database.ts"
 
@@ -22,7 +26,10 @@ const layerAll = (policies: { readonly sessions: SessionPolicy; readonly throttl
     Sessions.layerWith(policies.sessions),
     Audit.layer,
     LoginThrottle.layerWith(policies.throttle),
-    ConsoleQueries.layer
+    ConsoleQueries.layer,
+    PersonalData.layer,
+    WebhookDeliveries.layer,
+    WebhookEndpoints.layer.pipe(Layer.provideMerge(WebhookConfig.layer))
   ).pipe(Layer.provideMerge(layerFreshDatabase))
 
 type Services = Layer.Success<ReturnType<typeof layerAll>>
@@ -39,6 +46,9 @@ export interface Organization extends Fixture {
   readonly leadId: string
   readonly requestId: string
   readonly ruleId: string
+  /** An endpoint added before the lead, so the lead's `lead.created` event is one of its deliveries. */
+  readonly webhookId: string
+  readonly eventId: string
 }
 
 export interface Harness {
@@ -82,6 +92,15 @@ export const makeHarness = async (
 
   const organization = async (): Promise<Organization> => {
     const fixture = await run(seed())
+    const webhook = await run(
+      Effect.flatMap(Effect.service(WebhookEndpoints), (endpoints) =>
+        endpoints.add({
+          organizationId: fixture.organizationId,
+          url: "https://93.184.215.14/hooks/leads",
+          events: ["lead.created", "lead.enriched"]
+        })
+      ).pipe(Effect.orDie)
+    )
     const leadResponse = await publicApi.handler(
       new Request("http://api.test/v1/leads", {
         method: "POST",
@@ -90,6 +109,11 @@ export const makeHarness = async (
       })
     )
     const lead = (await leadResponse.json()) as { lead_id: string; request_id: string }
+    const [delivery] = await run(
+      Effect.flatMap(Effect.service(WebhookDeliveries), (d) => d.list(webhook.endpoint.id, 1)).pipe(
+        Effect.orDie
+      )
+    )
     const rules = await run(
       Effect.flatMap(Effect.service(ConsoleQueries), (q) => q.rules(fixture.organizationId))
     )
@@ -116,7 +140,9 @@ export const makeHarness = async (
       viewer: viewer!,
       leadId: lead.lead_id,
       requestId: lead.request_id,
-      ruleId: rules[0]!.id
+      ruleId: rules[0]!.id,
+      webhookId: webhook.endpoint.id,
+      eventId: delivery!.event_id
     }
   }
   const a = await organization()
@@ -255,6 +281,7 @@ export const changes = (endpoint: EndpointInfo) => endpoint.method !== "GET" && 
 export const pathFor = (endpoint: EndpointInfo, org: Organization) =>
   endpoint.path
     .replace(":request_id", org.requestId)
+    .replace(":event_id", org.eventId)
     .replace(
       ":id",
       endpoint.path.startsWith("/api/origins")
@@ -263,7 +290,9 @@ export const pathFor = (endpoint: EndpointInfo, org: Organization) =>
           ? org.propertyId
           : endpoint.path.startsWith("/api/rules")
             ? org.ruleId
-            : org.leadId
+            : endpoint.path.startsWith("/api/webhooks")
+              ? org.webhookId
+              : org.leadId
     )
 
 /** A body each state-changing endpoint would accept, so a refusal is about the rule under test only. */
@@ -288,6 +317,10 @@ export const validBody = (endpoint: EndpointInfo, org: Organization): unknown =>
       return { name: "Marta" }
     case "createRule":
       return { agent_ids: [org.agentIds[0]], round_robin: false }
+    case "createWebhook":
+      return { url: "https://93.184.215.14/hooks/other", events: ["lead.created"] }
+    case "eraseLead":
+      return { reason: "Data subject request by e-mail" }
     default:
       return undefined
   }

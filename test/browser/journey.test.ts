@@ -78,7 +78,16 @@ describe("the operator console, journey by journey", () => {
     // back where the operator wanted to go
     await page.getByRole("heading", { level: 1, name: "Origins" }).waitFor()
     expect(new URL(page.url()).pathname).toBe("/origins")
-    for (const name of ["Overview", "Origins", "Requests", "Leads", "Catalog", "Capture", "Audit"]) {
+    for (const name of [
+      "Overview",
+      "Origins",
+      "Requests",
+      "Leads",
+      "Catalog",
+      "Capture",
+      "Webhooks",
+      "Audit"
+    ]) {
       await expect(
         page.getByRole("navigation", { name: "Primary" }).getByRole("link", { name, exact: true }).count()
       ).resolves.toBe(1)
@@ -432,7 +441,7 @@ describe("the operator console, journey by journey", () => {
   it("audit: the operator's actions with who and from where, newest first", async () => {
     await goTo(page, "Audit")
     await expect.poll(() => page.locator("tbody tr[data-audit-id]").count()).toBeGreaterThan(5)
-    const text = (await page.locator("tbody").textContent())!
+    const text = (await page.getByRole("table", { name: "Audit log" }).locator("tbody").textContent())!
     expect(text).toContain(operator.email)
     expect(text).toContain("127.0.0.1")
     const times = await page

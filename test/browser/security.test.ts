@@ -322,7 +322,16 @@ describe("the operator console keeps organizations apart and works for everyone"
     const menu = page.getByRole("button", { name: "Menu" })
     await expect(menu.getAttribute("aria-expanded")).resolves.toBe("false")
     await screenshot(page, "mobile-overview", { fullPage: false })
-    for (const name of ["Origins", "Requests", "Leads", "Catalog", "Capture", "Audit", "Overview"]) {
+    for (const name of [
+      "Origins",
+      "Requests",
+      "Leads",
+      "Catalog",
+      "Capture",
+      "Webhooks",
+      "Audit",
+      "Overview"
+    ]) {
       await menu.click()
       await expect(menu.getAttribute("aria-expanded")).resolves.toBe("true")
       await nav.getByRole("link", { name, exact: true }).click()

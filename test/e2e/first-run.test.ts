@@ -26,15 +26,17 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
   let server: RunningServer
   let port: number
   let metricsPort: number
+  let adminPort: number
 
   beforeAll(async () => {
     env = await freshDatabaseEnv()
     cli = cliFor(env)
     port = await freePort()
     metricsPort = await freePort()
+    adminPort = await freePort()
     // As `npm start` does (node src/main.ts serve), on the port from PORT.
     server = await startServer(port, {
-      env: { ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
+      env: { ...env, PORT: String(port), METRICS_PORT: String(metricsPort), ADMIN_PORT: String(adminPort) },
       args: ["serve"]
     })
   })
@@ -44,14 +46,20 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
   })
 
   it("the server logs one start line per listener, all in one shape", async () => {
+    // The listeners start side by side: the admin one may log after the API answers.
+    const deadline = Date.now() + 10_000
+    while (!server.output.stdout.includes('"listener":"admin"') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
     const starts = logLines(server.output.stdout).filter((line) => /listen/i.test(String(line.msg)))
     expect(starts.map((line) => [line.msg, line.listener, line.url])).toEqual(
       expect.arrayContaining([
         ["listening", "api", `http://127.0.0.1:${port}`],
-        ["listening", "metrics", `http://127.0.0.1:${metricsPort}/metrics`]
+        ["listening", "metrics", `http://127.0.0.1:${metricsPort}/metrics`],
+        ["listening", "admin", `http://127.0.0.1:${adminPort}`]
       ])
     )
-    expect(starts).toHaveLength(2)
+    expect(starts).toHaveLength(3)
     for (const line of starts) {
       expect(Object.keys(line).slice(0, 5)).toEqual(["time", "level", "msg", "listener", "url"])
     }

@@ -8,6 +8,7 @@ import { renderLead, renderLeads } from "./page-leads.js"
 import { renderOrigins } from "./page-origins.js"
 import { renderOverview } from "./page-overview.js"
 import { renderRequests } from "./page-requests.js"
+import { renderWebhooks } from "./page-webhooks.js"
 import { clear, errorBox, field, h, pageHeader, selectOf, toast } from "./ui.js"
 
 const navigation = [
@@ -17,6 +18,7 @@ const navigation = [
   ["/leads", "Leads"],
   ["/catalog", "Catalog"],
   ["/capture", "Capture"],
+  ["/webhooks", "Webhooks"],
   ["/audit", "Audit"]
 ]
 
@@ -28,6 +30,7 @@ const routes = [
   [/^\/leads\/([^/]+)$/, renderLead],
   [/^\/catalog$/, renderCatalog],
   [/^\/capture$/, renderCapture],
+  [/^\/webhooks$/, renderWebhooks],
   [/^\/audit$/, renderAudit]
 ]
 

@@ -1,17 +1,51 @@
-// Audit: every operator action, newest first, with cursor pagination.
+// Audit: every operator action, newest first, with cursor pagination; then the lead erasures (CLI and console).
 
 import { api, query } from "./api.js"
-import { add, errorBox, h, loading, pageHeader, replace, table, time } from "./ui.js"
+import { add, errorBox, h, loading, pageHeader, replace, section, table, time } from "./ui.js"
 
 export const renderAudit = async (main, { signal }) => {
   const results = h("div", {}, loading())
   const more = h("div", { class: "load-more" })
+  const erasures = h("div", {}, loading("Loading erasures…"))
   add(
     main,
     pageHeader("Audit", "Every operator action: who, what, when and from where. Entries are kept."),
     results,
-    more
+    more,
+    erasures
   )
+  const loadErasures = async () => {
+    try {
+      const { items } = await api.get("/api/erasures", { signal })
+      erasures.replaceChildren(
+        section(
+          "Erasures",
+          h(
+            "p",
+            { class: "muted" },
+            "Leads whose personal data was erased, from the console or ",
+            h("code", {}, "lead-intake lead erase"),
+            "; newest first."
+          ),
+          table({
+            caption: "Erasures",
+            empty: "No lead has been erased.",
+            columns: [
+              { label: "When", className: "nowrap", cell: (row) => time(row.erased_at, "short") },
+              { label: "Lead", cell: (row) => h("code", { class: "small-text" }, row.lead_id) },
+              { label: "By", cell: (row) => row.erased_by },
+              { label: "Reason", cell: (row) => row.reason }
+            ],
+            rows: items,
+            rowAttributes: (row) => ({ "data-erased-lead-id": row.lead_id })
+          })
+        )
+      )
+    } catch (error) {
+      if (error?.name === "AbortError") return
+      erasures.replaceChildren(errorBox(error))
+    }
+  }
   const items = []
   let cursor = null
   const draw = () => {
@@ -62,5 +96,5 @@ export const renderAudit = async (main, { signal }) => {
       results.replaceChildren(errorBox(error))
     }
   }
-  await load(null)
+  await Promise.all([load(null), loadErasures()])
 }

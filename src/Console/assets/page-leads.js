@@ -1,8 +1,98 @@
 // Leads: search by phone (any format), name or e-mail; a lead's page with everything that happened to it.
 
-import { ApiError, api, query } from "./api.js"
+import { ApiError, api, canChange, query } from "./api.js"
 import { requestColumns } from "./page-requests.js"
-import { add, errorBox, field, h, loading, pageHeader, replace, section, table, time } from "./ui.js"
+import {
+  add,
+  busy,
+  clearFormError,
+  errorBox,
+  field,
+  h,
+  loading,
+  openDialog,
+  pageHeader,
+  replace,
+  section,
+  showFormError,
+  table,
+  time,
+  toast
+} from "./ui.js"
+
+/** Downloads everything held about the lead (the document `lead-intake lead export` prints) as JSON. */
+const exportLead = async (lead, button) => {
+  try {
+    const document_ = await busy(button, () =>
+      api.post(`/api/leads/${encodeURIComponent(lead.id)}/export`, {})
+    )
+    const blob = new Blob([`${JSON.stringify(document_, null, 2)}\n`], { type: "application/json" })
+    const link = h("a", { href: URL.createObjectURL(blob), download: `lead-${lead.id}.json`, hidden: true })
+    document.body.append(link)
+    link.click()
+    link.remove()
+    setTimeout(() => URL.revokeObjectURL(link.href), 10_000)
+    toast(`Exported lead-${lead.id}.json (the export is recorded in the audit log).`)
+  } catch (error) {
+    toast(error.message, "error")
+  }
+}
+
+/** Erasure asks why; the reason is kept in the audit trail, so it must not repeat the person's data. */
+const eraseDialog = (lead, done) => {
+  const reason = h("textarea", { name: "reason", rows: "3", maxlength: "500", required: true })
+  const confirm = h("button", { type: "submit", class: "danger" }, "Confirm")
+  const form = h(
+    "form",
+    {
+      novalidate: true,
+      onSubmit: async (event) => {
+        event.preventDefault()
+        clearFormError(form)
+        if (!reason.value.trim()) {
+          showFormError(form, {
+            title: "Check this field:",
+            message: "Say why the data is erased.",
+            field: "reason"
+          })
+          return
+        }
+        try {
+          await busy(confirm, () =>
+            api.post(`/api/leads/${encodeURIComponent(lead.id)}/erase`, { reason: reason.value.trim() })
+          )
+          dialog.close()
+          toast("The lead's personal data is erased.")
+          done()
+        } catch (error) {
+          showFormError(form, error)
+        }
+      }
+    },
+    h(
+      "p",
+      {},
+      "Name, phone, e-mail, property, assignee and notes are removed everywhere, and the copies in events and stored replies are scrubbed. Only a tombstone is left. This cannot be undone."
+    ),
+    field(
+      "Reason",
+      reason,
+      "Kept in the audit trail, e.g. “Data subject request #41”. Do not include the person's name, phone or e-mail."
+    ),
+    h("div", { class: "form-error" }),
+    h(
+      "div",
+      { class: "dialog-actions" },
+      h("button", { type: "button", class: "secondary", onClick: () => dialog.close() }, "Cancel"),
+      confirm
+    )
+  )
+  const dialog = openDialog({
+    title: "Erase this lead's personal data?",
+    body: form,
+    initialFocus: "textarea"
+  })
+}
 
 const leadLink = (lead, navigate) =>
   h(
@@ -151,9 +241,43 @@ export const renderLead = async (main, { params, signal, navigate }) => {
     body.replaceChildren(errorBox(error))
     return
   }
-  header.querySelector("h1").textContent = lead.nombre || "(no name)"
-  document.title = `${lead.nombre || "Lead"} · Lead Intake console`
-  body.replaceChildren(
+  const erased = lead.erased_at != null
+  header.querySelector("h1").textContent = erased ? "Erased lead" : lead.nombre || "(no name)"
+  document.title = `${erased ? "Erased lead" : lead.nombre || "Lead"} · Lead Intake console`
+  if (canChange()) {
+    const exportButton = h(
+      "button",
+      { type: "button", class: "secondary", onClick: () => exportLead(lead, exportButton) },
+      "Export"
+    )
+    const eraseButton = erased
+      ? null
+      : h(
+          "button",
+          {
+            type: "button",
+            class: "danger-outline",
+            onClick: () =>
+              eraseDialog(lead, () => {
+                main.replaceChildren()
+                renderLead(main, { params, signal, navigate })
+              })
+          },
+          "Erase personal data"
+        )
+    header.append(h("div", { class: "page-actions" }, exportButton, eraseButton))
+  }
+  replace(
+    body,
+    erased
+      ? h(
+          "p",
+          { class: "notice", role: "status" },
+          "This lead's personal data was erased on ",
+          time(lead.erased_at),
+          ". Only a tombstone is left: its id, origin, dates, events and requests."
+        )
+      : null,
     h(
       "div",
       { class: "lead-grid" },
