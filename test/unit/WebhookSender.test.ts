@@ -37,8 +37,7 @@ const send = (url: string, options: { allowPrivate?: boolean; timeoutMillis?: nu
     WebhookSender.use((sender) =>
       sender.send({
         url,
-        headers: { "content-type": "application/json" },
-        body: '{"a":1}',
+        compose: (write) => write({ headers: { "content-type": "application/json" }, body: '{"a":1}' }),
         timeoutMillis: options.timeoutMillis ?? 2_000,
         policy: { allowPrivate: options.allowPrivate ?? true }
       })
