@@ -35,7 +35,8 @@ export type SendResult =
  * One POST. The URL is checked and its host resolved before every attempt, and the socket connects
  * to the address that passed the check (a custom `lookup`), with the URL's name as Host and TLS
  * server name: a name that re-resolves to a private address between check and connect cannot
- * redirect the request. Redirects are not followed; the status is the answer.
+ * redirect the request. The message is composed only once the connection is open (see `Delivery`).
+ * Redirects are not followed; the status is the answer.
  */
 export class WebhookSender extends Context.Service<
   WebhookSender,
