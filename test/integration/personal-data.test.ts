@@ -617,6 +617,77 @@ describe("personal data and webhooks on PostgreSQL", () => {
   )
 })
 
+describe("a worker whose claim an erasure overtakes", () => {
+  it.live("an erasure committing between a worker's claim and its send: the receiver gets nothing", () =>
+    Effect.gen(function* () {
+      const harness = yield* setUp
+      const { sql, personalData, fixture } = harness
+      const receiver = yield* startReceiver
+      const provideDatabase = Layer.provide(
+        Layer.succeedContext(
+          harness.context as unknown as Context.Context<SqlClient.SqlClient | PgClient.PgClient>
+        )
+      )
+      const webhooks = yield* Layer.build(
+        Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer).pipe(
+          Layer.provide(webhookConfig),
+          provideDatabase
+        )
+      )
+      yield* Context.get(webhooks, WebhookEndpoints).add({
+        organizationId: fixture.organizationId,
+        url: `${receiver.url}/hooks/leads`,
+        events: ["lead.created"]
+      })
+      const person = personFor("66")
+      const leadId = yield* createAndEnrich(harness, person, {
+        create: "overtaken-create",
+        enrich: "overtaken-enrich"
+      })
+
+      // The sender the worker uses erases the lead once it holds a claim, before it connects.
+      const erased = yield* Deferred.make<void>()
+      const attempts = { count: 0 }
+      const sender = Layer.effect(
+        WebhookSender,
+        Effect.gen(function* () {
+          const real = yield* WebhookSender
+          return WebhookSender.of({
+            send: (delivery) =>
+              Effect.gen(function* () {
+                attempts.count++
+                yield* personalData.erase({ leadId, reason: "ARCO: cancelación, folio 6601", actor: "dpo" })
+                yield* Deferred.succeed(erased, undefined)
+                return yield* real.send(delivery)
+              }).pipe(Effect.orDie)
+          })
+        })
+      ).pipe(Layer.provide(WebhookSender.layer))
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* Layer.build(
+            WebhookWorker.layerWorker.pipe(
+              Layer.provide(Layer.mergeAll(WebhookDeliveries.layer, sender)),
+              Layer.provide(Layer.mergeAll(webhookConfig, layerTestConfig)),
+              provideDatabase
+            )
+          )
+          yield* Deferred.await(erased).pipe(Effect.timeout("10 seconds"))
+          yield* Effect.sleep("1 second")
+        })
+      )
+      assert.strictEqual(attempts.count, 1, "one claim, and no retry of a failed delivery")
+      assert.deepStrictEqual(receiver.received, [], "nothing reached the receiver")
+      const [delivery] = (yield* personalData.export(leadId)).webhook_deliveries
+      assert.deepStrictEqual(
+        [delivery!.state, delivery!.last_error, delivery!.attempts],
+        ["failed", erasedDeliveryError, 1]
+      )
+      assert.deepStrictEqual((yield* sweep(sql, tracesOf(person))).hits, [])
+    })
+  )
+})
+
 const waitFor = (sql: SqlClient.SqlClient, query: string) =>
   Effect.gen(function* () {
     for (let attempt = 0; attempt < 1000; attempt++) {
