@@ -105,9 +105,11 @@ describe("the webhook sender", () => {
           policy: { allowPrivate: true },
           compose: () =>
             Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50))).pipe(
-              Effect.map(() => {
-                connectedFirst = connections > connectionsBefore
-              })
+              Effect.andThen(
+                Effect.sync(() => {
+                  connectedFirst = connections > connectionsBefore
+                })
+              )
             )
         })
       ).pipe(Effect.provide(WebhookSender.layer))
