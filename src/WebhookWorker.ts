@@ -104,11 +104,18 @@ export class WebhookWorker extends Context.Service<
                   })
                 })
               )
-              .pipe(Effect.ignore)
+              .pipe(
+                Effect.catchTag("StoreUnavailable", () =>
+                  Effect.logWarning(
+                    "webhook attempt not sent: the database is unavailable; retried after the lease"
+                  )
+                ),
+                Effect.asVoid
+              )
         })
         if (sent._tag === "Abandoned") {
           yield* Effect.annotateCurrentSpan({ "webhook.outcome": "abandoned" })
-          yield* Effect.logInfo("webhook attempt abandoned: the delivery changed since it was claimed").pipe(
+          yield* Effect.logInfo("webhook attempt abandoned: not sent").pipe(
             Effect.annotateLogs({
               endpoint_id: claimed.endpointId,
               event_id: claimed.event.eventId,
