@@ -3,6 +3,7 @@ import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { isAcceptablePhone, phoneMatchKey } from "./Domain/Phone.ts"
 import { type ErasureRow, MemoryStore } from "./MemoryStore.ts"
+import { fanOut, WebhookMemory } from "./WebhookMemory.ts"
 
 export interface ExportedLead {
   readonly id: string
@@ -72,8 +73,28 @@ export interface LeadExport {
     readonly reply: unknown
     readonly completed_at: string
   }>
+  /** The lead's events as queued for the organization's webhook endpoints (never a secret). */
+  readonly webhook_deliveries: ReadonlyArray<ExportedDelivery>
   readonly erasure: Erasure | null
 }
+
+export interface ExportedDelivery {
+  readonly endpoint_id: string
+  readonly url: string
+  readonly event_id: string
+  readonly type: string
+  readonly state: "pending" | "delivered" | "failed"
+  readonly attempts: number
+  readonly last_status: number | null
+  readonly last_error: string | null
+  readonly created_at: string
+  readonly last_attempt_at: string | null
+  readonly next_attempt_at: string | null
+  readonly delivered_at: string | null
+}
+
+/** Why an erasure failed a delivery that was still pending; it is never sent afterwards. */
+export const erasedDeliveryError = "cancelled: the lead was erased"
 
 export interface EraseRequest {
   readonly leadId: string
@@ -104,6 +125,8 @@ export const eventPayloadKeys = [
   "request_id",
   "lead_url"
 ] as const
+/** The lead in a webhook event's snapshot after erasure: the tombstone's fields. */
+const erasedSnapshotLead = { nombre: null, telefono: null, email: null, property_id: null, assignee_id: null }
 export const replyKeys = ["lead_id", "status", "lead_url", "matched_on"] as const
 
 const digitsOf = (text: string) => text.replace(/\D/g, "")
@@ -198,7 +221,12 @@ export class PersonalData extends Context.Service<
           Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toErasure))
         )
 
-      /** Each table that holds a copy of the lead's personal data, and how erasure removes it. */
+      /**
+       * Each table that holds a copy of the lead's personal data, and how erasure removes it.
+       * Deliveries come before events: a worker about to send holds its delivery row (see
+       * `WebhookDeliveries.guard`), so the erasure waits for those bytes to leave, and no worker
+       * sends from a row this erasure has reached.
+       */
       const erasureSteps: ReadonlyArray<{
         readonly table: string
         readonly erase: (leadId: string) => Effect.Effect<number, unknown>
@@ -211,6 +239,20 @@ export class PersonalData extends Context.Service<
               SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]!.n))
         },
         {
+          table: "webhook_deliveries",
+          erase: (leadId) =>
+            sql<{ n: number }>`
+              WITH cancelled AS (
+                UPDATE webhook_deliveries d
+                SET state = 'failed', next_attempt_at = NULL, lease_token = NULL,
+                    last_error = ${erasedDeliveryError}
+                FROM outbox_events o
+                WHERE o.id = d.outbox_id AND o.lead_id = ${leadId} AND d.state = 'pending'
+                RETURNING 1
+              )
+              SELECT count(*)::int AS n FROM cancelled`.pipe(Effect.map((rows) => rows[0]!.n))
+        },
+        {
           table: "outbox_events",
           erase: (leadId) =>
             sql<{ n: number }>`
@@ -220,7 +262,8 @@ export class PersonalData extends Context.Service<
                   SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
                   FROM jsonb_each(e.payload) AS f
                   WHERE ${JSON.stringify(eventPayloadKeys)}::jsonb ? f.key
-                ) || '{"erased": true}'::jsonb
+                ) || '{"erased": true}'::jsonb,
+                webhook_snapshot = e.webhook_snapshot || jsonb_build_object('lead', ${JSON.stringify(erasedSnapshotLead)}::jsonb)
                 WHERE e.lead_id = ${leadId}
                 RETURNING 1
               )
@@ -328,6 +371,27 @@ export class PersonalData extends Context.Service<
               SELECT origin_id, key, http_status, response, completed_at FROM idempotency_keys
               WHERE state = 'completed' AND response ->> 'lead_id' = ${leadId}
               ORDER BY completed_at, key`
+            const deliveries = yield* sql<{
+              endpoint_id: string
+              url: string
+              event_id: string
+              type: string
+              state: ExportedDelivery["state"]
+              attempts: number
+              last_status: number | null
+              last_error: string | null
+              created_at: Date
+              last_attempt_at: Date | null
+              next_attempt_at: Date | null
+              delivered_at: Date | null
+            }>`
+              SELECT d.endpoint_id, w.url, d.event_id, d.type, d.state, d.attempts, d.last_status, d.last_error,
+                     d.created_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
+              FROM webhook_deliveries d
+              JOIN outbox_events o ON o.id = d.outbox_id
+              JOIN webhook_endpoints w ON w.id = d.endpoint_id
+              WHERE o.lead_id = ${leadId}
+              ORDER BY d.created_at, d.outbox_id, w.created_at, d.endpoint_id`
             const erasure = yield* erasureOf(leadId)
             return Option.some({
               exported_at: new Date(exportedAt).toISOString(),
@@ -372,6 +436,13 @@ export class PersonalData extends Context.Service<
                 status: r.http_status,
                 reply: r.response,
                 completed_at: iso(r.completed_at)
+              })),
+              webhook_deliveries: deliveries.map((d) => ({
+                ...d,
+                created_at: iso(d.created_at),
+                last_attempt_at: isoOrNull(d.last_attempt_at),
+                next_attempt_at: isoOrNull(d.next_attempt_at),
+                delivered_at: isoOrNull(d.delivered_at)
               })),
               erasure: Option.getOrNull(erasure)
             } satisfies LeadExport)
@@ -452,7 +523,9 @@ export class PersonalData extends Context.Service<
     PersonalData,
     Effect.gen(function* () {
       const store = yield* MemoryStore
+      const webhooks = yield* WebhookMemory
       const iso = (millis: number) => new Date(millis).toISOString()
+      const isoOrNull = (millis: number | null) => (millis === null ? null : iso(millis))
       const toErasure = (row: ErasureRow): Erasure => ({
         lead_id: row.leadId,
         organization_id: row.organizationId,
@@ -478,6 +551,26 @@ export class PersonalData extends Context.Service<
             const before = store.notes.length
             store.notes.splice(0, store.notes.length, ...store.notes.filter((note) => note.leadId !== leadId))
             return before - store.notes.length
+          }
+        },
+        {
+          table: "webhook_deliveries",
+          erase: (leadId) => {
+            fanOut(store, webhooks)
+            let cancelled = 0
+            for (const [key, delivery] of webhooks.deliveries) {
+              if (delivery.event.leadId !== leadId) continue
+              const pending = delivery.state === "pending"
+              if (pending) cancelled++
+              webhooks.deliveries.set(key, {
+                ...delivery,
+                event: { ...delivery.event, lead: erasedSnapshotLead },
+                ...(pending
+                  ? { state: "failed", nextAttemptAt: null, leaseToken: null, lastError: erasedDeliveryError }
+                  : {})
+              })
+            }
+            return cancelled
           }
         },
         {
@@ -513,6 +606,7 @@ export class PersonalData extends Context.Service<
 
         export: Effect.fn("PersonalData.export")(function* (leadId) {
           const exportedAt = yield* Clock.currentTimeMillis
+          fanOut(store, webhooks)
           const lead = store.leads.get(leadId)
           if (lead === undefined) return yield* new UnknownEntity({ entity: "lead", id: leadId })
           const property = lead.propertyId === null ? undefined : store.properties.get(lead.propertyId)
@@ -580,6 +674,23 @@ export class PersonalData extends Context.Service<
                   completed_at: iso(record.completedAt)
                 }
               }),
+            webhook_deliveries: [...webhooks.deliveries.values()]
+              .filter((d) => d.event.leadId === leadId)
+              .sort((a, b) => a.event.createdAt.getTime() - b.event.createdAt.getTime() || a.seq - b.seq)
+              .map((d) => ({
+                endpoint_id: d.endpointId,
+                url: webhooks.endpoints.get(d.endpointId)?.url ?? "",
+                event_id: d.event.eventId,
+                type: d.event.type,
+                state: d.state,
+                attempts: d.attempts,
+                last_status: d.lastStatus,
+                last_error: d.lastError,
+                created_at: d.event.createdAt.toISOString(),
+                last_attempt_at: isoOrNull(d.lastAttemptAt),
+                next_attempt_at: isoOrNull(d.nextAttemptAt),
+                delivered_at: d.state === "delivered" ? isoOrNull(d.lastAttemptAt) : null
+              })),
             erasure: Option.getOrNull(erasure)
           } satisfies LeadExport
         }),

@@ -1,9 +1,9 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import type { EventType, WebhookEvent } from "./Domain/WebhookPayload.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
+import { availableOrFail, StoreUnavailable } from "./Sql.ts"
 import { deliveryKey, fanOut, WebhookMemory } from "./WebhookMemory.ts"
 
 /** One attempt's worth of work, leased to this worker until `leaseUntil`. */
@@ -56,6 +56,29 @@ export interface PendingStats {
   readonly oldestCreatedAt: number | null
 }
 
+/** What migration 0004's trigger stores with the outbox row (`webhook_snapshot`). */
+interface Snapshot {
+  readonly origin: { readonly id: string; readonly label: string }
+  readonly request_id: string | null
+  readonly lead: WebhookEvent["lead"]
+  readonly filled: ReadonlyArray<string>
+}
+
+const eventOf = (
+  event: Pick<WebhookEvent, "eventId" | "type" | "createdAt" | "organizationId" | "leadId">,
+  snapshot: Snapshot
+): WebhookEvent => ({
+  eventId: event.eventId,
+  type: event.type,
+  createdAt: event.createdAt,
+  organizationId: event.organizationId,
+  leadId: event.leadId,
+  requestId: snapshot.request_id,
+  origin: snapshot.origin,
+  lead: snapshot.lead,
+  filled: snapshot.filled
+})
+
 /**
  * The queue of webhook deliveries: one row per (endpoint, event), claimed with a lease so several
  * instances share the work without sending one attempt twice, and a crashed worker's claim comes
@@ -67,6 +90,17 @@ export class WebhookDeliveries extends Context.Service<
     claim(request: ClaimRequest): Effect.Effect<ReadonlyArray<ClaimedDelivery>, StoreUnavailable>
     /** `false` when the lease was lost (another worker took the row, or it was resent meanwhile). */
     record(claimed: ClaimedDelivery, result: AttemptResult): Effect.Effect<boolean, StoreUnavailable>
+    /**
+     * Runs `send` with the event as its rows hold it now, holding the delivery's row until `send`
+     * ends; none when the claim no longer stands (the lead was erased, the event resent, the lease
+     * lost). An erasure cancels deliveries before it scrubs events, so it waits for a `send` in
+     * progress, and a `send` after it finds the delivery failed: bytes built from personal data
+     * never leave once the erasure has committed.
+     */
+    guard<A, E>(
+      claimed: ClaimedDelivery,
+      send: (event: WebhookEvent) => Effect.Effect<A, E>
+    ): Effect.Effect<Option.Option<A>, E | StoreUnavailable>
     /** Gives a claim back unfinished (the process is stopping): the delivery is due again at once. */
     release(claimed: ClaimedDelivery): Effect.Effect<void, StoreUnavailable>
     list(endpointId: string, limit: number): Effect.Effect<ReadonlyArray<DeliveryView>, UnknownEntity>
@@ -109,12 +143,7 @@ export class WebhookDeliveries extends Context.Service<
             created_at: Date
             organization_id: string
             lead_id: string
-            snapshot: {
-              origin: { id: string; label: string }
-              request_id: string | null
-              lead: WebhookEvent["lead"]
-              filled: Array<string>
-            }
+            snapshot: Snapshot
           }>`
             WITH picked AS (
               SELECT d.endpoint_id, d.event_id
@@ -154,17 +183,16 @@ export class WebhookDeliveries extends Context.Service<
                 row.previous_secret_expires_at.getTime() > now
                   ? [row.previous_secret, row.secret]
                   : [row.secret],
-              event: {
-                eventId: row.event_id,
-                type: row.type,
-                createdAt: row.created_at,
-                organizationId: row.organization_id,
-                leadId: row.lead_id,
-                requestId: row.snapshot.request_id,
-                origin: row.snapshot.origin,
-                lead: row.snapshot.lead,
-                filled: row.snapshot.filled
-              }
+              event: eventOf(
+                {
+                  eventId: row.event_id,
+                  type: row.type,
+                  createdAt: row.created_at,
+                  organizationId: row.organization_id,
+                  leadId: row.lead_id
+                },
+                row.snapshot
+              )
             })
           )
         }),
@@ -192,6 +220,27 @@ export class WebhookDeliveries extends Context.Service<
             SELECT endpoint_id FROM recorded`.pipe(availableOrFail("WebhookDeliveries.record"))
           return rows.length > 0
         }),
+
+        guard: (claimed, send) =>
+          sql
+            .withTransaction(
+              Effect.gen(function* () {
+                const [row] = yield* sql<{ snapshot: Snapshot }>`
+                  SELECT o.webhook_snapshot AS snapshot
+                  FROM webhook_deliveries d JOIN outbox_events o ON o.id = d.outbox_id
+                  WHERE d.endpoint_id = ${claimed.endpointId} AND d.event_id = ${claimed.event.eventId}
+                    AND d.state = 'pending' AND d.lease_token = ${claimed.token}
+                  FOR SHARE OF d`.pipe(availableOrFail("WebhookDeliveries.guard"))
+                if (row === undefined) return Option.none()
+                return Option.some(yield* send(eventOf(claimed.event, row.snapshot)))
+              })
+            )
+            .pipe(
+              Effect.catchTag("SqlError", () =>
+                Effect.fail(new StoreUnavailable({ operation: "WebhookDeliveries.guard" }))
+              ),
+              Effect.withSpan("WebhookDeliveries.guard")
+            ),
 
         release: Effect.fn("WebhookDeliveries.release")(function* (claimed) {
           const now = yield* Clock.currentTimeMillis
@@ -354,6 +403,16 @@ export class WebhookDeliveries extends Context.Service<
           }
           return true
         }),
+
+        guard: (claimed, send) =>
+          Effect.suspend(() => {
+            const delivery = state.deliveries.get(deliveryKey(claimed.endpointId, claimed.event.eventId))
+            return delivery === undefined ||
+              delivery.state !== "pending" ||
+              delivery.leaseToken !== claimed.token
+              ? Effect.succeedNone
+              : Effect.asSome(send(delivery.event))
+          }).pipe(Effect.withSpan("WebhookDeliveries.guard")),
 
         release: Effect.fn("WebhookDeliveries.release")(function* (claimed) {
           const delivery = state.deliveries.get(deliveryKey(claimed.endpointId, claimed.event.eventId))

@@ -24,13 +24,15 @@ export const notifyChannel = "lead_intake_webhooks"
 
 type Outcome = "delivered" | "http_error" | "gone" | "timeout" | "connection_error" | "blocked"
 
-const outcomeOf = (sent: SendResult): Outcome => {
+type Finished = Exclude<SendResult, { readonly _tag: "Abandoned" }>
+
+const outcomeOf = (sent: Finished): Outcome => {
   if (sent._tag === "NoAnswer") return sent.reason === "connection" ? "connection_error" : sent.reason
   if (sent.status >= 200 && sent.status < 300) return "delivered"
   return sent.status === 410 ? "gone" : "http_error"
 }
 
-const describe = (sent: SendResult) =>
+const describe = (sent: Finished) =>
   sent._tag === "NoAnswer"
     ? sent.error
     : sent.status >= 300 && sent.status < 400
@@ -74,25 +76,54 @@ export class WebhookWorker extends Context.Service<
           "webhook.attempt": claimed.attempt
         })
         const startedAt = yield* Clock.currentTimeMillis
-        const body = webhookBody(claimed.event, dashboardUrl)
-        const timestamp = Math.floor(startedAt / 1000)
+        // The body is built from the rows as they are once the connection is open, under the guard,
+        // so an erasure that committed meanwhile is honoured (nothing is sent).
         const sent = yield* sender.send({
           url: claimed.url,
-          body,
           timeoutMillis: config.timeoutMillis,
           policy: config,
-          headers: {
-            "content-type": "application/json",
-            "user-agent": userAgent,
-            "webhook-id": claimed.event.eventId,
-            "webhook-timestamp": String(timestamp),
-            "webhook-signature": signatureHeader(claimed.secrets, {
-              id: claimed.event.eventId,
-              timestamp,
-              body
-            })
-          }
+          compose: (write) =>
+            deliveries
+              .guard(claimed, (event) =>
+                Effect.gen(function* () {
+                  const body = webhookBody(event, dashboardUrl)
+                  const timestamp = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+                  yield* write({
+                    body,
+                    headers: {
+                      "content-type": "application/json",
+                      "user-agent": userAgent,
+                      "webhook-id": event.eventId,
+                      "webhook-timestamp": String(timestamp),
+                      "webhook-signature": signatureHeader(claimed.secrets, {
+                        id: event.eventId,
+                        timestamp,
+                        body
+                      })
+                    }
+                  })
+                })
+              )
+              .pipe(
+                Effect.catchTag("StoreUnavailable", () =>
+                  Effect.logWarning(
+                    "webhook attempt not sent: the database is unavailable; retried after the lease"
+                  )
+                ),
+                Effect.asVoid
+              )
         })
+        if (sent._tag === "Abandoned") {
+          yield* Effect.annotateCurrentSpan({ "webhook.outcome": "abandoned" })
+          yield* Effect.logInfo("webhook attempt abandoned: not sent").pipe(
+            Effect.annotateLogs({
+              endpoint_id: claimed.endpointId,
+              event_id: claimed.event.eventId,
+              attempt: claimed.attempt
+            })
+          )
+          return
+        }
         const endedAt = yield* Clock.currentTimeMillis
         const outcome = outcomeOf(sent)
         const status = sent._tag === "Answered" ? sent.status : null

@@ -36,7 +36,8 @@ const describeExport = (document: LeadExport) => {
       count(document.tasks.length, "task"),
       count(document.events.length, "event"),
       count(document.requests.length, "logged request"),
-      count(document.idempotent_replies.length, "stored idempotent reply")
+      count(document.idempotent_replies.length, "stored idempotent reply"),
+      `${document.webhook_deliveries.length} webhook ${document.webhook_deliveries.length === 1 ? "delivery" : "deliveries"}`
     ].join(", ")}`,
     "The whole document: add --json."
   ].join("\n")

@@ -70,7 +70,8 @@ describe("lead export / erase / erasures (real processes)", { timeout: 2 * proce
       "lead",
       "notes",
       "requests",
-      "tasks"
+      "tasks",
+      "webhook_deliveries"
     ])
     expect(byId.lead).toMatchObject({
       id: leadId,

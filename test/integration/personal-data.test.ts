@@ -1,9 +1,19 @@
+import { once } from "node:events"
+import { createServer, type IncomingHttpHeaders } from "node:http"
+import type { AddressInfo } from "node:net"
+import type { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { PersonalData } from "../../src/PersonalData.ts"
+import { WebhookConfig } from "../../src/Config.ts"
+import { erasedDeliveryError, PersonalData } from "../../src/PersonalData.ts"
 import { RequestLog } from "../../src/RequestLog.ts"
+import { WebhookDeliveries } from "../../src/WebhookDeliveries.ts"
+import { WebhookEndpoints } from "../../src/WebhookEndpoints.ts"
+import { WebhookSender } from "../../src/WebhookSender.ts"
+import { WebhookWorker } from "../../src/WebhookWorker.ts"
 import { postLead } from "../support/Client.ts"
+import { layerTestConfig } from "../support/Database.ts"
 import { makePostgresHarness } from "./Harness.ts"
 
 /** A person whose every datum is unique to this file, so a trace of it anywhere is a leak. */
@@ -72,7 +82,7 @@ const sweep = (sql: SqlClient.SqlClient, traces: ReadonlyArray<string>) =>
       )
       for (const { v } of rows) {
         // JSON text escapes non-ASCII characters; compare on the decoded form too.
-        const decoded = v.startsWith("{") || v.startsWith("[") ? JSON.stringify(JSON.parse(v)) : v
+        const decoded = v.startsWith("{") || v.startsWith("[") ? decodeJson(v) : v
         const text = `${v}\n${decoded}`.toLowerCase()
         for (const trace of traces) {
           if (text.includes(trace.toLowerCase())) hits.push(`${table_name}.${column_name}: ${trace}`)
@@ -81,6 +91,15 @@ const sweep = (sql: SqlClient.SqlClient, traces: ReadonlyArray<string>) =>
     }
     return { columns: columns.map((c) => `${c.table_name}.${c.column_name}`), hits: [...new Set(hits)] }
   }).pipe(Effect.orDie)
+
+/** A text array (`{a,b}`) starts like JSON and is not. */
+const decodeJson = (text: string) => {
+  try {
+    return JSON.stringify(JSON.parse(text))
+  } catch {
+    return text
+  }
+}
 
 const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`
 
@@ -394,6 +413,278 @@ describe("personal data on PostgreSQL, through the real API", () => {
         )
         assert.isAtMost(live, 1, "at most one new lead holds the phone")
       })
+  )
+})
+
+const webhookConfig = Layer.succeed(WebhookConfig, {
+  allowPrivate: true,
+  timeoutMillis: 2000,
+  retrySchedule: [200],
+  retentionDays: 30,
+  concurrency: 4,
+  concurrencyPerEndpoint: 2,
+  pollIntervalMillis: 200,
+  workerInServe: false
+})
+
+/** A local receiver answering 200 and keeping what it was sent. */
+const startReceiver = Effect.gen(function* () {
+  const received: Array<{ readonly headers: IncomingHttpHeaders; readonly body: string }> = []
+  const server = createServer((request, response) => {
+    let body = ""
+    request.setEncoding("utf8")
+    request.on("data", (chunk: string) => (body += chunk))
+    request.on("end", () => {
+      received.push({ headers: request.headers, body })
+      response.writeHead(200).end()
+    })
+  })
+  server.listen(0, "127.0.0.1")
+  yield* Effect.promise(() => once(server, "listening"))
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      server.closeAllConnections()
+      server.close()
+    })
+  )
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received }
+})
+
+describe("personal data and webhooks on PostgreSQL", () => {
+  it.live(
+    "the export lists the deliveries; the erasure waits for a send in progress, fails the pending ones, and no worker sends the person afterwards",
+    () =>
+      Effect.gen(function* () {
+        const harness = yield* setUp
+        const { sql, personalData, fixture } = harness
+        const receiver = yield* startReceiver
+        const provideDatabase = Layer.provide(
+          Layer.succeedContext(
+            harness.context as unknown as Context.Context<SqlClient.SqlClient | PgClient.PgClient>
+          )
+        )
+        const webhooks = yield* Layer.build(
+          Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer).pipe(
+            Layer.provide(webhookConfig),
+            provideDatabase
+          )
+        )
+        const endpoints = Context.get(webhooks, WebhookEndpoints)
+        const deliveries = Context.get(webhooks, WebhookDeliveries)
+        const { endpoint, secret } = yield* endpoints.add({
+          organizationId: fixture.organizationId,
+          url: `${receiver.url}/hooks/leads`,
+          events: ["lead.created", "lead.enriched"]
+        })
+        const person = personFor("55")
+        const leadId = yield* createAndEnrich(harness, person, {
+          create: "hooks-create",
+          enrich: "hooks-enrich"
+        })
+        const traces = tracesOf(person)
+
+        const document = yield* personalData.export(leadId)
+        assert.deepStrictEqual(
+          document.webhook_deliveries.map((d) => [d.endpoint_id, d.url, d.type, d.state, d.attempts]),
+          [
+            [endpoint.id, endpoint.url, "lead.created", "pending", 0],
+            [endpoint.id, endpoint.url, "lead.enriched", "pending", 0]
+          ]
+        )
+        assert.notInclude(JSON.stringify(document), secret, "never a secret")
+        const before = yield* sweep(sql, traces)
+        assert.include(
+          before.hits.map((hit) => hit.split(":")[0]),
+          "outbox_events.webhook_snapshot",
+          "the sweep sees the lead copied into the events for the webhooks"
+        )
+
+        // Two attempts claimed by a worker just before the erasure. The first is sending: it holds
+        // its delivery, and the erasure must wait until its bytes have left.
+        const [first, second] = yield* deliveries.claim({
+          limit: 2,
+          perEndpoint: 2,
+          excludeEndpoints: [],
+          leaseMillis: 60_000
+        })
+        assert.deepStrictEqual([first!.event.type, second!.event.type].sort(), [
+          "lead.created",
+          "lead.enriched"
+        ])
+        const sending = yield* Deferred.make<void>()
+        const leave = yield* Deferred.make<void>()
+        let sentAt = 0
+        const inFlight = yield* Effect.forkChild(
+          deliveries.guard(first!, (event) =>
+            Effect.gen(function* () {
+              yield* Deferred.succeed(sending, undefined)
+              yield* Deferred.await(leave)
+              sentAt = Date.now()
+              return event
+            })
+          )
+        )
+        yield* Deferred.await(sending)
+        // The erasure pauses before its audit row, after failing the deliveries and scrubbing the events.
+        yield* sql`
+          CREATE FUNCTION pause_erasure() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN PERFORM pg_sleep(0.6); RETURN NEW; END $$`
+        yield* sql`
+          CREATE TRIGGER pause_erasure BEFORE INSERT ON lead_erasures
+          FOR EACH ROW EXECUTE FUNCTION pause_erasure()`
+        let erasedAt = 0
+        const erasure = yield* Effect.forkChild(
+          personalData
+            .erase({ leadId, reason: "ARCO: cancelación, folio 5501", actor: "dpo" })
+            .pipe(Effect.tap(() => Effect.sync(() => (erasedAt = Date.now()))))
+        )
+        yield* waitFor(
+          sql,
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE webhook_deliveries%'"
+        )
+        yield* Deferred.succeed(leave, undefined)
+        const sent = yield* Fiber.join(inFlight)
+        assert.strictEqual(
+          Option.getOrThrow(sent).lead.nombre,
+          person.create.nombre,
+          "a send that started before the erasure goes out as it was"
+        )
+
+        // The second attempt reaches its delivery while the erasure holds it: it waits, then finds it failed.
+        yield* waitFor(sql, "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'PgSleep'")
+        const late = yield* Effect.forkChild(
+          deliveries.guard(second!, () => Effect.die(new Error("sent after the erasure")))
+        )
+        yield* waitFor(
+          sql,
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%FOR SHARE OF d%'"
+        )
+        const erased = yield* Fiber.join(erasure)
+        assert.isTrue(
+          Option.isNone(yield* Fiber.join(late)),
+          "the claim taken before the erasure sends nothing"
+        )
+        assert.isAtLeast(erasedAt, sentAt, "the erasure committed after the send in progress")
+        yield* sql`DROP TRIGGER pause_erasure ON lead_erasures`
+        assert.strictEqual(erased.already_erased, false)
+
+        const after = yield* personalData.export(leadId)
+        assert.deepStrictEqual(
+          after.webhook_deliveries.map((d) => [d.state, d.last_error, d.next_attempt_at]),
+          [
+            ["failed", erasedDeliveryError, null],
+            ["failed", erasedDeliveryError, null]
+          ]
+        )
+        assert.strictEqual(after.erasure!.removed.webhook_deliveries, 2)
+        assert.deepStrictEqual((yield* sweep(sql, traces)).hits, [], "no trace of the person in any column")
+
+        // A real worker against the receiver: nothing of the person is sent. An operator's resend
+        // afterwards proves the worker runs, and sends the tombstone.
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* Layer.build(
+              WebhookWorker.layerWorker.pipe(
+                Layer.provide(Layer.mergeAll(WebhookDeliveries.layer, WebhookSender.layer)),
+                Layer.provide(Layer.mergeAll(webhookConfig, layerTestConfig)),
+                provideDatabase
+              )
+            )
+            yield* Effect.sleep("1 second")
+            assert.deepStrictEqual(receiver.received, [], "the worker sends nothing for the erased lead")
+            yield* deliveries.resend(endpoint.id, first!.event.eventId)
+            for (let i = 0; i < 100 && receiver.received.length === 0; i++) yield* Effect.sleep("50 millis")
+          })
+        )
+        assert.strictEqual(receiver.received.length, 1)
+        const [resent] = receiver.received
+        assert.strictEqual(resent!.headers["webhook-id"], first!.event.eventId)
+        const body = JSON.parse(resent!.body)
+        assert.strictEqual(body.data.lead_id, leadId)
+        assert.deepStrictEqual(body.data.lead, {
+          nombre: null,
+          telefono: null,
+          email: null,
+          property_id: null,
+          assignee_id: null
+        })
+        const text = receiver.received
+          .map((r) => `${JSON.stringify(r.headers)}\n${r.body}`)
+          .join("\n")
+          .toLowerCase()
+        for (const trace of traces) assert.notInclude(text, trace.toLowerCase())
+      })
+  )
+})
+
+describe("a worker whose claim an erasure overtakes", () => {
+  it.live("an erasure committing between a worker's claim and its send: the receiver gets nothing", () =>
+    Effect.gen(function* () {
+      const harness = yield* setUp
+      const { sql, personalData, fixture } = harness
+      const receiver = yield* startReceiver
+      const provideDatabase = Layer.provide(
+        Layer.succeedContext(
+          harness.context as unknown as Context.Context<SqlClient.SqlClient | PgClient.PgClient>
+        )
+      )
+      const webhooks = yield* Layer.build(
+        Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer).pipe(
+          Layer.provide(webhookConfig),
+          provideDatabase
+        )
+      )
+      yield* Context.get(webhooks, WebhookEndpoints).add({
+        organizationId: fixture.organizationId,
+        url: `${receiver.url}/hooks/leads`,
+        events: ["lead.created"]
+      })
+      const person = personFor("66")
+      const leadId = yield* createAndEnrich(harness, person, {
+        create: "overtaken-create",
+        enrich: "overtaken-enrich"
+      })
+
+      // The sender the worker uses erases the lead once it holds a claim, before it connects.
+      const erased = yield* Deferred.make<void>()
+      const attempts = { count: 0 }
+      const sender = Layer.effect(
+        WebhookSender,
+        Effect.gen(function* () {
+          const real = yield* WebhookSender
+          return WebhookSender.of({
+            send: (delivery) =>
+              Effect.gen(function* () {
+                attempts.count++
+                yield* personalData.erase({ leadId, reason: "ARCO: cancelación, folio 6601", actor: "dpo" })
+                yield* Deferred.succeed(erased, undefined)
+                return yield* real.send(delivery)
+              }).pipe(Effect.orDie)
+          })
+        })
+      ).pipe(Layer.provide(WebhookSender.layer))
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          yield* Layer.build(
+            WebhookWorker.layerWorker.pipe(
+              Layer.provide(Layer.mergeAll(WebhookDeliveries.layer, sender)),
+              Layer.provide(Layer.mergeAll(webhookConfig, layerTestConfig)),
+              provideDatabase
+            )
+          )
+          yield* Deferred.await(erased).pipe(Effect.timeout("10 seconds"))
+          yield* Effect.sleep("1 second")
+        })
+      )
+      assert.strictEqual(attempts.count, 1, "one claim, and no retry of a failed delivery")
+      assert.deepStrictEqual(receiver.received, [], "nothing reached the receiver")
+      const [delivery] = (yield* personalData.export(leadId)).webhook_deliveries
+      assert.deepStrictEqual(
+        [delivery!.state, delivery!.last_error, delivery!.attempts],
+        ["failed", erasedDeliveryError, 1]
+      )
+      assert.deepStrictEqual((yield* sweep(sql, tracesOf(person))).hits, [])
+    })
   )
 })
 

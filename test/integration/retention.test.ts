@@ -4,6 +4,7 @@ import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { AppConfig, appConfig } from "../../src/Config.ts"
 import { sweep } from "../../src/Janitor.ts"
+import { WebhookDeliveries } from "../../src/WebhookDeliveries.ts"
 import { layerFreshDatabase, testConfig } from "../support/Database.ts"
 
 const day = 24 * 60 * 60 * 1000
@@ -25,9 +26,9 @@ it.effect("REQUEST_LOG_RETENTION_DAYS: 90 by default, a whole number of days fro
 
 layer(
   Layer.mergeAll(
-    layerFreshDatabase,
+    WebhookDeliveries.layer,
     Layer.succeed(AppConfig, { ...testConfig, requestLogRetentionDays: 30 })
-  ),
+  ).pipe(Layer.provideMerge(layerFreshDatabase)),
   { excludeTestServices: true }
 )("janitor retention (postgres)", (it) => {
   it.effect("prunes request-log rows past the retention (in batches) and idempotency records past 24 h", () =>
@@ -67,6 +68,65 @@ layer(
         ["fresh"]
       )
       assert.strictEqual((yield* sweep).requestLogPruned, 0, "a second sweep finds nothing to do")
+    }).pipe(Effect.provide(TestClock.layer()))
+  )
+
+  it.effect("the janitor and the webhooks' retention, run at once, each prune their own tables only", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const deliveries = yield* WebhookDeliveries
+      yield* TestClock.setTime(now)
+      const [ids] = yield* sql<{ organization_id: string; origin_id: string }>`
+        WITH org AS (INSERT INTO organizations (name) VALUES ('Ganchos') RETURNING id)
+        INSERT INTO origins (organization_id, label) SELECT id, 'web' FROM org
+        RETURNING organization_id, id AS origin_id`
+      const { organization_id: organizationId, origin_id: originId } = ids!
+      const [lead] = yield* sql<{ id: string }>`
+        INSERT INTO leads (organization_id, origin_id, nombre, created_at, updated_at)
+        VALUES (${organizationId}, ${originId}, 'Retenida', ${new Date(now - 60 * day)}, ${new Date(now - 60 * day)})
+        RETURNING id`
+      yield* sql`
+        INSERT INTO webhook_endpoints (organization_id, url, events, secret, created_at)
+        VALUES (${organizationId}, 'https://hooks.example.com/x', ARRAY['lead.created', 'lead.enriched'],
+                'whsec_x', ${new Date(now - 90 * day)})`
+      // The endpoint's trigger queues a delivery for each event, as a write would.
+      const event = (name: string, age: number) =>
+        sql<{ id: string }>`
+          INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at)
+          VALUES (${organizationId}, ${lead!.id}, 'lead.enriched', ${JSON.stringify({ name })}::jsonb,
+                  ${new Date(now - age)})
+          RETURNING id`.pipe(Effect.map((rows) => rows[0]!.id))
+      const delivered = yield* event("old-delivered", 40 * day)
+      yield* event("old-pending", 40 * day)
+      yield* event("recent-delivered", day)
+      yield* sql`
+        UPDATE webhook_deliveries SET state = 'delivered', next_attempt_at = NULL, delivered_at = created_at
+        WHERE (SELECT payload ->> 'name' FROM outbox_events o WHERE o.id = outbox_id) LIKE '%-delivered'`
+      yield* sql`
+        INSERT INTO request_log (request_id, at, origin_id, status, outcome, duration_ms, lead_id)
+        VALUES ('hooks-old', ${new Date(now - 40 * day)}, ${originId}, 201, 'created', 1, ${lead!.id}),
+               ('hooks-recent', ${new Date(now - day)}, ${originId}, 201, 'created', 1, ${lead!.id})`
+
+      const [janitor, webhooks] = yield* Effect.all([sweep, deliveries.prune(now - 30 * day)], {
+        concurrency: "unbounded"
+      })
+      assert.isAtLeast(janitor.requestLogPruned, 1)
+      assert.deepStrictEqual(webhooks, { deliveries: 1, events: 1 })
+      const events = yield* sql<{ name: string }>`
+        SELECT payload ->> 'name' AS name FROM outbox_events WHERE lead_id = ${lead!.id} ORDER BY id`
+      assert.deepStrictEqual(
+        events.map((row) => row.name),
+        ["old-pending", "recent-delivered"],
+        "pending work and recent history stay"
+      )
+      assert.strictEqual((yield* sql`SELECT 1 FROM outbox_events WHERE id = ${delivered}`).length, 0)
+      const logged = yield* sql<{ request_id: string }>`
+        SELECT request_id FROM request_log WHERE lead_id = ${lead!.id}`
+      assert.deepStrictEqual(
+        logged.map((row) => row.request_id),
+        ["hooks-recent"]
+      )
+      assert.strictEqual((yield* sql`SELECT 1 FROM leads WHERE id = ${lead!.id}`).length, 1)
     }).pipe(Effect.provide(TestClock.layer()))
   )
 })

@@ -1,19 +1,51 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, type Scope } from "effect"
 import { TestClock } from "effect/testing"
+import { WebhookConfig } from "../../src/Config.ts"
 import { IdempotencyStore, type Reservation } from "../../src/IdempotencyStore.ts"
 import { LeadRepository } from "../../src/LeadRepository.ts"
-import { PersonalData } from "../../src/PersonalData.ts"
+import { erasedDeliveryError, PersonalData } from "../../src/PersonalData.ts"
 import { RequestLog } from "../../src/RequestLog.ts"
+import { WebhookDeliveries } from "../../src/WebhookDeliveries.ts"
+import { WebhookEndpoints } from "../../src/WebhookEndpoints.ts"
+import { WebhookMemory } from "../../src/WebhookMemory.ts"
 import { type Fixture, layerMemoryServices, layerPostgresServices, seed } from "../support/Client.ts"
 import { expectFailure, leadWrite, type Services, setClock } from "./Suite.ts"
 
-type All = Services | PersonalData
+type All = Services | PersonalData | WebhookEndpoints | WebhookDeliveries
+
+const webhookConfig = Layer.succeed(WebhookConfig, {
+  allowPrivate: true,
+  timeoutMillis: 1000,
+  retrySchedule: [1000],
+  retentionDays: 30,
+  concurrency: 4,
+  concurrencyPerEndpoint: 2,
+  pollIntervalMillis: 1000,
+  workerInServe: false
+})
 
 /** The one behaviour suite, on the in-memory fakes (sharing their store) and on PostgreSQL. */
 const variants: ReadonlyArray<readonly [string, Layer.Layer<All>]> = [
-  ["memory", PersonalData.layerMemory.pipe(Layer.provideMerge(layerMemoryServices))],
-  ["postgres", PersonalData.layer.pipe(Layer.provideMerge(layerPostgresServices))]
+  [
+    "memory",
+    Layer.mergeAll(
+      PersonalData.layerMemory,
+      WebhookEndpoints.layerMemory,
+      WebhookDeliveries.layerMemory
+    ).pipe(
+      Layer.provide(WebhookMemory.layer),
+      Layer.provideMerge(layerMemoryServices),
+      Layer.provide(webhookConfig)
+    )
+  ],
+  [
+    "postgres",
+    Layer.mergeAll(PersonalData.layer, WebhookEndpoints.layer, WebhookDeliveries.layer).pipe(
+      Layer.provideMerge(layerPostgresServices),
+      Layer.provide(webhookConfig)
+    )
+  ]
 ]
 
 const iso = (millis: number) => new Date(millis).toISOString()
@@ -224,6 +256,96 @@ const suite = (it: {
       )
       assert.isTrue(Option.isSome(yield* personalData.erasure(leadId)))
     })
+  )
+
+  it.effect(
+    "exports the webhook deliveries; erase fails the pending ones, in flight too, and scrubs their event",
+    () =>
+      Effect.gen(function* () {
+        const personalData = yield* PersonalData
+        const endpoints = yield* WebhookEndpoints
+        const deliveries = yield* WebhookDeliveries
+        const fixture = yield* seed()
+        const { endpoint, secret } = yield* endpoints.add({
+          organizationId: fixture.organizationId,
+          url: "http://127.0.0.1:9/hooks/leads",
+          events: ["lead.created", "lead.enriched"]
+        })
+        const { leadId, createdAt } = yield* createdAndEnriched(fixture)
+        const [inFlight] = yield* deliveries.claim({
+          limit: 1,
+          perEndpoint: 1,
+          excludeEndpoints: [],
+          leaseMillis: 60_000
+        })
+        assert.strictEqual(inFlight!.event.lead.nombre, person.nombre)
+
+        const before = yield* personalData.export(leadId)
+        assert.deepStrictEqual(
+          before.webhook_deliveries.map((d) => [
+            d.endpoint_id,
+            d.url,
+            d.event_id,
+            d.type,
+            d.state,
+            d.attempts
+          ]),
+          [
+            [endpoint.id, endpoint.url, inFlight!.event.eventId, "lead.created", "pending", 1],
+            [endpoint.id, endpoint.url, before.webhook_deliveries[1]!.event_id, "lead.enriched", "pending", 0]
+          ]
+        )
+        assert.deepStrictEqual(
+          before.webhook_deliveries.map((d) => [d.created_at, d.last_status, d.delivered_at]),
+          [
+            [iso(createdAt), null, null],
+            [iso(createdAt + 3_600_000), null, null]
+          ]
+        )
+        assert.notInclude(JSON.stringify(before), secret, "never a secret")
+
+        const erased = yield* personalData.erase({ leadId, reason: "ARCO cancellation", actor: "maria" })
+        const after = yield* personalData.export(leadId)
+        assert.deepStrictEqual(
+          after.webhook_deliveries.map((d) => [d.event_id, d.state, d.last_error, d.next_attempt_at]),
+          before.webhook_deliveries.map((d) => [d.event_id, "failed", erasedDeliveryError, null])
+        )
+        assert.strictEqual(after.erasure!.removed.webhook_deliveries, 2)
+        assert.deepStrictEqual(
+          (yield* deliveries.list(endpoint.id, 10)).map((d) => d.state),
+          ["failed", "failed"],
+          "`webhook deliveries` still says pending, delivered or failed"
+        )
+
+        let sent = false
+        const guarded = yield* deliveries.guard(inFlight!, () => Effect.sync(() => (sent = true)))
+        assert.isTrue(Option.isNone(guarded) && !sent, "the claim taken before the erasure sends nothing")
+        assert.deepStrictEqual(
+          yield* deliveries.claim({ limit: 10, perEndpoint: 10, excludeEndpoints: [], leaseMillis: 60_000 }),
+          []
+        )
+
+        // An operator's resend afterwards sends the tombstone, not the person.
+        yield* deliveries.resend(endpoint.id, inFlight!.event.eventId)
+        const [again] = yield* deliveries.claim({
+          limit: 10,
+          perEndpoint: 10,
+          excludeEndpoints: [],
+          leaseMillis: 60_000
+        })
+        const resent = yield* deliveries.guard(again!, (event) => Effect.succeed(event))
+        assert.isTrue(Option.isSome(resent))
+        for (const event of [again!.event, Option.getOrThrow(resent)]) {
+          assert.deepStrictEqual(event.lead, {
+            nombre: null,
+            telefono: null,
+            email: null,
+            property_id: null,
+            assignee_id: null
+          })
+          assert.strictEqual(event.leadId, erased.id)
+        }
+      })
   )
 
   it.effect("erasing twice changes nothing and says so; one audit row", () =>

@@ -22,6 +22,11 @@ const server = createServer((request: IncomingMessage, response: ServerResponse)
   })
 })
 
+let connections = 0
+server.on("connection", () => {
+  connections += 1
+})
+
 beforeAll(async () => {
   server.listen(0, "127.0.0.1")
   await once(server, "listening")
@@ -37,8 +42,7 @@ const send = (url: string, options: { allowPrivate?: boolean; timeoutMillis?: nu
     WebhookSender.use((sender) =>
       sender.send({
         url,
-        headers: { "content-type": "application/json" },
-        body: '{"a":1}',
+        compose: (write) => write({ headers: { "content-type": "application/json" }, body: '{"a":1}' }),
         timeoutMillis: options.timeoutMillis ?? 2_000,
         policy: { allowPrivate: options.allowPrivate ?? true }
       })
@@ -87,6 +91,33 @@ describe("the webhook sender", () => {
       reason: "connection",
       error: "ECONNREFUSED"
     })
+  })
+
+  it("composes the message once connected, and sends nothing when the attempt is abandoned", async () => {
+    const before = seen.length
+    const connectionsBefore = connections
+    let connectedFirst = false
+    const abandoned = await Effect.runPromise(
+      WebhookSender.use((sender) =>
+        sender.send({
+          url: `http://127.0.0.1:${port}/ok`,
+          timeoutMillis: 2_000,
+          policy: { allowPrivate: true },
+          compose: () =>
+            Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50))).pipe(
+              Effect.andThen(
+                Effect.sync(() => {
+                  connectedFirst = connections > connectionsBefore
+                })
+              )
+            )
+        })
+      ).pipe(Effect.provide(WebhookSender.layer))
+    )
+    expect(abandoned).toEqual({ _tag: "Abandoned" })
+    expect(connectedFirst).toBe(true)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(seen.length).toBe(before)
   })
 
   it("connects to the address it checked, keeping the URL's name as Host", async () => {
