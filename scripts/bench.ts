@@ -89,7 +89,10 @@ const baselineWithoutWebhooks = options.has("baseline-without-webhooks")
 const serviceEnv = (databaseUrl: string, baseline: boolean) => ({
   DATABASE_URL: databaseUrl,
   ...(webhooks === "subscribed" ? { WEBHOOK_ALLOW_PRIVATE: "true" } : {}),
-  ...(baseline ? (baselineWithoutWebhooks ? { WEBHOOK_WORKER: "false" } : {}) : extraEnv)
+  // Two console listeners cannot share the default admin port; the baseline's is idle anyway.
+  ...(baseline
+    ? { ADMIN_PORT: "off", ...(baselineWithoutWebhooks ? { WEBHOOK_WORKER: "false" } : {}) }
+    : extraEnv)
 })
 
 /** A receiver that acknowledges every delivery, counted so the report shows the fan-out ran. */
