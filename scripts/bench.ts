@@ -1,4 +1,7 @@
+import { randomBytes } from "node:crypto"
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises"
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -27,6 +30,11 @@ const usage = `npm run bench -- [options]
   --round-trips       also count database round trips and statements per request (restarts PostgreSQL)
   --unix-socket       the service reaches PostgreSQL over a Unix socket instead of loopback TCP
   --quiet-wait S      before each scenario wait up to S s for other work on the machine to end (0)
+  --webhooks MODE     off: no webhook endpoint (default); subscribed: the organization has an endpoint
+                      for both event types, delivered to a local receiver (WEBHOOK_ALLOW_PRIVATE=true)
+  --baseline-without-webhooks
+                      the baseline's rows run with the webhook triggers disabled and WEBHOOK_WORKER=false:
+                      the write path as it was before webhooks (e.g. --baseline . for the same code)
   --baseline DIR      also run the service of another checkout (e.g. the commit before a change, with
                       node_modules linked) just before this one on every service row: a before/after
                       in the same run
@@ -72,10 +80,63 @@ const extraEnv = Object.fromEntries(
     .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)])
 )
 
+const webhooks = options.get("webhooks") ?? "off"
+if (webhooks !== "off" && webhooks !== "subscribed")
+  throw new Error(`--webhooks ${webhooks}: off or subscribed`)
+
+const baselineWithoutWebhooks = options.has("baseline-without-webhooks")
+
 const serviceEnv = (databaseUrl: string, baseline: boolean) => ({
   DATABASE_URL: databaseUrl,
-  ...(baseline ? {} : extraEnv)
+  ...(webhooks === "subscribed" ? { WEBHOOK_ALLOW_PRIVATE: "true" } : {}),
+  // Two console listeners cannot share the default admin port; the baseline's is idle anyway.
+  ...(baseline
+    ? { ADMIN_PORT: "off", ...(baselineWithoutWebhooks ? { WEBHOOK_WORKER: "false" } : {}) }
+    : extraEnv)
 })
+
+/** A receiver that acknowledges every delivery, counted so the report shows the fan-out ran. */
+const startReceiver = () =>
+  new Promise<{ url: string; received: () => number; close: () => Promise<void> }>((resolve) => {
+    let received = 0
+    const server = createServer((request, response) => {
+      request.resume()
+      request.on("end", () => {
+        received++
+        response.writeHead(204).end()
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      resolve({
+        url: `http://127.0.0.1:${port}/hook`,
+        received: () => received,
+        close: () => new Promise((done) => server.close(() => done()))
+      })
+    })
+  })
+
+const subscribe = (organizationId: string, url: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`
+      INSERT INTO webhook_endpoints (organization_id, url, events, secret, created_at)
+      VALUES (${organizationId}, ${url}, ARRAY['lead.created', 'lead.enriched'],
+              ${`whsec_${randomBytes(32).toString("base64")}`}, now())`
+  ).pipe(Effect.orDie)
+
+const webhookTriggers = (enabled: boolean) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all([
+      sql.unsafe(
+        `ALTER TABLE outbox_events ${enabled ? "ENABLE" : "DISABLE"} TRIGGER outbox_webhook_snapshot`
+      ),
+      sql.unsafe(
+        `ALTER TABLE outbox_events ${enabled ? "ENABLE" : "DISABLE"} TRIGGER outbox_webhook_fan_out`
+      ),
+      sql.unsafe(`ALTER TABLE leads ${enabled ? "ENABLE" : "DISABLE"} TRIGGER leads_note_filled`)
+    ])
+  ).pipe(Effect.orDie)
 
 const startService = (
   databaseUrl: string,
@@ -303,6 +364,11 @@ const main = async () => {
     provision({ origins: settings.origins, rateLimit: 100_000_000 })
   )
   const keys = fixture.origins.map((origin) => origin.key)
+  const receiver = webhooks === "subscribed" ? await startReceiver() : undefined
+  if (receiver !== undefined) {
+    cleanups.push(() => receiver.close())
+    await database.runtime.runPromise(subscribe(fixture.organizationId, receiver.url))
+  }
   const postgresVersion = await postgresVersionOf(database)
   const databaseUrl = options.has("unix-socket") ? await useUnixSocket(database) : database.url()
 
@@ -342,7 +408,9 @@ const main = async () => {
   const run = async (row: Row, server: ServerProcess) => {
     if (baseline !== undefined && row.side === "service") {
       const name = row.name.replace(": service", ": baseline")
+      if (baselineWithoutWebhooks) await database.runtime.runPromise(webhookTriggers(false))
       measured.push(await measure({ ...row, name, side: "baseline" }, baseline, plan, database.postmasterPid))
+      if (baselineWithoutWebhooks) await database.runtime.runPromise(webhookTriggers(true))
     }
     measured.push(await measure(row, server, plan, database.postmasterPid))
   }
@@ -400,6 +468,7 @@ const main = async () => {
     `${settings.connections} connections, ${settings.duration} s per row after ${settings.warmup} s warm-up; ${settings.origins} origins; one run, same machine\n`
   )
   print(resultsTable(measured))
+  if (receiver !== undefined) print(`\nwebhook deliveries received during the run: ${receiver.received()}`)
   if (baseline !== undefined) {
     const afterCreate =
       measured.find((m) => m.side === "baseline" && m.scenario === "create")?.rssEndBytes ?? 0

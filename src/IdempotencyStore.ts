@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
+import { step } from "./Observability/Steps.ts"
 import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
 
 export const leaseMillis = 30_000
@@ -49,8 +50,9 @@ export class IdempotencyStore extends Context.Service<
     IdempotencyStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const fn = yield* step
       return IdempotencyStore.of({
-        reserve: Effect.fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
+        reserve: fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
           const now = yield* Clock.currentTimeMillis
           const token = crypto.randomUUID()
           const rows = yield* sql`
@@ -84,7 +86,7 @@ export class IdempotencyStore extends Context.Service<
           yield* Effect.annotateCurrentSpan({ "idempotency.outcome": reservation._tag })
           return reservation
         }),
-        release: Effect.fn("IdempotencyStore.release")(function* (slot, token) {
+        release: fn("IdempotencyStore.release")(function* (slot, token) {
           yield* sql`
             DELETE FROM idempotency_keys
             WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(

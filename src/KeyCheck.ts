@@ -4,6 +4,7 @@ import type { CallerShape, RateWindowShape } from "./Api.ts"
 import { hashApiKey, hashesEqual, parseApiKey, visiblePrefixOf } from "./Domain/ApiKey.ts"
 import { windowIndexOf, windowOf, windowStartOf } from "./Domain/RateWindow.ts"
 import { MemoryStore } from "./MemoryStore.ts"
+import { step } from "./Observability/Steps.ts"
 import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
 
 /** Why a bearer token was refused; `originId` is known when the prefix names a key (a revoked one, say). */
@@ -87,6 +88,7 @@ export class KeyCheck extends Context.Service<
     KeyCheck,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const fn = yield* step
       const lookupAndCount = SqlSchema.findAll({
         Request: Schema.Struct({ publicId: Schema.String, hash: Schema.String, windowStart: Schema.Date }),
         Result: KeyRow,
@@ -109,7 +111,7 @@ export class KeyCheck extends Context.Service<
           SELECT key.*, (SELECT count FROM counted) AS count FROM key`
       })
       return KeyCheck.of({
-        admit: Effect.fn("KeyCheck.admit")(function* (token) {
+        admit: fn("KeyCheck.admit")(function* (token) {
           const parsed = yield* parseToken(token)
           yield* Effect.annotateCurrentSpan({ "key.prefix": parsed.prefix })
           const now = yield* Clock.currentTimeMillis

@@ -4,6 +4,7 @@ import type { LeadInput } from "./Domain/LeadRequest.ts"
 import { phoneMatchKey } from "./Domain/Phone.ts"
 import { IdempotencyStore } from "./IdempotencyStore.ts"
 import { type FilledField, LeadRepository } from "./LeadRepository.ts"
+import { step } from "./Observability/Steps.ts"
 import { PropertyCatalog } from "./PropertyCatalog.ts"
 import type { StoreUnavailable } from "./Sql.ts"
 
@@ -86,8 +87,9 @@ export class LeadIntake extends Context.Service<
     const catalog = yield* PropertyCatalog
     const leads = yield* LeadRepository
     const idempotency = yield* IdempotencyStore
+    const fn = yield* step
 
-    const resolveProperty = Effect.fn("LeadIntake.resolveProperty")(function* (
+    const resolveProperty = fn("LeadIntake.resolveProperty")(function* (
       caller: CallerShape,
       input: LeadInput
     ) {
@@ -100,7 +102,7 @@ export class LeadIntake extends Context.Service<
     return LeadIntake.of({
       resolveProperty,
 
-      preview: Effect.fn("LeadIntake.preview")(function* (caller, input) {
+      preview: fn("LeadIntake.preview")(function* (caller, input) {
         const propertyId = yield* resolveProperty(caller, input)
         const phoneKey = matchKey(caller, input)
         const match =
@@ -140,7 +142,7 @@ export class LeadIntake extends Context.Service<
           }
         }).pipe(Effect.withSpan("LeadIntake.once")),
 
-      write: Effect.fn("LeadIntake.write")(function* ({ caller, input, propertyId, requestId, reservation }) {
+      write: fn("LeadIntake.write")(function* ({ caller, input, propertyId, requestId, reservation }) {
         const written = yield* leads.createOrEnrich({
           requestId,
           organizationId: caller.organizationId,

@@ -3,6 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { type LeadInput, noteBody } from "./Domain/LeadRequest.ts"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
+import { step } from "./Observability/Steps.ts"
 import { availableOrFail, IdRow, ReadSql, requireExisting, type StoreUnavailable } from "./Sql.ts"
 
 export interface LeadWrite {
@@ -119,6 +120,7 @@ export class LeadRepository extends Context.Service<
     LeadRepository,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const fn = yield* step
       const read = (yield* ReadSql) ?? sql
       const iso = (date: Date) => date.toISOString()
 
@@ -181,14 +183,14 @@ export class LeadRepository extends Context.Service<
       })
 
       return LeadRepository.of({
-        findMatch: Effect.fn("LeadRepository.findMatch")(function* (organizationId, phoneKey) {
+        findMatch: fn("LeadRepository.findMatch")(function* (organizationId, phoneKey) {
           const found = yield* findMatch({ organizationId, phoneKey }).pipe(
             availableOrFail("LeadRepository.findMatch")
           )
           return Option.map(found, (row) => row.id)
         }),
 
-        createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (lead) {
+        createOrEnrich: fn("LeadRepository.createOrEnrich")(function* (lead) {
           const row = yield* write(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
             availableOrFail("LeadRepository.createOrEnrich")
           )

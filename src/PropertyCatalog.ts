@@ -3,6 +3,7 @@ import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import type { PropertyReference } from "./Domain/LeadRequest.ts"
 import { MemoryStore } from "./MemoryStore.ts"
+import { step } from "./Observability/Steps.ts"
 import {
   availableOrFail,
   decodeFirst,
@@ -43,12 +44,13 @@ export class PropertyCatalog extends Context.Service<
     PropertyCatalog,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const fn = yield* step
       const read = (yield* ReadSql) ?? sql
       const column = { codigo: sql("codigo"), external_code: sql("external_code"), id: sql("id") }
       const decodeIds = Schema.decodeUnknownEffect(Schema.Array(IdRow))
       const decodeProperty = Schema.decodeUnknownEffect(PropertyRow)
       return PropertyCatalog.of({
-        resolve: Effect.fn("PropertyCatalog.resolve")(function* (organizationId, reference) {
+        resolve: fn("PropertyCatalog.resolve")(function* (organizationId, reference) {
           yield* Effect.annotateCurrentSpan({ "property.by": reference.by })
           const rows = yield* read`
             SELECT id FROM properties

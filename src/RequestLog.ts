@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { MemoryStore, type RequestLogRow } from "./MemoryStore.ts"
+import { step } from "./Observability/Steps.ts"
 import { decodeRows, requireExisting, statementTimeout } from "./Sql.ts"
 
 export type { RequestLogRow }
@@ -57,6 +58,7 @@ export class RequestLog extends Context.Service<
     RequestLog,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const fn = yield* step
       const writer = yield* Semaphore.make(1)
       const pending: Array<RequestLogRow> = []
       let dropped = 0
@@ -99,7 +101,7 @@ export class RequestLog extends Context.Service<
       yield* Effect.addFinalizer(() => flush)
 
       return RequestLog.of({
-        record: Effect.fn("RequestLog.record")(function* (row) {
+        record: fn("RequestLog.record")(function* (row) {
           if (pending.length >= maxPendingRows) {
             dropped++
             return

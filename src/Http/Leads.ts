@@ -5,6 +5,7 @@ import { AppConfig } from "../Config.ts"
 import { requestFingerprint } from "../Domain/Fingerprint.ts"
 import { decodeLeadInput, type LeadInput } from "../Domain/LeadRequest.ts"
 import { type Accepted, LeadIntake, type Preview, type Reservation } from "../LeadIntake.ts"
+import { step } from "../Observability/Steps.ts"
 import { readJson } from "./Body.ts"
 import { fail, RequestContext, setResponseHeaders, settle } from "./RequestContext.ts"
 
@@ -17,20 +18,21 @@ const unavailable = () =>
 const propertyNotFound = () =>
   fail("property_not_found", "No active property of your organization matches propiedad", "propiedad")
 
-/** Contract order 7, the fields: the first that fails answers, with its name. */
-const validate = Effect.fn("LeadRequest.validate")(function* (parsed: unknown) {
-  const result = decodeLeadInput(parsed)
-  if (result.ok) return result.value
-  yield* Effect.annotateCurrentSpan({ "validation.field": result.problem.field })
-  return yield* fail("validation_error", result.problem.message, result.problem.field)
-})
-
 export const layerLeadHandlers = HttpApiBuilder.group(
   Api,
   "leads",
   Effect.fn(function* (handlers) {
     const config = yield* AppConfig
     const intake = yield* LeadIntake
+    const fn = yield* step
+
+    /** Contract order 7, the fields: the first that fails answers, with its name. */
+    const validate = fn("LeadRequest.validate")(function* (parsed: unknown) {
+      const result = decodeLeadInput(parsed)
+      if (result.ok) return result.value
+      yield* Effect.annotateCurrentSpan({ "validation.field": result.problem.field })
+      return yield* fail("validation_error", result.problem.message, result.problem.field)
+    })
 
     /** The one place a lead response body is built, replays included. */
     const reply = Effect.fnUntraced(function* (accepted: Accepted) {

@@ -4,15 +4,48 @@ import { Metric } from "effect"
  * Every metric the service records. Names follow Prometheus conventions so the OTLP series and the
  * `/metrics` text carry the same names; labels only ever hold values from small closed sets.
  */
-export const requests = Metric.counter("lead_intake_http_requests_total", {
+const requestsOptions = {
   description: "HTTP requests answered, by method, route, status and outcome",
   incremental: true
-})
+}
 
-export const requestDuration = Metric.histogram("lead_intake_http_request_duration_seconds", {
+const requestDurationOptions = {
   description: "Time from receiving a request to its response, by method, route and status",
   boundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-})
+}
+
+export const requests = Metric.counter("lead_intake_http_requests_total", requestsOptions)
+
+export const requestDuration = Metric.histogram(
+  "lead_intake_http_request_duration_seconds",
+  requestDurationOptions
+)
+
+/**
+ * One metric per label set, made once: `Metric.withAttributes` on every request merges the
+ * attributes and re-serialises the series key each time. Same series (same name and labels).
+ * Labels come from small closed sets, so the cache stays small.
+ */
+const perLabels = <M>(make: (attributes: Record<string, string>) => M) => {
+  const made = new Map<string, M>()
+  return (attributes: Record<string, string>): M => {
+    const key = Object.values(attributes).join("\u0000")
+    let metric = made.get(key)
+    if (metric === undefined) {
+      metric = make(attributes)
+      made.set(key, metric)
+    }
+    return metric
+  }
+}
+
+export const requestsWith = perLabels((attributes) =>
+  Metric.counter("lead_intake_http_requests_total", { ...requestsOptions, attributes })
+)
+
+export const requestDurationWith = perLabels((attributes) =>
+  Metric.histogram("lead_intake_http_request_duration_seconds", { ...requestDurationOptions, attributes })
+)
 
 export const rateLimited = Metric.counter("lead_intake_rate_limited_total", {
   description: "Requests refused with 429 because the key's window was full",

@@ -63,8 +63,8 @@ export const observeRequest = Effect.fnUntraced(function* (
     route: report.route ?? "unmatched",
     status: String(report.status)
   }
-  yield* Metric.update(Metric.withAttributes(Metrics.requests, { ...labels, outcome }), 1)
-  yield* Metric.update(Metric.withAttributes(Metrics.requestDuration, labels), durationMs / 1000)
+  yield* Metric.update(Metrics.requestsWith({ ...labels, outcome }), 1)
+  yield* Metric.update(Metrics.requestDurationWith(labels), durationMs / 1000)
   if (outcome === "rate_limited") yield* Metric.update(Metrics.rateLimited, 1)
   if (outcome === "replay") yield* Metric.update(Metrics.replays, 1)
   if (outcome === "idempotency_conflict" || outcome === "idempotency_in_progress") {
