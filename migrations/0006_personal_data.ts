@@ -35,7 +35,6 @@ export default Effect.gen(function* () {
   yield* sql`CREATE INDEX lead_erasures_organization_idx ON lead_erasures (organization_id, erased_at DESC)`
 
   yield* sql`CREATE INDEX request_log_at_idx ON request_log (at)`
-  yield* sql`CREATE INDEX request_log_lead_idx ON request_log (lead_id) WHERE lead_id IS NOT NULL`
 
   yield* sql`
     CREATE OR REPLACE FUNCTION create_or_enrich_lead(
