@@ -3,7 +3,14 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
 import { type LeadInput, noteBody } from "./Domain/LeadRequest.ts"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, IdRow, ReadSql, requireExisting, type StoreUnavailable } from "./Sql.ts"
+import {
+  availableOrFail,
+  IdRow,
+  ReadSql,
+  requireExisting,
+  type StoreUnavailable,
+  writeOrFail
+} from "./Sql.ts"
 
 export interface LeadWrite {
   readonly requestId: string
@@ -190,7 +197,7 @@ export class LeadRepository extends Context.Service<
 
         createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (lead) {
           const row = yield* write(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
-            availableOrFail("LeadRepository.createOrEnrich")
+            writeOrFail(sql, "LeadRepository.createOrEnrich")
           )
           const written: LeadWritten = {
             leadId: row.lead_id,
