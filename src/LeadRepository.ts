@@ -45,15 +45,15 @@ export interface LeadDetail {
   readonly property_codigo: string | null
   readonly assignee_id: string | null
   readonly assignee_name: string | null
-  readonly created_at: string
-  readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: string }>
+  readonly created_at: Date
+  readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: Date }>
   readonly tasks: ReadonlyArray<{
     readonly kind: string
     readonly assignee_id: string | null
     readonly assignee_name: string | null
-    readonly due_at: string
+    readonly due_at: Date
   }>
-  readonly events: ReadonlyArray<{ readonly type: string; readonly created_at: string }>
+  readonly events: ReadonlyArray<{ readonly type: string; readonly created_at: Date }>
 }
 
 export interface LeadSummary {
@@ -62,7 +62,7 @@ export interface LeadSummary {
   readonly telefono: string | null
   readonly email: string | null
   readonly origin: string
-  readonly created_at: string
+  readonly created_at: Date
 }
 
 export const firstContactMillis = 15 * 60 * 1000
@@ -127,7 +127,6 @@ export class LeadRepository extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const read = (yield* ReadSql) ?? sql
-      const iso = (date: Date) => date.toISOString()
 
       const findMatch = SqlSchema.findOneOption({
         Request: Schema.Struct({ organizationId: Schema.String, phoneKey: Schema.String }),
@@ -212,28 +211,15 @@ export class LeadRepository extends Context.Service<
         show: Effect.fn("LeadRepository.show")(function* (id) {
           const found = yield* findLead(id).pipe(Effect.orDie)
           if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id })
-          const lead = found.value
           const [notes, tasks, events] = yield* Effect.all([findNotes(id), findTasks(id), findEvents(id)], {
             concurrency: "unbounded"
           }).pipe(Effect.orDie)
-          return {
-            ...lead,
-            created_at: iso(lead.created_at),
-            notes: notes.map((n) => ({ body: n.body, created_at: iso(n.created_at) })),
-            tasks: tasks.map((t) => ({
-              kind: t.kind,
-              assignee_id: t.assignee_id,
-              assignee_name: t.assignee_name,
-              due_at: iso(t.due_at)
-            })),
-            events: events.map((e) => ({ type: e.type, created_at: iso(e.created_at) }))
-          }
+          return { ...found.value, notes, tasks, events }
         }),
 
         list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
           yield* requireExisting(sql, "organization", organizationId)
-          const rows = yield* findLeads({ organizationId, limit }).pipe(Effect.orDie)
-          return rows.map((row) => ({ ...row, created_at: iso(row.created_at) }))
+          return yield* findLeads({ organizationId, limit }).pipe(Effect.orDie)
         })
       })
     })
@@ -243,7 +229,7 @@ export class LeadRepository extends Context.Service<
     LeadRepository,
     Effect.gen(function* () {
       const store = yield* MemoryStore
-      const iso = (millis: number) => new Date(millis).toISOString()
+      const at = (millis: number) => new Date(millis)
 
       const matching = (organizationId: string, phoneKey: string | null) =>
         phoneKey === null
@@ -348,21 +334,21 @@ export class LeadRepository extends Context.Service<
             assignee_id: lead.assigneeId,
             assignee_name:
               lead.assigneeId === null ? null : (store.agents.get(lead.assigneeId)?.name ?? null),
-            created_at: iso(lead.createdAt),
+            created_at: at(lead.createdAt),
             notes: store.notes
               .filter((n) => n.leadId === id)
-              .map((n) => ({ body: n.body, created_at: iso(n.createdAt) })),
+              .map((n) => ({ body: n.body, created_at: at(n.createdAt) })),
             tasks: store.tasks
               .filter((t) => t.leadId === id)
               .map((t) => ({
                 kind: t.kind,
                 assignee_id: t.assigneeId,
                 assignee_name: t.assigneeId === null ? null : (store.agents.get(t.assigneeId)?.name ?? null),
-                due_at: iso(t.dueAt)
+                due_at: at(t.dueAt)
               })),
             events: store.events
               .filter((e) => e.leadId === id)
-              .map((e) => ({ type: e.type, created_at: iso(e.createdAt) }))
+              .map((e) => ({ type: e.type, created_at: at(e.createdAt) }))
           }
         }),
         list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
@@ -379,7 +365,7 @@ export class LeadRepository extends Context.Service<
               telefono: lead.telefono,
               email: lead.email,
               origin: store.origins.get(lead.originId)?.label ?? "",
-              created_at: iso(lead.createdAt)
+              created_at: at(lead.createdAt)
             }))
         })
       })
