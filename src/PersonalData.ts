@@ -1,8 +1,11 @@
-import { Clock, Context, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { isAcceptablePhone, phoneMatchKey } from "./Domain/Phone.ts"
 import { type ErasureRow, MemoryStore } from "./MemoryStore.ts"
+import { decodeSingle } from "./Sql.ts"
+
+const Count = Schema.Struct({ n: Schema.Number })
 
 export interface ExportedLead {
   readonly id: string
@@ -198,6 +201,13 @@ export class PersonalData extends Context.Service<
           Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toErasure))
         )
 
+      /** The `n` of a statement that ends `SELECT count(*)::int AS n`. */
+      const counted = <R>(statement: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>) =>
+        statement.pipe(
+          decodeSingle(Count),
+          Effect.map((row) => row.n)
+        )
+
       /** Each table that holds a copy of the lead's personal data, and how erasure removes it. */
       const erasureSteps: ReadonlyArray<{
         readonly table: string
@@ -206,14 +216,14 @@ export class PersonalData extends Context.Service<
         {
           table: "lead_notes",
           erase: (leadId) =>
-            sql<{ n: number }>`
+            counted(sql`
               WITH gone AS (DELETE FROM lead_notes WHERE lead_id = ${leadId} RETURNING 1)
-              SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]!.n))
+              SELECT count(*)::int AS n FROM gone`)
         },
         {
           table: "outbox_events",
           erase: (leadId) =>
-            sql<{ n: number }>`
+            counted(sql`
               WITH scrubbed AS (
                 UPDATE outbox_events e
                 SET payload = (
@@ -224,12 +234,12 @@ export class PersonalData extends Context.Service<
                 WHERE e.lead_id = ${leadId}
                 RETURNING 1
               )
-              SELECT count(*)::int AS n FROM scrubbed`.pipe(Effect.map((rows) => rows[0]!.n))
+              SELECT count(*)::int AS n FROM scrubbed`)
         },
         {
           table: "idempotency_keys",
           erase: (leadId) =>
-            sql<{ n: number }>`
+            counted(sql`
               WITH scrubbed AS (
                 UPDATE idempotency_keys k
                 SET response = (
@@ -240,7 +250,7 @@ export class PersonalData extends Context.Service<
                 WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
                 RETURNING 1
               )
-              SELECT count(*)::int AS n FROM scrubbed`.pipe(Effect.map((rows) => rows[0]!.n))
+              SELECT count(*)::int AS n FROM scrubbed`)
         }
       ]
 
