@@ -208,6 +208,13 @@ export class PersonalData extends Context.Service<
           Effect.map((row) => row.n)
         )
 
+      /** The JSON object in `column` of the row being updated, with only `keys` left in it. */
+      const onlyKeys = (column: string, keys: ReadonlyArray<string>) => sql`(
+        SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
+        FROM jsonb_each(${sql(column)}) AS f
+        WHERE ${JSON.stringify(keys)}::jsonb ? f.key
+      )`
+
       /** Each table that holds a copy of the lead's personal data, and how erasure removes it. */
       const erasureSteps: ReadonlyArray<{
         readonly table: string
@@ -226,11 +233,7 @@ export class PersonalData extends Context.Service<
             counted(sql`
               WITH scrubbed AS (
                 UPDATE outbox_events e
-                SET payload = (
-                  SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
-                  FROM jsonb_each(e.payload) AS f
-                  WHERE ${JSON.stringify(eventPayloadKeys)}::jsonb ? f.key
-                ) || '{"erased": true}'::jsonb
+                SET payload = ${onlyKeys("payload", eventPayloadKeys)} || '{"erased": true}'::jsonb
                 WHERE e.lead_id = ${leadId}
                 RETURNING 1
               )
@@ -242,11 +245,7 @@ export class PersonalData extends Context.Service<
             counted(sql`
               WITH scrubbed AS (
                 UPDATE idempotency_keys k
-                SET response = (
-                  SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
-                  FROM jsonb_each(k.response) AS f
-                  WHERE ${JSON.stringify(replyKeys)}::jsonb ? f.key
-                )
+                SET response = ${onlyKeys("response", replyKeys)}
                 WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
                 RETURNING 1
               )
