@@ -27,7 +27,7 @@ import {
   UnsupportedMediaType,
   ValidationError
 } from "./Api/Errors.ts"
-import { LeadRequest, Limits } from "./Domain/LeadRequest.ts"
+import { LeadRequest, Limits } from "./Api/LeadRequest.ts"
 
 export * from "./Api/Errors.ts"
 

@@ -9,6 +9,7 @@ import { Api } from "./Api.ts"
  * Published as `lead-intake/client`.
  */
 
+export { LeadRequest } from "./Api/LeadRequest.ts"
 export {
   Api,
   DryRunResult,
@@ -25,7 +26,6 @@ export {
   UnsupportedMediaType,
   ValidationError
 } from "./Api.ts"
-export { LeadRequest } from "./Domain/LeadRequest.ts"
 
 export interface ClientOptions {
   /** Where the API answers, e.g. `https://leads.example.com` (no `/v1`). */

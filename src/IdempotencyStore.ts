@@ -2,7 +2,7 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
 import { step } from "./Observability/Steps.ts"
-import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
+import { type StoreUnavailable, writeOrFail } from "./Sql.ts"
 
 export const leaseMillis = 30_000
 export const memoryMillis = 24 * 60 * 60 * 1000
@@ -72,7 +72,7 @@ export class IdempotencyStore extends Context.Service<
             SELECT false, state, fingerprint, response FROM idempotency_keys
             WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND NOT EXISTS (SELECT 1 FROM reserved)`.pipe(
             Effect.flatMap(decodeReserveRow),
-            availableOrFail("IdempotencyStore.reserve")
+            writeOrFail(sql, "IdempotencyStore.reserve")
           )
           const row = rows[0]
           const reservation: Reservation =

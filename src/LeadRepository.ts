@@ -4,7 +4,14 @@ import { UnknownEntity } from "./Domain/Errors.ts"
 import { type LeadInput, noteBody } from "./Domain/LeadRequest.ts"
 import { idempotencySlot, MemoryStore } from "./MemoryStore.ts"
 import { step } from "./Observability/Steps.ts"
-import { availableOrFail, IdRow, ReadSql, requireExisting, type StoreUnavailable } from "./Sql.ts"
+import {
+  availableOrFail,
+  IdRow,
+  ReadSql,
+  requireExisting,
+  type StoreUnavailable,
+  writeOrFail
+} from "./Sql.ts"
 
 export interface LeadWrite {
   readonly requestId: string
@@ -39,15 +46,15 @@ export interface LeadDetail {
   readonly property_codigo: string | null
   readonly assignee_id: string | null
   readonly assignee_name: string | null
-  readonly created_at: string
-  readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: string }>
+  readonly created_at: Date
+  readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: Date }>
   readonly tasks: ReadonlyArray<{
     readonly kind: string
     readonly assignee_id: string | null
     readonly assignee_name: string | null
-    readonly due_at: string
+    readonly due_at: Date
   }>
-  readonly events: ReadonlyArray<{ readonly type: string; readonly created_at: string }>
+  readonly events: ReadonlyArray<{ readonly type: string; readonly created_at: Date }>
 }
 
 export interface LeadSummary {
@@ -56,7 +63,7 @@ export interface LeadSummary {
   readonly telefono: string | null
   readonly email: string | null
   readonly origin: string
-  readonly created_at: string
+  readonly created_at: Date
 }
 
 export const firstContactMillis = 15 * 60 * 1000
@@ -122,7 +129,6 @@ export class LeadRepository extends Context.Service<
       const sql = yield* SqlClient.SqlClient
       const fn = yield* step
       const read = (yield* ReadSql) ?? sql
-      const iso = (date: Date) => date.toISOString()
 
       const findMatch = SqlSchema.findOneOption({
         Request: Schema.Struct({ organizationId: Schema.String, phoneKey: Schema.String }),
@@ -192,7 +198,7 @@ export class LeadRepository extends Context.Service<
 
         createOrEnrich: fn("LeadRepository.createOrEnrich")(function* (lead) {
           const row = yield* write(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
-            availableOrFail("LeadRepository.createOrEnrich")
+            writeOrFail(sql, "LeadRepository.createOrEnrich")
           )
           const written: LeadWritten = {
             leadId: row.lead_id,
@@ -207,28 +213,15 @@ export class LeadRepository extends Context.Service<
         show: Effect.fn("LeadRepository.show")(function* (id) {
           const found = yield* findLead(id).pipe(Effect.orDie)
           if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id })
-          const lead = found.value
           const [notes, tasks, events] = yield* Effect.all([findNotes(id), findTasks(id), findEvents(id)], {
             concurrency: "unbounded"
           }).pipe(Effect.orDie)
-          return {
-            ...lead,
-            created_at: iso(lead.created_at),
-            notes: notes.map((n) => ({ body: n.body, created_at: iso(n.created_at) })),
-            tasks: tasks.map((t) => ({
-              kind: t.kind,
-              assignee_id: t.assignee_id,
-              assignee_name: t.assignee_name,
-              due_at: iso(t.due_at)
-            })),
-            events: events.map((e) => ({ type: e.type, created_at: iso(e.created_at) }))
-          }
+          return { ...found.value, notes, tasks, events }
         }),
 
         list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
           yield* requireExisting(sql, "organization", organizationId)
-          const rows = yield* findLeads({ organizationId, limit }).pipe(Effect.orDie)
-          return rows.map((row) => ({ ...row, created_at: iso(row.created_at) }))
+          return yield* findLeads({ organizationId, limit }).pipe(Effect.orDie)
         })
       })
     })
@@ -238,7 +231,7 @@ export class LeadRepository extends Context.Service<
     LeadRepository,
     Effect.gen(function* () {
       const store = yield* MemoryStore
-      const iso = (millis: number) => new Date(millis).toISOString()
+      const at = (millis: number) => new Date(millis)
 
       const matching = (organizationId: string, phoneKey: string | null) =>
         phoneKey === null
@@ -343,21 +336,21 @@ export class LeadRepository extends Context.Service<
             assignee_id: lead.assigneeId,
             assignee_name:
               lead.assigneeId === null ? null : (store.agents.get(lead.assigneeId)?.name ?? null),
-            created_at: iso(lead.createdAt),
+            created_at: at(lead.createdAt),
             notes: store.notes
               .filter((n) => n.leadId === id)
-              .map((n) => ({ body: n.body, created_at: iso(n.createdAt) })),
+              .map((n) => ({ body: n.body, created_at: at(n.createdAt) })),
             tasks: store.tasks
               .filter((t) => t.leadId === id)
               .map((t) => ({
                 kind: t.kind,
                 assignee_id: t.assigneeId,
                 assignee_name: t.assigneeId === null ? null : (store.agents.get(t.assigneeId)?.name ?? null),
-                due_at: iso(t.dueAt)
+                due_at: at(t.dueAt)
               })),
             events: store.events
               .filter((e) => e.leadId === id)
-              .map((e) => ({ type: e.type, created_at: iso(e.createdAt) }))
+              .map((e) => ({ type: e.type, created_at: at(e.createdAt) }))
           }
         }),
         list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
@@ -374,7 +367,7 @@ export class LeadRepository extends Context.Service<
               telefono: lead.telefono,
               email: lead.email,
               origin: store.origins.get(lead.originId)?.label ?? "",
-              created_at: iso(lead.createdAt)
+              created_at: at(lead.createdAt)
             }))
         })
       })

@@ -1,7 +1,18 @@
-import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { PgClient, PgConnection } from "@effect/sql-pg"
+import {
+  Array as Arr,
+  Clock,
+  Context,
+  Duration,
+  Effect,
+  Layer,
+  Option,
+  Predicate,
+  Redacted,
+  Schema
+} from "effect"
 import { Reactivity } from "effect/reactivity"
-import { Migrator, SqlClient, type SqlError } from "effect/sql"
+import { Migrator, SqlClient, type SqlConnection, type SqlError } from "effect/sql"
 import { migrations } from "../migrations/index.ts"
 import { AppConfig, redactedDatabaseUrl } from "./Config.ts"
 import { UnknownEntity } from "./Domain/Errors.ts"
@@ -38,18 +49,60 @@ export const availableOrFail =
   <A, R>(
     self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
   ): Effect.Effect<A, StoreUnavailable, R> =>
-    self.pipe(
-      Effect.timeoutOrElse({
-        duration: statementTimeout,
-        orElse: () => Effect.fail(new StoreUnavailable({ operation }))
-      }),
-      Effect.catch((error) => {
-        if (error._tag === "StoreUnavailable") return Effect.fail(error)
-        if (error._tag === "SqlError" && isOutage(error))
-          return Effect.fail(new StoreUnavailable({ operation }))
-        return Effect.die(error)
-      })
-    )
+    self.pipe(within(statementTimeout, operation), outageOrDefect(operation))
+
+const within =
+  (duration: Duration.Duration, operation: string) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailable, R> =>
+    Effect.timeoutOrElse(self, { duration, orElse: () => Effect.fail(new StoreUnavailable({ operation })) })
+
+const outageOrDefect =
+  (operation: string) =>
+  <A, R>(
+    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError | StoreUnavailable, R>
+  ): Effect.Effect<A, StoreUnavailable, R> =>
+    Effect.catch(self, (error) => {
+      if (error._tag === "StoreUnavailable") return Effect.fail(error)
+      if (error._tag === "SqlError" && isOutage(error))
+        return Effect.fail(new StoreUnavailable({ operation }))
+      return Effect.die(error)
+    })
+
+const isPgConnection = (u: unknown): u is PgConnection.PgConnection =>
+  Predicate.hasProperty(u, PgConnection.TypeId)
+
+/** A reserved `PgClient` connection carries its session, whose running statement a `CancelRequest` stops. */
+const cancelRunning = (connection: SqlConnection.Connection): Effect.Effect<void> =>
+  Predicate.hasProperty(connection, "connection") && isPgConnection(connection.connection)
+    ? connection.connection.interrupt
+    : Effect.void
+
+/**
+ * A write whose outcome PostgreSQL decides, so `StoreUnavailable` (503) always means nothing was
+ * written. The wait for a connection is bounded and may be abandoned: nothing was sent. A sent
+ * statement is never abandoned (an interrupted one can still commit while it drains): at the
+ * deadline it is cancelled and its answer awaited, and a write that committed first is a write.
+ */
+export const writeOrFail =
+  (sql: SqlClient.SqlClient, operation: string) =>
+  <A, R>(
+    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
+  ): Effect.Effect<A, StoreUnavailable, R> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const started = yield* Clock.currentTimeMillis
+          const connection = yield* restore(sql.reserve.pipe(within(statementTimeout, operation)))
+          const left = Duration.toMillis(statementTimeout) - ((yield* Clock.currentTimeMillis) - started)
+          yield* Effect.forkScoped(
+            Effect.interruptible(
+              Effect.andThen(Effect.sleep(Duration.millis(left)), cancelRunning(connection))
+            )
+          )
+          return yield* Effect.provideService(self, sql.transactionService, [connection, 0])
+        })
+      )
+    ).pipe(outageOrDefect(operation))
 
 /**
  * Operator statements: the rows decoded with `row`. Any failure, a row that does not decode

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { Command } from "effect/cli"
-import { type LeadDetail, LeadRepository } from "../LeadRepository.ts"
+import { type LeadDetail, LeadRepository, type LeadSummary } from "../LeadRepository.ts"
 import { PersonalData } from "../PersonalData.ts"
 import * as Input from "./Input.ts"
 import { emit, orDash, table } from "./Output.ts"
@@ -13,7 +13,21 @@ const indent = (text: string) => text.replaceAll("\n", "\n    ")
 const beside = (name: string | null, id: string | null) =>
   id === null ? orDash(null) : name === null ? id : `${name} (${id})`
 
-const describeLead = (lead: LeadDetail & { readonly erased_at: string | null }) =>
+const iso = (date: Date) => date.toISOString()
+
+/** What `lead show` prints (and `--json` writes): the lead's timestamps as ISO 8601 text. */
+const detailView = (lead: LeadDetail, erasedAt: string | null) => ({
+  ...lead,
+  created_at: iso(lead.created_at),
+  notes: lead.notes.map((note) => ({ ...note, created_at: iso(note.created_at) })),
+  tasks: lead.tasks.map((task) => ({ ...task, due_at: iso(task.due_at) })),
+  events: lead.events.map((event) => ({ ...event, created_at: iso(event.created_at) })),
+  erased_at: erasedAt
+})
+
+const summaryView = (lead: LeadSummary) => ({ ...lead, created_at: iso(lead.created_at) })
+
+const describeLead = (lead: ReturnType<typeof detailView>) =>
   [
     lead.erased_at === null
       ? `Lead ${lead.id}`
@@ -52,7 +66,7 @@ const leadShow = Command.make(
       const lead = yield* leads.show(id)
       const erasure = yield* personalData.erasure(id)
       yield* emit(
-        { ...lead, erased_at: Option.match(erasure, { onNone: () => null, onSome: (e) => e.erased_at }) },
+        detailView(lead, Option.match(erasure, { onNone: () => null, onSome: (e) => e.erased_at })),
         describeLead
       )
     },
@@ -66,7 +80,7 @@ const leadList = Command.make(
   { org: Input.id("org", "organization"), limit: Input.limit },
   Effect.fn("Cli.leadList")(function* ({ org, limit }) {
     const leads = yield* LeadRepository
-    const rows = yield* leads.list(org, limit)
+    const rows = (yield* leads.list(org, limit)).map(summaryView)
     yield* emit(rows, (rows) =>
       table(
         ["ID", "NOMBRE", "TELEFONO", "EMAIL", "ORIGIN", "CREATED"],

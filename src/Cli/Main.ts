@@ -1,5 +1,18 @@
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, Config, Console, Effect, Exit, Layer, Logger, Option, type Runtime, Schema } from "effect"
+import {
+  Cause,
+  Config,
+  Console,
+  Effect,
+  Exit,
+  Layer,
+  Logger,
+  Option,
+  Predicate,
+  type Runtime,
+  Schema,
+  type SchemaIssue
+} from "effect"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import packageJson from "../../package.json" with { type: "json" }
 import { demo } from "./Demo.ts"
@@ -56,12 +69,12 @@ const oneLine = (text: string) =>
 
 const firstLine = (text: string) => text.split("\n")[0]?.trim() ?? ""
 
-const pointerPath = (issue: unknown): Array<string> => {
+const pointerPath = (issue: SchemaIssue.Issue): Array<string> => {
   const path: Array<string> = []
-  let current = issue as { _tag?: string; path?: ReadonlyArray<PropertyKey>; issue?: unknown } | undefined
-  while (current?._tag === "Pointer") {
-    path.push(...(current.path ?? []).map(String))
-    current = current.issue as typeof current
+  let current = issue
+  while (current._tag === "Pointer") {
+    path.push(...current.path.map(String))
+    current = current.issue
   }
   return path
 }
@@ -78,9 +91,6 @@ const describeConfigError = (error: Config.ConfigError) => {
   }
   return `invalid configuration: ${oneLine(cause.message)}`
 }
-
-const hasTag = (error: unknown, tag: string): error is { readonly _tag: string; readonly message: string } =>
-  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === tag
 
 /** "PgConnection: Failed to connect: connect ECONNREFUSED 127.0.0.1:1": the error and what caused it. */
 const withCauses = (error: unknown) => {
@@ -119,8 +129,8 @@ const describe = (error: unknown): string => {
       : `${command}: ${describeCliError(first)}`
   }
   if (error instanceof Config.ConfigError) return `${programName}: ${describeConfigError(error)}`
-  if (hasTag(error, "SqlError")) return `${programName}: database: ${withCauses(error)}`
-  if (hasTag(error, "ServeError")) return `${programName}: cannot listen: ${withCauses(error)}`
+  if (Predicate.isTagged(error, "SqlError")) return `${programName}: database: ${withCauses(error)}`
+  if (Predicate.isTagged(error, "ServeError")) return `${programName}: cannot listen: ${withCauses(error)}`
   if (error instanceof Error) return `${programName}: ${oneLine(error.message)}`
   return `${programName}: ${oneLine(String(error))}`
 }
@@ -132,7 +142,9 @@ const describe = (error: unknown): string => {
 const report = (cause: Cause.Cause<unknown>) => {
   if (Cause.hasInterruptsOnly(cause)) return Effect.void
   const error = Option.orElse(Cause.findErrorOption(cause), () =>
-    Option.filter(Option.fromNullishOr(Cause.squash(cause)), (defect) => hasTag(defect, "SqlError"))
+    Option.filter(Option.fromNullishOr(Cause.squash(cause)), (defect) =>
+      Predicate.isTagged(defect, "SqlError")
+    )
   )
   return Option.match(error, {
     onSome: (error) => Console.error(describe(error)),

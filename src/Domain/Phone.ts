@@ -2,8 +2,8 @@
 // number), which min supports; "max" adds number-type and strict-validity patterns that a key does not use.
 import { isSupportedCountry, parsePhoneNumberFromString } from "libphonenumber-js/min"
 
-const MINIMUM_PHONE_DIGITS = 10
-const ACCEPTABLE_PHONE_CHARACTERS = /^\+?[0-9 ().-]*$/
+export { isAcceptablePhone } from "../Api/LeadRequest.ts"
+
 const NON_DIGITS = /\D/g
 
 const MEXICO_E164_PREFIX = "+52"
@@ -18,9 +18,6 @@ const RETIRED_MEXICAN_PREFIXES = [
 ] as const
 
 const digitsOf = (raw: string): string => raw.replace(NON_DIGITS, "")
-
-export const isAcceptablePhone = (raw: string): boolean =>
-  ACCEPTABLE_PHONE_CHARACTERS.test(raw) && digitsOf(raw).length >= MINIMUM_PHONE_DIGITS
 
 const foldRetiredMexicanPrefix = (e164: string): string => {
   if (!e164.startsWith(MEXICO_E164_PREFIX)) return e164

@@ -1,6 +1,6 @@
 import { Effect, Stream } from "effect"
 import type { HttpServerRequest } from "effect/http"
-import { Limits } from "../Domain/LeadRequest.ts"
+import { Limits } from "../Api/LeadRequest.ts"
 import { fail } from "./RequestContext.ts"
 
 export const isJsonMediaType = (contentType: string | undefined) =>

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs"
 import { requestExamples } from "../Api/Documentation.ts"
+import { Limits } from "../Api/LeadRequest.ts"
 import { openApiDocument } from "../Api/OpenApiDocument.ts"
 import { errorCatalog, errorCodes } from "../Api.ts"
-import { Limits } from "../Domain/LeadRequest.ts"
 
 /**
  * The human documentation, rendered from the OpenAPI document the server serves: every operation,

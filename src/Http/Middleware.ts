@@ -1,6 +1,7 @@
 import { Cause, Clock, Effect, Exit, Layer, Option, Redacted, Ref } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiError } from "effect/http-api"
+import { Limits } from "../Api/LeadRequest.ts"
 import {
   Authentication,
   BodyGuard,
@@ -16,7 +17,6 @@ import {
   RateWindow,
   RequestBody
 } from "../Api.ts"
-import { Limits } from "../Domain/LeadRequest.ts"
 import { KeyCheck } from "../KeyCheck.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { isJsonMediaType, readBody, tooLarge } from "./Body.ts"

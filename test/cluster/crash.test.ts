@@ -76,22 +76,33 @@ describe("a reservation left by a worker that died", () => {
     const organization = (await cli(url, ["org", "create", "--name", "Lease"])).id
     const origin = await cli(url, ["origin", "create", "--org", organization, "--label", "lease"])
     const body = { nombre: "Lease", telefono: "+52 33 1234 0000" }
-    await Effect.runPromise(
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`
+    const database = <A>(query: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+      Effect.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, query).pipe(
+          Effect.provide(PgClient.layer({ url: Redacted.make(url) })),
+          Effect.orDie
+        )
+      )
+    // The reservation is left once the server is up: its lease must not run out while it starts.
+    const server = await startServer(url)
+    const leaseEnded = () =>
+      database(
+        (sql) => sql<{ ended: boolean }>`
+          SELECT lease_expires_at < now() AS ended FROM idempotency_keys WHERE key = 'dead-worker'`
+      ).then(([row]) => row?.ended === true)
+    try {
+      await database(
+        (sql) => sql`
           INSERT INTO idempotency_keys (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
           VALUES (${origin.id}, 'dead-worker', ${requestFingerprint(body)}, 'in_progress', gen_random_uuid(),
-                  now() + interval '3 seconds')`
-      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url) })), Effect.orDie)
-    )
-    const server = await startServer(url)
-    try {
+                  now() + interval '5 seconds')`
+      )
       const blocked = await post(server.url, origin.key, body, { "idempotency-key": "dead-worker" })
+      expect(await leaseEnded(), "the lease still runs").toBe(false)
       expect(blocked.status).toBe(409)
       expect(blocked.body.error?.code).toBe("idempotency_in_progress")
       expect(blocked.headers.get("retry-after")).toBe("1")
-      await new Promise((resolve) => setTimeout(resolve, 3500))
+      while (!(await leaseEnded())) await new Promise((resolve) => setTimeout(resolve, 100))
       const created = await post(server.url, origin.key, body, { "idempotency-key": "dead-worker" })
       expect(created.status).toBe(201)
       expect(created.body.replay).toBeUndefined()

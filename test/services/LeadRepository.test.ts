@@ -8,7 +8,7 @@ import { PropertyCatalog } from "../../src/PropertyCatalog.ts"
 import { seed } from "../support/Client.ts"
 import { acrossLayers, expectFailure, leadWrite, setClock } from "./Suite.ts"
 
-const iso = (millis: number) => new Date(millis).toISOString()
+const at = (millis: number) => new Date(millis)
 
 const assignees = (writes: ReadonlyArray<{ readonly assigneeId: string | null }>) =>
   writes.map((written) => written.assigneeId)
@@ -55,17 +55,17 @@ acrossLayers("LeadRepository", (it) => {
         property_codigo: "ABC-1234",
         assignee_id: fixture.agentIds[0]!,
         assignee_name: "Ana",
-        created_at: iso(now),
-        notes: [{ body: "Me interesa el depa\npresupuesto: 2500000\ncontado: true", created_at: iso(now) }],
+        created_at: at(now),
+        notes: [{ body: "Me interesa el depa\npresupuesto: 2500000\ncontado: true", created_at: at(now) }],
         tasks: [
           {
             kind: "first_contact",
             assignee_id: fixture.agentIds[0]!,
             assignee_name: "Ana",
-            due_at: iso(now + firstContactMillis)
+            due_at: at(now + firstContactMillis)
           }
         ],
-        events: [{ type: "lead.created", created_at: iso(now) }]
+        events: [{ type: "lead.created", created_at: at(now) }]
       })
     })
   )
@@ -115,19 +115,19 @@ acrossLayers("LeadRepository", (it) => {
           email: "luis@example.com",
           property_id: fixture.propertyId,
           assignee_id: fixture.agentIds[0]!,
-          created_at: iso(createdAt)
+          created_at: at(createdAt)
         }
       )
       assert.deepStrictEqual(detail.notes, [
-        { body: "¿Sigue disponible?", created_at: iso(createdAt + 300_000) }
+        { body: "¿Sigue disponible?", created_at: at(createdAt + 300_000) }
       ])
       assert.deepStrictEqual(
         detail.tasks.map((task) => task.kind),
         ["first_contact"]
       )
       assert.deepStrictEqual(detail.events, [
-        { type: "lead.created", created_at: iso(createdAt) },
-        { type: "lead.enriched", created_at: iso(createdAt + 300_000) }
+        { type: "lead.created", created_at: at(createdAt) },
+        { type: "lead.enriched", created_at: at(createdAt + 300_000) }
       ])
     })
   )
@@ -405,7 +405,7 @@ acrossLayers("LeadRepository", (it) => {
           telefono: "55 9300 0002",
           email: "2@example.com",
           origin: label,
-          created_at: iso(start + 120_000)
+          created_at: at(start + 120_000)
         },
         {
           id: written[1]!.leadId,
@@ -413,7 +413,7 @@ acrossLayers("LeadRepository", (it) => {
           telefono: "55 9300 0001",
           email: "1@example.com",
           origin: label,
-          created_at: iso(start + 60_000)
+          created_at: at(start + 60_000)
         }
       ])
       assert.deepStrictEqual(
