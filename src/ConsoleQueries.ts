@@ -1,8 +1,9 @@
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { isAcceptablePhone, phoneMatchKey } from "./Domain/Phone.ts"
 import { MemoryStore } from "./MemoryStore.ts"
 import type { Operator } from "./Operators.ts"
+import { decodeFirst, decodeRows, IdRow } from "./Sql.ts"
 
 export interface OrganizationRow {
   readonly id: string
@@ -58,6 +59,96 @@ export interface RuleRow {
   readonly agents: ReadonlyArray<{ readonly id: string; readonly name: string }>
   readonly round_robin: boolean
 }
+
+const OrganizationRecord = Schema.Struct({ id: Schema.String, name: Schema.String, country: Schema.String })
+
+const RequestRecord = Schema.Struct({
+  id: Schema.String,
+  request_id: Schema.String,
+  at: Schema.Date,
+  status: Schema.Number,
+  outcome: Schema.String,
+  lead_id: Schema.NullOr(Schema.String),
+  key_prefix: Schema.NullOr(Schema.String),
+  idempotency_key: Schema.NullOr(Schema.String),
+  duration_ms: Schema.Number,
+  origin_id: Schema.NullOr(Schema.String),
+  origin_label: Schema.NullOr(Schema.String)
+})
+
+const PropertyRecord = Schema.Struct({
+  id: Schema.String,
+  codigo: Schema.String,
+  external_code: Schema.NullOr(Schema.String),
+  archived: Schema.Boolean,
+  created_at: Schema.Date
+})
+
+const MinuteCount = Schema.Struct({
+  minute: Schema.Date,
+  origin_id: Schema.String,
+  label: Schema.String,
+  count: Schema.Number
+})
+const DayCount = Schema.Struct({ day: Schema.String, created: Schema.Number, enriched: Schema.Number })
+const CodeCount = Schema.Struct({ code: Schema.String, count: Schema.Number })
+
+const OriginRecord = Schema.Struct({
+  id: Schema.String,
+  label: Schema.String,
+  prefix: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  last_used_at: Schema.NullOr(Schema.Date),
+  requests_24h: Schema.Number,
+  rate_limit: Schema.Number,
+  revoked: Schema.Boolean
+})
+
+const LeadSummaryRecord = Schema.Struct({
+  id: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
+  telefono: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  origin_id: Schema.String,
+  origin_label: Schema.String,
+  created_at: Schema.Date
+})
+
+const LeadRecord = Schema.Struct({
+  id: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
+  telefono: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  origin_id: Schema.String,
+  origin_label: Schema.String,
+  property_id: Schema.NullOr(Schema.String),
+  codigo: Schema.NullOr(Schema.String),
+  assignee_id: Schema.NullOr(Schema.String),
+  assignee_name: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  updated_at: Schema.Date,
+  erased_at: Schema.NullOr(Schema.Date)
+})
+const NoteRecord = Schema.Struct({ body: Schema.String, created_at: Schema.Date })
+const TaskRecord = Schema.Struct({
+  kind: Schema.String,
+  assignee: Schema.NullOr(Schema.String),
+  due_at: Schema.Date
+})
+const EventRecord = Schema.Struct({ type: Schema.String, created_at: Schema.Date })
+
+const AgentRecord = Schema.Struct({ id: Schema.String, name: Schema.String })
+
+const RuleRecord = Schema.Struct({
+  id: Schema.String,
+  priority: Schema.Number,
+  origin_id: Schema.NullOr(Schema.String),
+  origin_label: Schema.NullOr(Schema.String),
+  property_id: Schema.NullOr(Schema.String),
+  codigo: Schema.NullOr(Schema.String),
+  agents: Schema.Array(AgentRecord),
+  round_robin: Schema.Boolean
+})
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -184,13 +275,17 @@ export class ConsoleQueries extends Context.Service<
         lead: sql("leads")
       }
 
-      type RawRequest = Omit<RequestRow, "at"> & { at: Date; id: string }
-      const requestView = ({ id: _, ...row }: RawRequest): RequestRow => ({ ...row, at: iso(row.at) })
+      const requestView = ({ id: _, ...row }: typeof RequestRecord.Type): RequestRow => ({
+        ...row,
+        at: iso(row.at)
+      })
       const requestColumns = sql`r.id::text AS id, r.request_id, r.at, r.status, r.outcome, r.lead_id, r.key_prefix,
         r.idempotency_key, r.duration_ms, r.origin_id, o.label AS origin_label`
 
-      type RawProperty = Omit<PropertyRow, "created_at"> & { created_at: Date }
-      const propertyView = (row: RawProperty): PropertyRow => ({ ...row, created_at: iso(row.created_at) })
+      const propertyView = (row: typeof PropertyRecord.Type): PropertyRow => ({
+        ...row,
+        created_at: iso(row.created_at)
+      })
 
       const organizationFor = Effect.fn("ConsoleQueries.organizationFor")(function* (
         operator: Operator,
@@ -198,41 +293,40 @@ export class ConsoleQueries extends Context.Service<
       ) {
         const wanted = operator.organizationId ?? requested
         if (wanted !== undefined && !isUuid(wanted)) return Option.none()
-        const rows = yield* sql<OrganizationRow>`
+        return yield* sql`
           SELECT id, name, country FROM organizations
           ${wanted === undefined ? sql`` : sql`WHERE id = ${wanted}`}
-          ORDER BY name, id LIMIT 1`.pipe(Effect.orDie)
-        return Option.fromNullishOr(rows[0])
+          ORDER BY name, id LIMIT 1`.pipe(decodeFirst(OrganizationRecord))
       })
 
       return ConsoleQueries.of({
         organizationsFor: Effect.fn("ConsoleQueries.organizationsFor")(function* (operator) {
-          return yield* sql<OrganizationRow>`
+          return yield* sql`
             SELECT id, name, country FROM organizations
             ${operator.organizationId === null ? sql`` : sql`WHERE id = ${operator.organizationId}`}
-            ORDER BY name, id`.pipe(Effect.orDie)
+            ORDER BY name, id`.pipe(decodeRows(OrganizationRecord))
         }),
         organizationFor,
         overview: Effect.fn("ConsoleQueries.overview")(function* (organizationId) {
           const now = yield* Clock.currentTimeMillis
           const since = new Date(now - day)
-          const perMinute = yield* sql<{ minute: Date; origin_id: string; label: string; count: number }>`
+          const perMinute = yield* sql`
             SELECT date_trunc('minute', r.at) AS minute, r.origin_id, o.label, count(*)::int AS count
             FROM request_log r JOIN origins o ON o.id = r.origin_id
             WHERE o.organization_id = ${organizationId} AND r.at > ${since}
-            GROUP BY 1, 2, 3 ORDER BY 1, 3`.pipe(Effect.orDie)
-          const perDay = yield* sql<{ day: string; created: number; enriched: number }>`
+            GROUP BY 1, 2, 3 ORDER BY 1, 3`.pipe(decodeRows(MinuteCount))
+          const perDay = yield* sql`
             SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
                    count(*) FILTER (WHERE type = 'lead.created')::int AS created,
                    count(*) FILTER (WHERE type = 'lead.enriched')::int AS enriched
             FROM outbox_events
             WHERE organization_id = ${organizationId} AND created_at > ${new Date(now - 30 * day)}
-            GROUP BY 1 ORDER BY 1`.pipe(Effect.orDie)
-          const errors = yield* sql<{ code: string; count: number }>`
+            GROUP BY 1 ORDER BY 1`.pipe(decodeRows(DayCount))
+          const errors = yield* sql`
             SELECT r.outcome AS code, count(*)::int AS count
             FROM request_log r JOIN origins o ON o.id = r.origin_id
             WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.status >= 400
-            GROUP BY 1 ORDER BY 2 DESC, 1`.pipe(Effect.orDie)
+            GROUP BY 1 ORDER BY 2 DESC, 1`.pipe(decodeRows(CodeCount))
           return {
             requests_per_minute: perMinute.map((row) => ({ ...row, minute: iso(row.minute) })),
             leads_per_day: perDay,
@@ -241,16 +335,7 @@ export class ConsoleQueries extends Context.Service<
         }),
         origins: Effect.fn("ConsoleQueries.origins")(function* (organizationId) {
           const since = new Date((yield* Clock.currentTimeMillis) - day)
-          const rows = yield* sql<{
-            id: string
-            label: string
-            prefix: string | null
-            created_at: Date
-            last_used_at: Date | null
-            requests_24h: number
-            rate_limit: number
-            revoked: boolean
-          }>`
+          const rows = yield* sql`
             SELECT o.id, o.label, k.prefix, o.created_at, o.rate_limit,
                    (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked,
                    (SELECT max(at) FROM request_log r WHERE r.origin_id = o.id) AS last_used_at,
@@ -260,7 +345,7 @@ export class ConsoleQueries extends Context.Service<
               SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id ORDER BY created_at DESC, id LIMIT 1
             ) k ON true
             WHERE o.organization_id = ${organizationId}
-            ORDER BY o.created_at, o.label`.pipe(Effect.orDie)
+            ORDER BY o.created_at, o.label`.pipe(decodeRows(OriginRecord))
           return rows.map((row) => ({
             ...row,
             created_at: iso(row.created_at),
@@ -299,12 +384,12 @@ export class ConsoleQueries extends Context.Service<
               onSome: ([at, id]) => sql`(r.at, r.id) < (${at}, ${id}::bigint)`
             })
           ])
-          const rows = yield* sql<RawRequest>`
+          const rows = yield* sql`
             SELECT ${requestColumns}
             FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
             WHERE ${where} ${statusRange}
             ORDER BY r.at DESC, r.id DESC
-            LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+            LIMIT ${page.limit + 1}`.pipe(decodeRows(RequestRecord))
           const items = rows.slice(0, page.limit)
           const last = items.at(-1)
           return {
@@ -314,13 +399,13 @@ export class ConsoleQueries extends Context.Service<
         }),
         request: Effect.fn("ConsoleQueries.request")(
           function* (organizationId, requestId, includeUnattributed) {
-            const rows = yield* sql<RawRequest>`
+            const row = yield* sql`
             SELECT ${requestColumns}
             FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
             WHERE r.request_id = ${requestId}
               AND (o.organization_id = ${organizationId} ${includeUnattributed ? sql`OR r.origin_id IS NULL` : sql``})
-            ORDER BY r.id DESC LIMIT 1`.pipe(Effect.orDie)
-            return Option.map(Option.fromNullishOr(rows[0]), requestView)
+            ORDER BY r.id DESC LIMIT 1`.pipe(decodeFirst(RequestRecord))
+            return Option.map(row, requestView)
           }
         ),
         leads: Effect.fn("ConsoleQueries.leads")(function* (organization, query, page) {
@@ -336,15 +421,7 @@ export class ConsoleQueries extends Context.Service<
                   sql`l.nombre ILIKE ${likePattern(text)}`,
                   sql`l.email ILIKE ${likePattern(text)}`
                 ])
-          const rows = yield* sql<{
-            id: string
-            nombre: string | null
-            telefono: string | null
-            email: string | null
-            origin_id: string
-            origin_label: string
-            created_at: Date
-          }>`
+          const rows = yield* sql`
             SELECT l.id, l.nombre, l.telefono, l.email, l.origin_id, o.label AS origin_label, l.created_at
             FROM leads l JOIN origins o ON o.id = l.origin_id
             WHERE l.organization_id = ${organization.id} AND ${match}
@@ -353,7 +430,7 @@ export class ConsoleQueries extends Context.Service<
                 onSome: ([at, id]) => sql`AND (l.created_at, l.id) < (${at}, ${id}::uuid)`
               })}
             ORDER BY l.created_at DESC, l.id DESC
-            LIMIT ${page.limit + 1}`.pipe(Effect.orDie)
+            LIMIT ${page.limit + 1}`.pipe(decodeRows(LeadSummaryRecord))
           const items = rows.slice(0, page.limit)
           const last = items.at(-1)
           return {
@@ -371,44 +448,33 @@ export class ConsoleQueries extends Context.Service<
         }),
         lead: Effect.fn("ConsoleQueries.lead")(function* (organizationId, id) {
           if (!isUuid(id)) return Option.none()
-          const [lead] = yield* sql<{
-            id: string
-            nombre: string | null
-            telefono: string | null
-            email: string | null
-            origin_id: string
-            origin_label: string
-            property_id: string | null
-            codigo: string | null
-            assignee_id: string | null
-            assignee_name: string | null
-            created_at: Date
-            updated_at: Date
-            erased_at: Date | null
-          }>`
+          const found = yield* sql`
             SELECT l.id, l.nombre, l.telefono, l.email, l.origin_id, o.label AS origin_label, l.property_id, p.codigo,
                    l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at, l.erased_at
             FROM leads l
             JOIN origins o ON o.id = l.origin_id
             LEFT JOIN properties p ON p.id = l.property_id
             LEFT JOIN agents a ON a.id = l.assignee_id
-            WHERE l.id = ${id} AND l.organization_id = ${organizationId}`.pipe(Effect.orDie)
-          if (lead === undefined) return Option.none()
-          const notes = yield* sql<{ body: string; created_at: Date }>`
+            WHERE l.id = ${id} AND l.organization_id = ${organizationId}`.pipe(decodeFirst(LeadRecord))
+          if (Option.isNone(found)) return Option.none()
+          const lead = found.value
+          const notes = yield* sql`
             SELECT body, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`.pipe(
-            Effect.orDie
+            decodeRows(NoteRecord)
           )
-          const tasks = yield* sql<{ kind: string; assignee: string | null; due_at: Date }>`
+          const tasks = yield* sql`
             SELECT t.kind, a.name AS assignee, t.due_at
             FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id
-            WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`.pipe(Effect.orDie)
-          const events = yield* sql<{ type: string; created_at: Date }>`
-            SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`.pipe(Effect.orDie)
-          const requests = yield* sql<RawRequest>`
+            WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`.pipe(decodeRows(TaskRecord))
+          const events = yield* sql`
+            SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`.pipe(
+            decodeRows(EventRecord)
+          )
+          const requests = yield* sql`
             SELECT ${requestColumns}
             FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
             WHERE r.lead_id = ${id} AND o.organization_id = ${organizationId}
-            ORDER BY r.at DESC, r.id DESC LIMIT 200`.pipe(Effect.orDie)
+            ORDER BY r.at DESC, r.id DESC LIMIT 200`.pipe(decodeRows(RequestRecord))
           return Option.some({
             id: lead.id,
             nombre: lead.nombre,
@@ -433,44 +499,35 @@ export class ConsoleQueries extends Context.Service<
         }),
         properties: Effect.fn("ConsoleQueries.properties")(function* (organizationId, query) {
           const text = query.trim()
-          const rows = yield* sql<RawProperty>`
+          const rows = yield* sql`
             SELECT id, codigo, external_code, archived, created_at FROM properties
             WHERE organization_id = ${organizationId}
               ${text === "" ? sql`` : sql`AND (codigo ILIKE ${likePattern(text)} OR external_code ILIKE ${likePattern(text)})`}
-            ORDER BY archived, codigo`.pipe(Effect.orDie)
+            ORDER BY archived, codigo`.pipe(decodeRows(PropertyRecord))
           return rows.map(propertyView)
         }),
         property: Effect.fn("ConsoleQueries.property")(function* (organizationId, id) {
           if (!isUuid(id)) return Option.none()
-          const rows = yield* sql<RawProperty>`
+          const row = yield* sql`
             SELECT id, codigo, external_code, archived, created_at FROM properties
-            WHERE id = ${id} AND organization_id = ${organizationId}`.pipe(Effect.orDie)
-          return Option.map(Option.fromNullishOr(rows[0]), propertyView)
+            WHERE id = ${id} AND organization_id = ${organizationId}`.pipe(decodeFirst(PropertyRecord))
+          return Option.map(row, propertyView)
         }),
         restoreProperty: Effect.fn("ConsoleQueries.restoreProperty")(function* (organizationId, id) {
           if (!isUuid(id)) return Option.none()
-          const rows = yield* sql<RawProperty>`
+          const row = yield* sql`
             UPDATE properties SET archived = false WHERE id = ${id} AND organization_id = ${organizationId}
-            RETURNING id, codigo, external_code, archived, created_at`.pipe(Effect.orDie)
-          return Option.map(Option.fromNullishOr(rows[0]), propertyView)
+            RETURNING id, codigo, external_code, archived, created_at`.pipe(decodeFirst(PropertyRecord))
+          return Option.map(row, propertyView)
         }),
         agents: Effect.fn("ConsoleQueries.agents")(function* (organizationId) {
-          return yield* sql<{ id: string; name: string }>`
+          return yield* sql`
             SELECT id, name FROM agents WHERE organization_id = ${organizationId} ORDER BY name, id`.pipe(
-            Effect.orDie
+            decodeRows(AgentRecord)
           )
         }),
         rules: Effect.fn("ConsoleQueries.rules")(function* (organizationId) {
-          const rows = yield* sql<{
-            id: string
-            priority: number
-            origin_id: string | null
-            origin_label: string | null
-            property_id: string | null
-            codigo: string | null
-            agents: ReadonlyArray<{ id: string; name: string }>
-            round_robin: boolean
-          }>`
+          const rows = yield* sql`
             SELECT r.id, r.priority, r.origin_id, o.label AS origin_label, r.property_id, p.codigo, r.round_robin,
                    COALESCE((SELECT jsonb_agg(jsonb_build_object('id', a.id, 'name', a.name) ORDER BY x.ord)
                              FROM unnest(r.agent_ids) WITH ORDINALITY AS x(id, ord) JOIN agents a ON a.id = x.id),
@@ -479,7 +536,7 @@ export class ConsoleQueries extends Context.Service<
             LEFT JOIN origins o ON o.id = r.origin_id
             LEFT JOIN properties p ON p.id = r.property_id
             WHERE r.organization_id = ${organizationId}
-            ORDER BY r.priority, r.created_at, r.id`.pipe(Effect.orDie)
+            ORDER BY r.priority, r.created_at, r.id`.pipe(decodeRows(RuleRecord))
           return rows.map((row) => ({
             id: row.id,
             priority: row.priority,
@@ -493,7 +550,7 @@ export class ConsoleQueries extends Context.Service<
           if (!isUuid(id)) return false
           const rows = yield* sql`
             DELETE FROM capture_rules WHERE id = ${id} AND organization_id = ${organizationId} RETURNING id`.pipe(
-            Effect.orDie
+            decodeRows(IdRow)
           )
           return rows.length > 0
         })
