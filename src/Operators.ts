@@ -1,8 +1,9 @@
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { decoyHash, generatePassword, hashPassword, verifyPassword } from "./Domain/Password.ts"
 import { MemoryStore } from "./MemoryStore.ts"
+import { decodeFirst, requireExisting } from "./Sql.ts"
 
 export type Role = "admin" | "viewer"
 
@@ -61,6 +62,17 @@ export class ConsoleMemory extends Context.Service<ConsoleMemory, ConsoleMemoryS
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
 
+const OperatorRecord = Schema.Struct({
+  id: Schema.String,
+  email: Schema.String,
+  role: Schema.Literals(["admin", "viewer"]),
+  organization_id: Schema.NullOr(Schema.String)
+})
+
+const CredentialRecord = Schema.Struct({ ...OperatorRecord.fields, password_hash: Schema.String })
+
+const decodeOperator = Schema.decodeUnknownEffect(OperatorRecord)
+
 const emailPattern = /^[^\s@]+@[^\s@]+$/
 
 const checkEmail = (email: string) =>
@@ -100,8 +112,7 @@ export class Operators extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       yield* Effect.promise(decoyHash)
-      type Row = { id: string; email: string; role: Role; organization_id: string | null }
-      const view = (row: Row): Operator => ({
+      const view = (row: typeof OperatorRecord.Type): Operator => ({
         id: row.id,
         email: row.email,
         role: row.role,
@@ -111,15 +122,10 @@ export class Operators extends Context.Service<
         add: Effect.fn("Operators.add")(function* (input) {
           const email = normalizeEmail(input.email)
           yield* checkEmail(email)
-          if (input.organizationId !== null) {
-            const [organization] =
-              yield* sql`SELECT 1 FROM organizations WHERE id = ${input.organizationId}`.pipe(Effect.orDie)
-            if (organization === undefined)
-              return yield* new UnknownEntity({ entity: "organization", id: input.organizationId })
-          }
+          if (input.organizationId !== null) yield* requireExisting(sql, "organization", input.organizationId)
           const password = generatePassword()
           const passwordHash = yield* hash(password)
-          const [row] = yield* sql<Row>`
+          const row = yield* sql`
             INSERT INTO operators (organization_id, email, role, password_hash)
             VALUES (${input.organizationId}, ${email}, ${input.role}, ${passwordHash})
             RETURNING id, email, role, organization_id`.pipe(
@@ -127,9 +133,10 @@ export class Operators extends Context.Service<
               (error) => error.reason._tag === "UniqueViolation",
               () => Effect.fail(new Rejected({ reason: `an operator with e-mail ${email} already exists` }))
             ),
-            Effect.catchTag("SqlError", Effect.die)
+            Effect.catchTag("SqlError", Effect.die),
+            Effect.flatMap(([row]) => Effect.orDie(decodeOperator(row)))
           )
-          return { ...view(row!), password }
+          return { ...view(row), password }
         }),
         resetPassword: Effect.fn("Operators.resetPassword")(function* (rawEmail) {
           const email = normalizeEmail(rawEmail)
@@ -139,34 +146,34 @@ export class Operators extends Context.Service<
           const row = yield* sql
             .withTransaction(
               Effect.gen(function* () {
-                const [row] = yield* sql<Row>`
+                const row = yield* sql`
                 UPDATE operators SET password_hash = ${passwordHash} WHERE email = ${email}
-                RETURNING id, email, role, organization_id`
-                if (row !== undefined) {
-                  yield* sql`UPDATE operator_sessions SET revoked_at = ${now} WHERE operator_id = ${row.id} AND revoked_at IS NULL`
+                RETURNING id, email, role, organization_id`.pipe(decodeFirst(OperatorRecord))
+                if (Option.isSome(row)) {
+                  yield* sql`UPDATE operator_sessions SET revoked_at = ${now} WHERE operator_id = ${row.value.id} AND revoked_at IS NULL`
                 }
                 return row
               })
             )
             .pipe(Effect.orDie)
-          if (row === undefined) return yield* new UnknownEntity({ entity: "operator", id: email })
-          return { ...view(row), password }
+          if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "operator", id: email })
+          return { ...view(row.value), password }
         }),
         remove: Effect.fn("Operators.remove")(function* (rawEmail) {
           const email = normalizeEmail(rawEmail)
-          const [row] = yield* sql<Row>`
+          const row = yield* sql`
             DELETE FROM operators WHERE email = ${email} RETURNING id, email, role, organization_id`.pipe(
-            Effect.orDie
+            decodeFirst(OperatorRecord)
           )
-          if (row === undefined) return yield* new UnknownEntity({ entity: "operator", id: email })
-          return view(row)
+          if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "operator", id: email })
+          return view(row.value)
         }),
         authenticate: Effect.fn("Operators.authenticate")(function* (rawEmail, password) {
-          const [row] = yield* sql<Row & { password_hash: string }>`
+          const row = yield* sql`
             SELECT id, email, role, organization_id, password_hash FROM operators
-            WHERE email = ${normalizeEmail(rawEmail)}`.pipe(Effect.orDie)
-          const matches = yield* verify(password, row?.password_hash)
-          return matches && row !== undefined ? Option.some(view(row)) : Option.none()
+            WHERE email = ${normalizeEmail(rawEmail)}`.pipe(decodeFirst(CredentialRecord))
+          const matches = yield* verify(password, Option.getOrUndefined(row)?.password_hash)
+          return matches ? Option.map(row, view) : Option.none()
         })
       })
     })
