@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto"
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
+import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
 import { generateToken } from "./Domain/Password.ts"
 import { ConsoleMemory, type Operator } from "./Operators.ts"
-import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
+import { availableOrFail, decodeSingle, IdRow, type StoreUnavailable } from "./Sql.ts"
 
 export interface SessionPolicy {
   /** A session unused this long ends (each use slides it). */
@@ -30,6 +30,15 @@ export interface ActiveSession {
   readonly operator: Operator
 }
 
+const SessionRecord = Schema.Struct({
+  id: Schema.String,
+  csrf_token: Schema.String,
+  operator_id: Schema.String,
+  email: Schema.String,
+  role: Schema.Literals(["admin", "viewer"]),
+  organization_id: Schema.NullOr(Schema.String)
+})
+
 const hashToken = (token: string) => createHash("sha256").update(token, "utf8").digest("hex")
 
 /** Server-side sessions in PostgreSQL, so every instance sees a sign-in and a sign-out at once. */
@@ -53,35 +62,33 @@ export class Sessions extends Context.Service<
         const sql = yield* SqlClient.SqlClient
         const idleMillis = Duration.toMillis(policy.idle)
         const absoluteMillis = Duration.toMillis(policy.absolute)
+        const touch = SqlSchema.findOneOption({
+          Request: Schema.Struct({ tokenHash: Schema.String, now: Schema.Number }),
+          Result: SessionRecord,
+          execute: ({ tokenHash, now }) => sql`
+            UPDATE operator_sessions s SET last_seen_at = ${new Date(now)}
+            FROM operators o
+            WHERE s.token_hash = ${tokenHash} AND o.id = s.operator_id AND s.revoked_at IS NULL
+              AND s.last_seen_at > ${new Date(now - idleMillis)} AND s.created_at > ${new Date(now - absoluteMillis)}
+            RETURNING s.id, s.csrf_token, o.id AS operator_id, o.email, o.role, o.organization_id`
+        })
         return Sessions.of({
           create: Effect.fn("Sessions.create")(function* (input) {
             const now = new Date(yield* Clock.currentTimeMillis)
             const token = generateToken()
             const csrfToken = generateToken()
-            const [row] = yield* sql<{ id: string }>`
+            const row = yield* sql`
               INSERT INTO operator_sessions (operator_id, token_hash, csrf_token, ip, created_at, last_seen_at)
               VALUES (${input.operatorId}, ${hashToken(token)}, ${csrfToken}, ${input.ip}, ${now}, ${now})
-              RETURNING id`.pipe(Effect.orDie)
-            return { id: row!.id, token, csrfToken }
+              RETURNING id`.pipe(decodeSingle(IdRow))
+            return { id: row.id, token, csrfToken }
           }),
           resolve: Effect.fn("Sessions.resolve")(function* (token) {
             const now = yield* Clock.currentTimeMillis
-            const rows = yield* sql<{
-              id: string
-              csrf_token: string
-              operator_id: string
-              email: string
-              role: "admin" | "viewer"
-              organization_id: string | null
-            }>`
-              UPDATE operator_sessions s SET last_seen_at = ${new Date(now)}
-              FROM operators o
-              WHERE s.token_hash = ${hashToken(token)} AND o.id = s.operator_id AND s.revoked_at IS NULL
-                AND s.last_seen_at > ${new Date(now - idleMillis)} AND s.created_at > ${new Date(now - absoluteMillis)}
-              RETURNING s.id, s.csrf_token, o.id AS operator_id, o.email, o.role, o.organization_id`.pipe(
+            const found = yield* touch({ tokenHash: hashToken(token), now }).pipe(
               availableOrFail("Sessions.resolve")
             )
-            return Option.map(Option.fromNullishOr(rows[0]), (row) => ({
+            return Option.map(found, (row) => ({
               id: row.id,
               csrfToken: row.csrf_token,
               operator: {
