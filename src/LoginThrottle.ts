@@ -1,4 +1,4 @@
-import { Clock, Context, Duration, Effect, Layer } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { ConsoleMemory, normalizeEmail } from "./Operators.ts"
 import { availableOrFail, type StoreUnavailable } from "./Sql.ts"
@@ -28,6 +28,16 @@ const subjectsOf = (attempt: Attempt): ReadonlyArray<readonly [Scope, string]> =
   ["account", normalizeEmail(attempt.email)],
   ["address", attempt.ip]
 ]
+
+const ThrottleRecords = Schema.Array(
+  Schema.Struct({
+    scope: Schema.Literals(["account", "address"]),
+    window_start: Schema.Date,
+    failures: Schema.Number
+  })
+)
+
+const decodeThrottle = Schema.decodeUnknownEffect(ThrottleRecords)
 
 /**
  * Failed sign-ins counted per e-mail (known or not, so the answer says nothing about which exist)
@@ -59,11 +69,12 @@ export class LoginThrottle extends Context.Service<
         const windowMillis = Duration.toMillis(policy.window)
         const limitOf = (scope: Scope) => (scope === "account" ? policy.perAccount : policy.perAddress)
         const waitOf = (attempt: Attempt, now: number) => {
-          const [account, address] = subjectsOf(attempt)
-          return sql<{ scope: Scope; window_start: Date; failures: number }>`
+          return sql`
             SELECT scope, window_start, failures FROM login_throttle
-            WHERE ((scope = 'account' AND subject = ${account![1]}) OR (scope = 'address' AND subject = ${address![1]}))
+            WHERE ((scope = 'account' AND subject = ${normalizeEmail(attempt.email)})
+                   OR (scope = 'address' AND subject = ${attempt.ip}))
               AND window_start > ${new Date(now - windowMillis)}`.pipe(
+            Effect.flatMap(decodeThrottle),
             Effect.map((rows) =>
               retryAfterOf(
                 rows.map((row) => ({
