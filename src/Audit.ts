@@ -1,6 +1,7 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { ConsoleMemory } from "./Operators.ts"
+import { decodeRows } from "./Sql.ts"
 
 export interface AuditEvent {
   readonly organizationId: string | null
@@ -28,6 +29,17 @@ export interface AuditScope {
   /** Platform administrators also see what was done outside any organization (their own sign-ins). */
   readonly includePlatform: boolean
 }
+
+const AuditRecord = Schema.Struct({
+  id: Schema.String,
+  at: Schema.Date,
+  organization_id: Schema.NullOr(Schema.String),
+  operator_id: Schema.NullOr(Schema.String),
+  operator_email: Schema.String,
+  action: Schema.String,
+  target: Schema.NullOr(Schema.String),
+  ip: Schema.NullOr(Schema.String)
+})
 
 const cursorOf = (cursor: string | undefined) =>
   cursor !== undefined && /^[1-9][0-9]{0,17}$/.test(cursor) ? cursor : null
@@ -57,22 +69,13 @@ export class Audit extends Context.Service<
         }),
         list: Effect.fn("Audit.list")(function* (scope, options) {
           const before = cursorOf(options.cursor)
-          const rows = yield* sql<{
-            id: string
-            at: Date
-            organization_id: string | null
-            operator_id: string | null
-            operator_email: string
-            action: string
-            target: string | null
-            ip: string | null
-          }>`
+          const rows = yield* sql`
             SELECT id::text, at, organization_id, operator_id, operator_email, action, target, ip FROM audit_log
             WHERE (organization_id = ${scope.organizationId}
                    ${scope.includePlatform ? sql`OR organization_id IS NULL` : sql``})
               ${before === null ? sql`` : sql`AND audit_log.id < ${before}::bigint`}
             ORDER BY audit_log.id DESC
-            LIMIT ${options.limit + 1}`.pipe(Effect.orDie)
+            LIMIT ${options.limit + 1}`.pipe(decodeRows(AuditRecord))
           const items = rows.slice(0, options.limit).map((row) => ({
             id: row.id,
             at: row.at,
