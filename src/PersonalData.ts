@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { isAcceptablePhone, phoneMatchKey } from "./Domain/Phone.ts"
 import { type ErasureRow, MemoryStore } from "./MemoryStore.ts"
-import { countOf, decodeFirst, decodeRows, IdRow } from "./Sql.ts"
+import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "./Sql.ts"
 import { fanOut, WebhookMemory } from "./WebhookMemory.ts"
 
 export interface ExportedLead {
@@ -525,11 +525,7 @@ export class PersonalData extends Context.Service<
         }),
 
         erasures: Effect.fn("PersonalData.erasures")(function* (organizationId, limit) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(
-            Effect.orDie
-          )
-          if (organization === undefined)
-            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          yield* requireExisting(sql, "organization", organizationId)
           const rows = yield* sql`
             SELECT lead_id, organization_id, erased_at, erased_by, reason, removed FROM lead_erasures
             WHERE organization_id = ${organizationId}

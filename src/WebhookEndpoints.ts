@@ -5,7 +5,7 @@ import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { type EventType, eventTypes } from "./Domain/WebhookPayload.ts"
 import { generateSecret } from "./Domain/WebhookSignature.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { decodeFirst, decodeRows, decodeSingle } from "./Sql.ts"
+import { decodeFirst, decodeRows, decodeSingle, requireExisting } from "./Sql.ts"
 import { fanOut, WebhookMemory } from "./WebhookMemory.ts"
 import { vetUrl } from "./WebhookNetwork.ts"
 
@@ -71,11 +71,7 @@ export class WebhookEndpoints extends Context.Service<
           const target = yield* vetUrl(endpoint.url, config).pipe(
             Effect.mapError((refused) => new Rejected({ reason: `URL not allowed: ${refused.reason}` }))
           )
-          const [organization] =
-            yield* sql`SELECT 1 FROM organizations WHERE id = ${endpoint.organizationId}`.pipe(Effect.orDie)
-          if (organization === undefined) {
-            return yield* new UnknownEntity({ entity: "organization", id: endpoint.organizationId })
-          }
+          yield* requireExisting(sql, "organization", endpoint.organizationId)
           const secret = generateSecret()
           const now = new Date(yield* Clock.currentTimeMillis)
           const row = yield* sql`
@@ -87,11 +83,7 @@ export class WebhookEndpoints extends Context.Service<
           return { endpoint: view(row), secret }
         }),
         list: Effect.fn("WebhookEndpoints.list")(function* (organizationId) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(
-            Effect.orDie
-          )
-          if (organization === undefined)
-            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          yield* requireExisting(sql, "organization", organizationId)
           const rows = yield* sql`
             SELECT ${columns} FROM webhook_endpoints WHERE organization_id = ${organizationId}
             ORDER BY created_at, id`.pipe(decodeRows(EndpointRow))
