@@ -2,6 +2,7 @@ import { Clock, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "./Config.ts"
 import { memoryMillis } from "./IdempotencyStore.ts"
+import { countOf } from "./Sql.ts"
 
 const sweepEvery = Duration.minutes(5)
 const dayMillis = 24 * 60 * 60 * 1000
@@ -24,13 +25,13 @@ export const sweep = Effect.gen(function* () {
     WHERE (state = 'completed' AND completed_at < ${new Date(now - memoryMillis)})
        OR (state = 'in_progress' AND lease_expires_at < ${new Date(now - 60 * 60_000)})`
   const cutoff = new Date(now - requestLogRetentionDays * dayMillis)
-  const pruneBatch = sql<{ n: number }>`
+  const pruneBatch = sql`
     WITH gone AS (
       DELETE FROM request_log
       WHERE id IN (SELECT id FROM request_log WHERE at < ${cutoff} LIMIT ${requestLogBatch})
       RETURNING 1
     )
-    SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]!.n))
+    SELECT count(*)::int AS n FROM gone`.pipe(countOf)
   let pruned = 0
   while (true) {
     const n = yield* pruneBatch

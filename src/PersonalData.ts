@@ -1,8 +1,9 @@
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { isAcceptablePhone, phoneMatchKey } from "./Domain/Phone.ts"
 import { type ErasureRow, MemoryStore } from "./MemoryStore.ts"
+import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "./Sql.ts"
 import { fanOut, WebhookMemory } from "./WebhookMemory.ts"
 
 export interface ExportedLead {
@@ -129,6 +130,83 @@ export const eventPayloadKeys = [
 const erasedSnapshotLead = { nombre: null, telefono: null, email: null, property_id: null, assignee_id: null }
 export const replyKeys = ["lead_id", "status", "lead_url", "matched_on"] as const
 
+const ErasureRecordRow = Schema.Struct({
+  lead_id: Schema.String,
+  organization_id: Schema.String,
+  erased_at: Schema.Date,
+  erased_by: Schema.String,
+  reason: Schema.String,
+  removed: Schema.Record(Schema.String, Schema.Number)
+})
+const CountryRow = Schema.Struct({ country: Schema.String })
+const ExportLeadRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  origin_id: Schema.String,
+  origin: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
+  telefono: Schema.NullOr(Schema.String),
+  phone_key: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  property: Schema.NullOr(
+    Schema.Struct({ id: Schema.String, codigo: Schema.String, external_code: Schema.NullOr(Schema.String) })
+  ),
+  assignee_id: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  erased_at: Schema.NullOr(Schema.Date)
+})
+const NoteRow = Schema.Struct({ body: Schema.String, request_id: Schema.String, created_at: Schema.Date })
+const TaskRow = Schema.Struct({
+  kind: Schema.String,
+  assignee_id: Schema.NullOr(Schema.String),
+  due_at: Schema.Date,
+  created_at: Schema.Date
+})
+const EventRow = Schema.Struct({
+  type: Schema.String,
+  payload: Schema.Unknown,
+  created_at: Schema.Date,
+  published_at: Schema.NullOr(Schema.Date)
+})
+const RequestRow = Schema.Struct({
+  request_id: Schema.String,
+  at: Schema.Date,
+  origin_id: Schema.NullOr(Schema.String),
+  key_prefix: Schema.NullOr(Schema.String),
+  status: Schema.Number,
+  outcome: Schema.String,
+  idempotency_key: Schema.NullOr(Schema.String),
+  duration_ms: Schema.Number
+})
+const ReplyRow = Schema.Struct({
+  origin_id: Schema.String,
+  key: Schema.String,
+  http_status: Schema.Number,
+  response: Schema.Unknown,
+  completed_at: Schema.Date
+})
+const DeliveryRow = Schema.Struct({
+  endpoint_id: Schema.String,
+  url: Schema.String,
+  event_id: Schema.String,
+  type: Schema.String,
+  state: Schema.Literals(["pending", "delivered", "failed"]),
+  attempts: Schema.Number,
+  last_status: Schema.NullOr(Schema.Number),
+  last_error: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  last_attempt_at: Schema.NullOr(Schema.Date),
+  next_attempt_at: Schema.NullOr(Schema.Date),
+  delivered_at: Schema.NullOr(Schema.Date)
+})
+const ErasingLeadRow = Schema.Struct({
+  organization_id: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
+  telefono: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  erased_at: Schema.NullOr(Schema.Date)
+})
+
 const digitsOf = (text: string) => text.replace(/\D/g, "")
 
 const wordsOf = (text: string) =>
@@ -204,21 +282,17 @@ export class PersonalData extends Context.Service<
       const iso = (date: Date) => date.toISOString()
       const isoOrNull = (date: Date | null) => (date === null ? null : date.toISOString())
 
-      interface ErasureRecordRow {
-        readonly lead_id: string
-        readonly organization_id: string
-        readonly erased_at: Date
-        readonly erased_by: string
-        readonly reason: string
-        readonly removed: Record<string, number>
-      }
-      const toErasure = (row: ErasureRecordRow): Erasure => ({ ...row, erased_at: iso(row.erased_at) })
+      const toErasure = (row: typeof ErasureRecordRow.Type): Erasure => ({
+        ...row,
+        erased_at: iso(row.erased_at)
+      })
 
       const erasureOf = (leadId: string) =>
-        sql<ErasureRecordRow>`
+        sql`
           SELECT lead_id, organization_id, erased_at, erased_by, reason, removed
           FROM lead_erasures WHERE lead_id = ${leadId}`.pipe(
-          Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), toErasure))
+          decodeFirst(ErasureRecordRow),
+          Effect.map(Option.map(toErasure))
         )
 
       /**
@@ -234,14 +308,14 @@ export class PersonalData extends Context.Service<
         {
           table: "lead_notes",
           erase: (leadId) =>
-            sql<{ n: number }>`
+            sql`
               WITH gone AS (DELETE FROM lead_notes WHERE lead_id = ${leadId} RETURNING 1)
-              SELECT count(*)::int AS n FROM gone`.pipe(Effect.map((rows) => rows[0]!.n))
+              SELECT count(*)::int AS n FROM gone`.pipe(countOf)
         },
         {
           table: "webhook_deliveries",
           erase: (leadId) =>
-            sql<{ n: number }>`
+            sql`
               WITH cancelled AS (
                 UPDATE webhook_deliveries d
                 SET state = 'failed', next_attempt_at = NULL, lease_token = NULL,
@@ -250,12 +324,12 @@ export class PersonalData extends Context.Service<
                 WHERE o.id = d.outbox_id AND o.lead_id = ${leadId} AND d.state = 'pending'
                 RETURNING 1
               )
-              SELECT count(*)::int AS n FROM cancelled`.pipe(Effect.map((rows) => rows[0]!.n))
+              SELECT count(*)::int AS n FROM cancelled`.pipe(countOf)
         },
         {
           table: "outbox_events",
           erase: (leadId) =>
-            sql<{ n: number }>`
+            sql`
               WITH scrubbed AS (
                 UPDATE outbox_events e
                 SET payload = (
@@ -267,12 +341,12 @@ export class PersonalData extends Context.Service<
                 WHERE e.lead_id = ${leadId}
                 RETURNING 1
               )
-              SELECT count(*)::int AS n FROM scrubbed`.pipe(Effect.map((rows) => rows[0]!.n))
+              SELECT count(*)::int AS n FROM scrubbed`.pipe(countOf)
         },
         {
           table: "idempotency_keys",
           erase: (leadId) =>
-            sql<{ n: number }>`
+            sql`
               WITH scrubbed AS (
                 UPDATE idempotency_keys k
                 SET response = (
@@ -283,25 +357,25 @@ export class PersonalData extends Context.Service<
                 WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
                 RETURNING 1
               )
-              SELECT count(*)::int AS n FROM scrubbed`.pipe(Effect.map((rows) => rows[0]!.n))
+              SELECT count(*)::int AS n FROM scrubbed`.pipe(countOf)
         }
       ]
 
       return PersonalData.of({
         findByPhone: Effect.fn("PersonalData.findByPhone")(function* (organizationId, phone) {
-          const [organization] = yield* sql<{ country: string }>`
-            SELECT country FROM organizations WHERE id = ${organizationId}`.pipe(Effect.orDie)
-          if (organization === undefined)
+          const organization = yield* sql`
+            SELECT country FROM organizations WHERE id = ${organizationId}`.pipe(decodeFirst(CountryRow))
+          if (Option.isNone(organization))
             return yield* new UnknownEntity({ entity: "organization", id: organizationId })
           if (!isAcceptablePhone(phone)) return yield* badPhone()
-          const [lead] = yield* sql<{ id: string }>`
+          const lead = yield* sql`
             SELECT id FROM leads
-            WHERE organization_id = ${organizationId} AND phone_key = ${phoneMatchKey(phone, organization.country)}`.pipe(
-            Effect.orDie
+            WHERE organization_id = ${organizationId} AND phone_key = ${phoneMatchKey(phone, organization.value.country)}`.pipe(
+            decodeFirst(IdRow)
           )
-          if (lead === undefined) return yield* noLeadWithPhone(organizationId)
-          yield* Effect.annotateCurrentSpan({ "lead.id": lead.id })
-          return lead.id
+          if (Option.isNone(lead)) return yield* noLeadWithPhone(organizationId)
+          yield* Effect.annotateCurrentSpan({ "lead.id": lead.value.id })
+          return lead.value.id
         }),
 
         export: Effect.fn("PersonalData.export")(function* (leadId) {
@@ -309,89 +383,45 @@ export class PersonalData extends Context.Service<
           const exportedAt = yield* Clock.currentTimeMillis
           const read = Effect.gen(function* () {
             yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`
-            const [lead] = yield* sql<{
-              id: string
-              organization_id: string
-              origin_id: string
-              origin: string
-              nombre: string | null
-              telefono: string | null
-              phone_key: string | null
-              email: string | null
-              property_id: string | null
-              codigo: string | null
-              external_code: string | null
-              assignee_id: string | null
-              created_at: Date
-              erased_at: Date | null
-            }>`
+            const found = yield* sql`
               SELECT l.id, l.organization_id, l.origin_id, o.label AS origin, l.nombre, l.telefono, l.phone_key,
-                     l.email, l.property_id, p.codigo, p.external_code, l.assignee_id, l.created_at, l.erased_at
+                     l.email,
+                     CASE WHEN p.id IS NULL THEN NULL
+                          ELSE jsonb_build_object('id', p.id, 'codigo', p.codigo, 'external_code', p.external_code)
+                     END AS property,
+                     l.assignee_id, l.created_at, l.erased_at
               FROM leads l
               JOIN origins o ON o.id = l.origin_id
               LEFT JOIN properties p ON p.id = l.property_id
-              WHERE l.id = ${leadId}`
-            if (lead === undefined) return Option.none()
-            const notes = yield* sql<{ body: string; request_id: string; created_at: Date }>`
-              SELECT body, request_id, created_at FROM lead_notes WHERE lead_id = ${leadId} ORDER BY created_at, id`
-            const tasks = yield* sql<{
-              kind: string
-              assignee_id: string | null
-              due_at: Date
-              created_at: Date
-            }>`
+              WHERE l.id = ${leadId}`.pipe(decodeFirst(ExportLeadRow))
+            if (Option.isNone(found)) return Option.none()
+            const lead = found.value
+            const notes = yield* sql`
+              SELECT body, request_id, created_at FROM lead_notes WHERE lead_id = ${leadId} ORDER BY created_at, id`.pipe(
+              decodeRows(NoteRow)
+            )
+            const tasks = yield* sql`
               SELECT kind, assignee_id, due_at, created_at FROM lead_tasks WHERE lead_id = ${leadId}
-              ORDER BY created_at, id`
-            const events = yield* sql<{
-              type: string
-              payload: unknown
-              created_at: Date
-              published_at: Date | null
-            }>`
-              SELECT type, payload, created_at, published_at FROM outbox_events WHERE lead_id = ${leadId} ORDER BY id`
-            const requests = yield* sql<{
-              request_id: string
-              at: Date
-              origin_id: string | null
-              key_prefix: string | null
-              status: number
-              outcome: string
-              idempotency_key: string | null
-              duration_ms: number
-            }>`
+              ORDER BY created_at, id`.pipe(decodeRows(TaskRow))
+            const events = yield* sql`
+              SELECT type, payload, created_at, published_at FROM outbox_events WHERE lead_id = ${leadId} ORDER BY id`.pipe(
+              decodeRows(EventRow)
+            )
+            const requests = yield* sql`
               SELECT request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms
-              FROM request_log WHERE lead_id = ${leadId} ORDER BY at, id`
-            const replies = yield* sql<{
-              origin_id: string
-              key: string
-              http_status: number
-              response: unknown
-              completed_at: Date
-            }>`
+              FROM request_log WHERE lead_id = ${leadId} ORDER BY at, id`.pipe(decodeRows(RequestRow))
+            const replies = yield* sql`
               SELECT origin_id, key, http_status, response, completed_at FROM idempotency_keys
               WHERE state = 'completed' AND response ->> 'lead_id' = ${leadId}
-              ORDER BY completed_at, key`
-            const deliveries = yield* sql<{
-              endpoint_id: string
-              url: string
-              event_id: string
-              type: string
-              state: ExportedDelivery["state"]
-              attempts: number
-              last_status: number | null
-              last_error: string | null
-              created_at: Date
-              last_attempt_at: Date | null
-              next_attempt_at: Date | null
-              delivered_at: Date | null
-            }>`
+              ORDER BY completed_at, key`.pipe(decodeRows(ReplyRow))
+            const deliveries = yield* sql`
               SELECT d.endpoint_id, w.url, d.event_id, d.type, d.state, d.attempts, d.last_status, d.last_error,
                      d.created_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
               FROM webhook_deliveries d
               JOIN outbox_events o ON o.id = d.outbox_id
               JOIN webhook_endpoints w ON w.id = d.endpoint_id
               WHERE o.lead_id = ${leadId}
-              ORDER BY d.created_at, d.outbox_id, w.created_at, d.endpoint_id`
+              ORDER BY d.created_at, d.outbox_id, w.created_at, d.endpoint_id`.pipe(decodeRows(DeliveryRow))
             const erasure = yield* erasureOf(leadId)
             return Option.some({
               exported_at: new Date(exportedAt).toISOString(),
@@ -404,10 +434,7 @@ export class PersonalData extends Context.Service<
                 telefono: lead.telefono,
                 phone_key: lead.phone_key,
                 email: lead.email,
-                property:
-                  lead.property_id === null
-                    ? null
-                    : { id: lead.property_id, codigo: lead.codigo!, external_code: lead.external_code },
+                property: lead.property,
                 assignee_id: lead.assignee_id,
                 created_at: iso(lead.created_at),
                 erased_at: isoOrNull(lead.erased_at)
@@ -457,16 +484,11 @@ export class PersonalData extends Context.Service<
           yield* validateErasure(request)
           const now = new Date(yield* Clock.currentTimeMillis)
           const erase = Effect.gen(function* () {
-            const [lead] = yield* sql<{
-              organization_id: string
-              nombre: string | null
-              telefono: string | null
-              email: string | null
-              erased_at: Date | null
-            }>`
+            const found = yield* sql`
               SELECT organization_id, nombre, telefono, email, erased_at FROM leads
-              WHERE id = ${request.leadId} FOR UPDATE`.pipe(Effect.orDie)
-            if (lead === undefined) return yield* new UnknownEntity({ entity: "lead", id: request.leadId })
+              WHERE id = ${request.leadId} FOR UPDATE`.pipe(decodeFirst(ErasingLeadRow))
+            if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id: request.leadId })
+            const lead = found.value
             if (lead.erased_at !== null) {
               return {
                 id: request.leadId,
@@ -499,20 +521,16 @@ export class PersonalData extends Context.Service<
         }),
 
         erasure: Effect.fn("PersonalData.erasure")(function* (leadId) {
-          return yield* erasureOf(leadId).pipe(Effect.orDie)
+          return yield* erasureOf(leadId)
         }),
 
         erasures: Effect.fn("PersonalData.erasures")(function* (organizationId, limit) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(
-            Effect.orDie
-          )
-          if (organization === undefined)
-            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
-          const rows = yield* sql<ErasureRecordRow>`
+          yield* requireExisting(sql, "organization", organizationId)
+          const rows = yield* sql`
             SELECT lead_id, organization_id, erased_at, erased_by, reason, removed FROM lead_erasures
             WHERE organization_id = ${organizationId}
             ORDER BY erased_at DESC, lead_id
-            LIMIT ${limit}`.pipe(Effect.orDie)
+            LIMIT ${limit}`.pipe(decodeRows(ErasureRecordRow))
           return rows.map(toErasure)
         })
       })

@@ -134,6 +134,14 @@ export const decodeSingle =
 
 export const IdRow = Schema.Struct({ id: Schema.String })
 
+const decodeCountRow = Schema.decodeUnknownEffect(Schema.Struct({ n: Schema.Number }))
+
+/** The `n` of a `SELECT count(*)::int AS n` statement; a row that does not decode is a defect. */
+export const countOf = <E, R>(
+  self: Effect.Effect<ReadonlyArray<unknown>, E, R>
+): Effect.Effect<number, E, R> =>
+  Effect.flatMap(self, ([row]) => Effect.orDie(Effect.map(decodeCountRow(row), (decoded) => decoded.n)))
+
 const tables = { organization: "organizations", origin: "origins" } as const
 
 /** Fails with `UnknownEntity` when no organization (or origin) has this id. */

@@ -1,9 +1,9 @@
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "./Domain/Errors.ts"
-import type { EventType, WebhookEvent } from "./Domain/WebhookPayload.ts"
+import { type EventType, eventTypes, type WebhookEvent } from "./Domain/WebhookPayload.ts"
 import { MemoryStore } from "./MemoryStore.ts"
-import { availableOrFail, StoreUnavailable } from "./Sql.ts"
+import { availableOrFail, countOf, decodeRows, StoreUnavailable } from "./Sql.ts"
 import { deliveryKey, fanOut, WebhookMemory } from "./WebhookMemory.ts"
 
 /** One attempt's worth of work, leased to this worker until `leaseUntil`. */
@@ -57,12 +57,55 @@ export interface PendingStats {
 }
 
 /** What migration 0004's trigger stores with the outbox row (`webhook_snapshot`). */
-interface Snapshot {
-  readonly origin: { readonly id: string; readonly label: string }
-  readonly request_id: string | null
-  readonly lead: WebhookEvent["lead"]
-  readonly filled: ReadonlyArray<string>
-}
+const Snapshot = Schema.Struct({
+  origin: Schema.Struct({ id: Schema.String, label: Schema.String }),
+  request_id: Schema.NullOr(Schema.String),
+  lead: Schema.Struct({
+    nombre: Schema.NullOr(Schema.String),
+    telefono: Schema.NullOr(Schema.String),
+    email: Schema.NullOr(Schema.String),
+    property_id: Schema.NullOr(Schema.String),
+    assignee_id: Schema.NullOr(Schema.String)
+  }),
+  filled: Schema.Array(Schema.String)
+})
+type Snapshot = typeof Snapshot.Type
+
+const EventTypeSchema = Schema.Literals(eventTypes)
+
+const ClaimedRow = Schema.Struct({
+  endpoint_id: Schema.String,
+  event_id: Schema.String,
+  attempts: Schema.Number,
+  failures: Schema.Number,
+  url: Schema.String,
+  secret: Schema.String,
+  previous_secret: Schema.NullOr(Schema.String),
+  previous_secret_expires_at: Schema.NullOr(Schema.Date),
+  type: EventTypeSchema,
+  created_at: Schema.Date,
+  organization_id: Schema.String,
+  lead_id: Schema.String,
+  snapshot: Snapshot
+})
+
+const SnapshotRow = Schema.Struct({ snapshot: Snapshot })
+
+const DeliveryRow = Schema.Struct({
+  event_id: Schema.String,
+  type: EventTypeSchema,
+  state: Schema.Literals(["pending", "delivered", "failed"]),
+  attempts: Schema.Number,
+  last_status: Schema.NullOr(Schema.Number),
+  last_attempt_at: Schema.NullOr(Schema.Date),
+  next_attempt_at: Schema.NullOr(Schema.Date)
+})
+
+const PendingRow = Schema.Struct({ count: Schema.Number, oldest: Schema.NullOr(Schema.Date) })
+
+const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedRow))
+const decodeSnapshots = Schema.decodeUnknownEffect(Schema.Array(SnapshotRow))
+const decodePending = Schema.decodeUnknownEffect(Schema.Array(PendingRow))
 
 const eventOf = (
   event: Pick<WebhookEvent, "eventId" | "type" | "createdAt" | "organizationId" | "leadId">,
@@ -130,21 +173,7 @@ export class WebhookDeliveries extends Context.Service<
         claim: Effect.fn("WebhookDeliveries.claim")(function* (request) {
           const now = yield* Clock.currentTimeMillis
           const token = crypto.randomUUID()
-          const rows = yield* sql<{
-            endpoint_id: string
-            event_id: string
-            attempts: number
-            failures: number
-            url: string
-            secret: string
-            previous_secret: string | null
-            previous_secret_expires_at: Date | null
-            type: EventType
-            created_at: Date
-            organization_id: string
-            lead_id: string
-            snapshot: Snapshot
-          }>`
+          const rows = yield* sql`
             WITH picked AS (
               SELECT d.endpoint_id, d.event_id
               FROM webhook_endpoints e
@@ -169,7 +198,10 @@ export class WebhookDeliveries extends Context.Service<
               AND e.id = w.endpoint_id AND o.id = w.outbox_id
             RETURNING w.endpoint_id, w.event_id, w.attempts, w.failures, e.url, e.secret, e.previous_secret,
                       e.previous_secret_expires_at, o.type, o.created_at, o.organization_id, o.lead_id,
-                      o.webhook_snapshot AS snapshot`.pipe(availableOrFail("WebhookDeliveries.claim"))
+                      o.webhook_snapshot AS snapshot`.pipe(
+            Effect.flatMap(decodeClaimed),
+            availableOrFail("WebhookDeliveries.claim")
+          )
           return rows.map(
             (row): ClaimedDelivery => ({
               endpointId: row.endpoint_id,
@@ -225,12 +257,15 @@ export class WebhookDeliveries extends Context.Service<
           sql
             .withTransaction(
               Effect.gen(function* () {
-                const [row] = yield* sql<{ snapshot: Snapshot }>`
+                const [row] = yield* sql`
                   SELECT o.webhook_snapshot AS snapshot
                   FROM webhook_deliveries d JOIN outbox_events o ON o.id = d.outbox_id
                   WHERE d.endpoint_id = ${claimed.endpointId} AND d.event_id = ${claimed.event.eventId}
                     AND d.state = 'pending' AND d.lease_token = ${claimed.token}
-                  FOR SHARE OF d`.pipe(availableOrFail("WebhookDeliveries.guard"))
+                  FOR SHARE OF d`.pipe(
+                  Effect.flatMap(decodeSnapshots),
+                  availableOrFail("WebhookDeliveries.guard")
+                )
                 if (row === undefined) return Option.none()
                 return Option.some(yield* send(eventOf(claimed.event, row.snapshot)))
               })
@@ -252,19 +287,11 @@ export class WebhookDeliveries extends Context.Service<
 
         list: Effect.fn("WebhookDeliveries.list")(function* (endpointId, limit) {
           yield* endpointExists(endpointId)
-          const rows = yield* sql<{
-            event_id: string
-            type: EventType
-            state: DeliveryView["state"]
-            attempts: number
-            last_status: number | null
-            last_attempt_at: Date | null
-            next_attempt_at: Date | null
-          }>`
+          const rows = yield* sql`
             SELECT event_id, type, state, attempts, last_status, last_attempt_at, next_attempt_at
             FROM webhook_deliveries WHERE endpoint_id = ${endpointId}
             ORDER BY created_at DESC, outbox_id DESC
-            LIMIT ${limit}`.pipe(Effect.orDie)
+            LIMIT ${limit}`.pipe(decodeRows(DeliveryRow))
           return rows.map((row) => ({
             ...row,
             last_attempt_at: iso(row.last_attempt_at),
@@ -286,9 +313,10 @@ export class WebhookDeliveries extends Context.Service<
         }),
 
         pending: Effect.fn("WebhookDeliveries.pending")(function* () {
-          const [row] = yield* sql<{ count: number; oldest: Date | null }>`
+          const [row] = yield* sql`
             SELECT count(*)::int AS count, min(created_at) AS oldest
             FROM webhook_deliveries WHERE state = 'pending'`.pipe(
+            Effect.flatMap(decodePending),
             availableOrFail("WebhookDeliveries.pending")
           )
           return { count: row?.count ?? 0, oldestCreatedAt: row?.oldest?.getTime() ?? null }
@@ -296,25 +324,19 @@ export class WebhookDeliveries extends Context.Service<
 
         prune: Effect.fn("WebhookDeliveries.prune")(function* (before) {
           const cutoff = new Date(before)
-          const deliveries = yield* sql<{ n: number }>`
+          const deliveries = yield* sql`
             WITH gone AS (
               DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ${cutoff} RETURNING 1
             )
-            SELECT count(*)::int AS n FROM gone`.pipe(
-            Effect.map((rows) => rows[0]?.n ?? 0),
-            availableOrFail("WebhookDeliveries.prune")
-          )
-          const events = yield* sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM gone`.pipe(countOf, availableOrFail("WebhookDeliveries.prune"))
+          const events = yield* sql`
             WITH gone AS (
               DELETE FROM outbox_events o
               WHERE o.created_at < ${cutoff}
                 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = o.id)
               RETURNING 1
             )
-            SELECT count(*)::int AS n FROM gone`.pipe(
-            Effect.map((rows) => rows[0]?.n ?? 0),
-            availableOrFail("WebhookDeliveries.prune")
-          )
+            SELECT count(*)::int AS n FROM gone`.pipe(countOf, availableOrFail("WebhookDeliveries.prune"))
           return { deliveries, events }
         })
       })

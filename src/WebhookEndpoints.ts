@@ -1,10 +1,11 @@
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { WebhookConfig } from "./Config.ts"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
-import type { EventType } from "./Domain/WebhookPayload.ts"
+import { type EventType, eventTypes } from "./Domain/WebhookPayload.ts"
 import { generateSecret } from "./Domain/WebhookSignature.ts"
 import { MemoryStore } from "./MemoryStore.ts"
+import { decodeFirst, decodeRows, decodeSingle, requireExisting } from "./Sql.ts"
 import { fanOut, WebhookMemory } from "./WebhookMemory.ts"
 import { vetUrl } from "./WebhookNetwork.ts"
 
@@ -21,6 +22,14 @@ export interface NewEndpoint {
   readonly url: string
   readonly events: ReadonlyArray<EventType>
 }
+
+const EndpointRow = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  events: Schema.Array(Schema.Literals(eventTypes)),
+  disabled_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date
+})
 
 /** The old secret keeps signing beside the new one this long, so receivers can switch without a gap. */
 export const rotationGraceMillis = 24 * 60 * 60 * 1000
@@ -49,14 +58,7 @@ export class WebhookEndpoints extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const config = yield* WebhookConfig
-      type Row = {
-        id: string
-        url: string
-        events: Array<EventType>
-        disabled_at: Date | null
-        created_at: Date
-      }
-      const view = (row: Row): WebhookEndpoint => ({
+      const view = (row: typeof EndpointRow.Type): WebhookEndpoint => ({
         id: row.id,
         url: row.url,
         events: row.events,
@@ -69,30 +71,22 @@ export class WebhookEndpoints extends Context.Service<
           const target = yield* vetUrl(endpoint.url, config).pipe(
             Effect.mapError((refused) => new Rejected({ reason: `URL not allowed: ${refused.reason}` }))
           )
-          const [organization] =
-            yield* sql`SELECT 1 FROM organizations WHERE id = ${endpoint.organizationId}`.pipe(Effect.orDie)
-          if (organization === undefined) {
-            return yield* new UnknownEntity({ entity: "organization", id: endpoint.organizationId })
-          }
+          yield* requireExisting(sql, "organization", endpoint.organizationId)
           const secret = generateSecret()
           const now = new Date(yield* Clock.currentTimeMillis)
-          const [row] = yield* sql<Row>`
+          const row = yield* sql`
             INSERT INTO webhook_endpoints (organization_id, url, events, secret, created_at)
             VALUES (${endpoint.organizationId}, ${target.url.href}, ${`{${endpoint.events.join(",")}}`}::text[],
                     ${secret}, ${now})
-            RETURNING ${columns}`.pipe(Effect.orDie)
-          yield* Effect.annotateCurrentSpan({ "webhook.endpoint_id": row!.id })
-          return { endpoint: view(row!), secret }
+            RETURNING ${columns}`.pipe(decodeSingle(EndpointRow))
+          yield* Effect.annotateCurrentSpan({ "webhook.endpoint_id": row.id })
+          return { endpoint: view(row), secret }
         }),
         list: Effect.fn("WebhookEndpoints.list")(function* (organizationId) {
-          const [organization] = yield* sql`SELECT 1 FROM organizations WHERE id = ${organizationId}`.pipe(
-            Effect.orDie
-          )
-          if (organization === undefined)
-            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
-          const rows = yield* sql<Row>`
+          yield* requireExisting(sql, "organization", organizationId)
+          const rows = yield* sql`
             SELECT ${columns} FROM webhook_endpoints WHERE organization_id = ${organizationId}
-            ORDER BY created_at, id`.pipe(Effect.orDie)
+            ORDER BY created_at, id`.pipe(decodeRows(EndpointRow))
           return rows.map(view)
         }),
         remove: Effect.fn("WebhookEndpoints.remove")(function* (id) {
@@ -102,11 +96,11 @@ export class WebhookEndpoints extends Context.Service<
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "webhook", id })
         }),
         enable: Effect.fn("WebhookEndpoints.enable")(function* (id) {
-          const [row] = yield* sql<Row>`
+          const row = yield* sql`
             UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL WHERE id = ${id}
-            RETURNING ${columns}`.pipe(Effect.orDie)
-          if (row === undefined) return yield* new UnknownEntity({ entity: "webhook", id })
-          return view(row)
+            RETURNING ${columns}`.pipe(decodeFirst(EndpointRow))
+          if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "webhook", id })
+          return view(row.value)
         }),
         rotateSecret: Effect.fn("WebhookEndpoints.rotateSecret")(function* (id) {
           const secret = generateSecret()

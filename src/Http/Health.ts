@@ -1,4 +1,4 @@
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Schema } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { migrations } from "../../migrations/index.ts"
@@ -7,6 +7,8 @@ import { migrations } from "../../migrations/index.ts"
 export const readinessTimeout = Duration.seconds(2)
 
 const expectedMigrations = Object.keys(migrations).map((name) => ({ id: Number(name.slice(0, 4)), name }))
+
+const decodeApplied = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ migration_id: Schema.Number })))
 
 export interface Readiness {
   readonly status: "ready" | "not_ready"
@@ -17,8 +19,9 @@ export interface Readiness {
 /** The database answers within the timeout and every migration this build knows is applied. */
 export const readiness = Effect.fn("Health.readiness")(function* () {
   const sql = yield* SqlClient.SqlClient
-  const applied = yield* sql<{ migration_id: number }>`SELECT migration_id FROM schema_migrations`.pipe(
-    Effect.map((rows) => new Set(rows.map((row) => Number(row.migration_id)))),
+  const applied = yield* sql`SELECT migration_id FROM schema_migrations`.pipe(
+    Effect.flatMap((rows) => Effect.orDie(decodeApplied(rows))),
+    Effect.map((rows) => new Set(rows.map((row) => row.migration_id))),
     Effect.catchIf(
       (error) => (error.reason.cause as { code?: string } | undefined)?.code === "42P01",
       () => Effect.succeed(new Set<number>())
