@@ -6,6 +6,7 @@ import {
   HttpIncomingMessage,
   HttpRouter,
   HttpServer,
+  HttpServerError,
   HttpServerRequest,
   HttpServerResponse
 } from "effect/http"
@@ -14,7 +15,6 @@ import { AdminApi } from "../AdminApi.ts"
 import { Audit } from "../Audit.ts"
 import { AppConfig, WebhookConfig } from "../Config.ts"
 import { ConsoleQueries } from "../ConsoleQueries.ts"
-import { layerHealthRoutes } from "../Http/Health.ts"
 import { logListening } from "../Listening.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import { Operators } from "../Operators.ts"
@@ -23,6 +23,7 @@ import { Sessions } from "../Sessions.ts"
 import { WebhookDeliveries } from "../WebhookDeliveries.ts"
 import { WebhookEndpoints } from "../WebhookEndpoints.ts"
 import { layerAdminHandlers } from "./Handlers.ts"
+import { layerHealthRoutes } from "./Health.ts"
 import { layerAdminSchemaErrors, layerOperatorSession } from "./Middleware.ts"
 import { layerPages } from "./Pages.ts"
 import { AdminRequest, errorResponse, ipOf, pathOf } from "./RequestContext.ts"
@@ -42,9 +43,8 @@ const isRouteNotFound = (cause: Cause.Cause<unknown>) =>
   cause.reasons.some(
     (reason) =>
       Cause.isFailReason(reason) &&
-      typeof reason.error === "object" &&
-      reason.error !== null &&
-      (reason.error as { reason?: { _tag?: string } }).reason?._tag === "RouteNotFound"
+      HttpServerError.isHttpServerError(reason.error) &&
+      reason.error.reason._tag === "RouteNotFound"
   )
 
 const maxBodySize = ByteSize.kibibytes(64)
@@ -57,11 +57,8 @@ const bodyFailure = (cause: Cause.Cause<unknown>) => {
       : Cause.isDieReason(reason)
         ? reason.defect
         : undefined
-    const outer = error as { _tag?: unknown; reason?: unknown } | undefined
-    const parse = (outer?._tag === "HttpServerError" ? outer.reason : outer) as
-      | { _tag?: unknown; reason?: unknown }
-      | undefined
-    if (parse?._tag === "RequestParseError")
+    const parse = HttpServerError.isHttpServerError(error) ? error.reason : error
+    if (parse instanceof HttpServerError.RequestParseError)
       return parse.reason === "BodyTooLarge" ? "too_large" : "unreadable"
   }
   return undefined
