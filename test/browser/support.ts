@@ -48,8 +48,15 @@ export const startConsole = async (): Promise<ConsoleServer> => {
   const env = await freshDatabaseEnv()
   const port = await freePort()
   const adminPort = await freePort()
+  // No delivery worker: the webhook pages add endpoints at public addresses, and a test must never dial out.
   const server = await startServer(port, {
-    env: { ...env, ADMIN_PORT: String(adminPort), ADMIN_HOST: "127.0.0.1", LOG_LEVEL: "Warn" }
+    env: {
+      ...env,
+      ADMIN_PORT: String(adminPort),
+      ADMIN_HOST: "127.0.0.1",
+      LOG_LEVEL: "Warn",
+      WEBHOOK_WORKER: "false"
+    }
   })
   const adminUrl = `http://127.0.0.1:${adminPort}`
   const deadline = Date.now() + 30_000

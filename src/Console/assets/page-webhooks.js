@@ -243,7 +243,9 @@ const renderDeliveries = async (container, endpoint, { signal, admin }) => {
                 label: "Last status",
                 className: "numeric",
                 cell: (d) =>
-                  d.last_status === null ? h("span", { class: "muted" }, "no answer") : String(d.last_status)
+                  d.last_status !== null
+                    ? String(d.last_status)
+                    : h("span", { class: "muted" }, d.attempts === 0 ? "—" : "no answer")
               },
               { label: "Last attempt", className: "nowrap", cell: (d) => time(d.last_attempt_at, "short") },
               { label: "Next attempt", className: "nowrap", cell: (d) => time(d.next_attempt_at, "short") },
