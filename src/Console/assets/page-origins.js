@@ -6,76 +6,33 @@ import {
   busy,
   clearFormError,
   confirmDialog,
-  copyText,
   field,
   h,
   loading,
-  nextId,
   number,
   openDialog,
   pageHeader,
   showFormError,
+  showOnceDialog,
   table,
   time,
   toast
 } from "./ui.js"
 
-/** The one time a key is visible: a dialog with a copy button and a warning. Closing it forgets the key. */
+/** The one time a key is visible: after closing the dialog only its prefix is ever shown. */
 export const showKeyDialog = ({ title, label, key, prefix }) =>
-  new Promise((resolve) => {
-    const keyId = nextId("new-key")
-    const copyButton = h(
-      "button",
-      {
-        type: "button",
-        class: "primary",
-        "aria-describedby": keyId,
-        onClick: async () => {
-          const ok = await copyText(key)
-          copyButton.textContent = ok ? "Copied" : "Copy failed — select the key and copy it"
-          if (ok) toast("Key copied to the clipboard.")
-        }
-      },
-      "Copy key"
-    )
-    openDialog({
-      title,
-      className: "key-dialog",
-      body: [
-        h("p", {}, "The API key for ", h("strong", {}, label), ":"),
-        h(
-          "div",
-          { class: "key-box" },
-          h(
-            "code",
-            { id: keyId, class: "secret", "data-testid": "new-key", "aria-label": "New API key" },
-            key
-          )
-        ),
-        h(
-          "div",
-          { class: "warning-box", role: "note" },
-          h("strong", {}, "Copy it now. "),
-          "This is the only time the key is shown. After you close this dialog only its prefix ",
-          h("code", {}, prefix),
-          " remains visible. If it is lost, rotate the key."
-        )
-      ],
-      actions: [
-        copyButton,
-        h(
-          "button",
-          {
-            type: "button",
-            class: "secondary",
-            onClick: (event) => event.currentTarget.closest("dialog").close()
-          },
-          "Done"
-        )
-      ],
-      initialFocus: "button.primary",
-      onClose: () => resolve()
-    })
+  showOnceDialog({
+    title,
+    noun: "key",
+    testId: "new-key",
+    ariaLabel: "New API key",
+    intro: h("p", {}, "The API key for ", h("strong", {}, label), ":"),
+    value: key,
+    warning: [
+      "This is the only time the key is shown. After you close this dialog only its prefix ",
+      h("code", {}, prefix),
+      " remains visible. If it is lost, rotate the key."
+    ]
   })
 
 const rateLimitControl = (value) =>

@@ -6,7 +6,6 @@ import {
   busy,
   clearFormError,
   confirmDialog,
-  copyText,
   errorBox,
   field,
   h,
@@ -16,6 +15,7 @@ import {
   pageHeader,
   section,
   showFormError,
+  showOnceDialog,
   table,
   time,
   toast
@@ -23,70 +23,23 @@ import {
 
 const eventTypes = ["lead.created", "lead.enriched"]
 
-/** The one time a signing secret is visible, like a new API key. Closing the dialog forgets it. */
+/** The one time a signing secret is visible, like a new API key. */
 const showSecretDialog = ({ title, url, secret, rotated }) =>
-  new Promise((resolve) => {
-    const secretId = nextId("new-secret")
-    const copyButton = h(
-      "button",
-      {
-        type: "button",
-        class: "primary",
-        "aria-describedby": secretId,
-        onClick: async () => {
-          const ok = await copyText(secret)
-          copyButton.textContent = ok ? "Copied" : "Copy failed — select the secret and copy it"
-          if (ok) toast("Secret copied to the clipboard.")
-        }
-      },
-      "Copy secret"
-    )
-    openDialog({
-      title,
-      className: "key-dialog",
-      body: [
-        h("p", {}, "The signing secret for ", h("strong", { class: "mono" }, url), ":"),
-        h(
-          "div",
-          { class: "key-box" },
-          h(
-            "code",
-            {
-              id: secretId,
-              class: "secret",
-              "data-testid": "new-secret",
-              "aria-label": "New signing secret"
-            },
-            secret
-          )
-        ),
-        h(
-          "div",
-          { class: "warning-box", role: "note" },
-          h("strong", {}, "Copy it now. "),
-          "This is the only time the secret is shown; the receiver verifies every delivery's ",
-          h("code", {}, "webhook-signature"),
-          " with it. ",
-          rotated
-            ? "The previous secret keeps signing beside it for 24 hours, so the receiver can switch without a gap."
-            : "If it is lost, rotate the secret."
-        )
-      ],
-      actions: [
-        copyButton,
-        h(
-          "button",
-          {
-            type: "button",
-            class: "secondary",
-            onClick: (event) => event.currentTarget.closest("dialog").close()
-          },
-          "Done"
-        )
-      ],
-      initialFocus: "button.primary",
-      onClose: () => resolve()
-    })
+  showOnceDialog({
+    title,
+    noun: "secret",
+    testId: "new-secret",
+    ariaLabel: "New signing secret",
+    intro: h("p", {}, "The signing secret for ", h("strong", { class: "mono" }, url), ":"),
+    value: secret,
+    warning: [
+      "This is the only time the secret is shown; the receiver verifies every delivery's ",
+      h("code", {}, "webhook-signature"),
+      " with it. ",
+      rotated
+        ? "The previous secret keeps signing beside it for 24 hours, so the receiver can switch without a gap."
+        : "If it is lost, rotate the secret."
+    ]
   })
 
 const newEndpointDialog = (refresh) => {

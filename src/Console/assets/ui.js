@@ -365,3 +365,53 @@ export const copyText = async (text) => {
     return ok
   }
 }
+
+/**
+ * The one time a secret is visible: a dialog with the value, a copy button and a warning.
+ * Closing it forgets the value. `noun` names it in the buttons ("key", "secret").
+ */
+export const showOnceDialog = ({ title, noun, testId, ariaLabel, intro, value, warning }) =>
+  new Promise((resolve) => {
+    const valueId = nextId(testId)
+    const copyButton = h(
+      "button",
+      {
+        type: "button",
+        class: "primary",
+        "aria-describedby": valueId,
+        onClick: async () => {
+          const ok = await copyText(value)
+          copyButton.textContent = ok ? "Copied" : `Copy failed — select the ${noun} and copy it`
+          if (ok) toast(`${noun[0].toUpperCase()}${noun.slice(1)} copied to the clipboard.`)
+        }
+      },
+      `Copy ${noun}`
+    )
+    openDialog({
+      title,
+      className: "key-dialog",
+      body: [
+        intro,
+        h(
+          "div",
+          { class: "key-box" },
+          h("code", { id: valueId, class: "secret", "data-testid": testId, "aria-label": ariaLabel }, value)
+        ),
+        h("div", { class: "warning-box", role: "note" }, h("strong", {}, "Copy it now. "), ...warning)
+      ],
+      actions: [
+        copyButton,
+        h(
+          "button",
+          {
+            type: "button",
+            class: "secondary",
+            onClick: (event) => event.currentTarget.closest("dialog").close()
+          },
+          "Done"
+        )
+      ],
+      initialFocus: "button.primary",
+      onClose: () => resolve()
+    })
+  })
