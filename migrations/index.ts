@@ -4,6 +4,7 @@ import createOrEnrichReturnsData from "./0003_create_or_enrich_returns_data.ts"
 import createWebhooks from "./0004_create_webhooks.ts"
 import operatorConsole from "./0005_operator_console.ts"
 import personalData from "./0006_personal_data.ts"
+import intakeInOneStatement from "./0007_intake_in_one_statement.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -11,5 +12,6 @@ export const migrations = {
   "0003_create_or_enrich_returns_data": createOrEnrichReturnsData,
   "0004_create_webhooks": createWebhooks,
   "0005_operator_console": operatorConsole,
-  "0006_personal_data": personalData
+  "0006_personal_data": personalData,
+  "0007_intake_in_one_statement": intakeInOneStatement
 }

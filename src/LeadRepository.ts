@@ -25,7 +25,8 @@ export interface LeadWrite {
 }
 
 /** A lead field a write set: on creation the ones given, on enrichment the empty ones it filled. */
-export type FilledField = "email" | "property"
+export const FilledField = Schema.Literals(["email", "property"])
+export type FilledField = typeof FilledField.Type
 
 export interface LeadWritten {
   readonly leadId: string
@@ -72,7 +73,7 @@ const Written = Schema.Struct({
   lead_id: Schema.String,
   created: Schema.Boolean,
   assignee_id: Schema.NullOr(Schema.String),
-  filled: Schema.Array(Schema.Literals(["email", "property"]))
+  filled: Schema.Array(FilledField)
 })
 
 const LeadRow = Schema.Struct({

@@ -3,6 +3,7 @@ import { CaptureRules } from "./CaptureRules.ts"
 import { IdempotencyStore } from "./IdempotencyStore.ts"
 import { KeyCheck } from "./KeyCheck.ts"
 import { KeyStore } from "./KeyStore.ts"
+import { LeadIntake } from "./LeadIntake.ts"
 import { LeadRepository } from "./LeadRepository.ts"
 import { MemoryStore } from "./MemoryStore.ts"
 import { Organizations } from "./Organizations.ts"
@@ -10,25 +11,34 @@ import { PropertyCatalog } from "./PropertyCatalog.ts"
 import { RequestLog } from "./RequestLog.ts"
 
 /** Every domain service on PostgreSQL; needs a `SqlClient`. */
-export const layerServices = Layer.mergeAll(
-  KeyCheck.layer,
-  KeyStore.layer,
-  IdempotencyStore.layer,
-  LeadRepository.layer,
-  PropertyCatalog.layer,
-  RequestLog.layer,
-  Organizations.layer,
-  CaptureRules.layer
+export const layerServices = LeadIntake.layer.pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      KeyCheck.layer,
+      KeyStore.layer,
+      IdempotencyStore.layer,
+      LeadRepository.layer,
+      PropertyCatalog.layer,
+      RequestLog.layer,
+      Organizations.layer,
+      CaptureRules.layer
+    )
+  )
 )
 
 /** The same services as in-memory fakes sharing one `MemoryStore`. */
-export const layerServicesMemory = Layer.mergeAll(
-  KeyCheck.layerMemory,
-  KeyStore.layerMemory,
-  IdempotencyStore.layerMemory,
-  LeadRepository.layerMemory,
-  PropertyCatalog.layerMemory,
-  RequestLog.layerMemory,
-  Organizations.layerMemory,
-  CaptureRules.layerMemory
-).pipe(Layer.provideMerge(MemoryStore.layer))
+export const layerServicesMemory = LeadIntake.layerMemory.pipe(
+  Layer.provideMerge(
+    Layer.mergeAll(
+      KeyCheck.layerMemory,
+      KeyStore.layerMemory,
+      IdempotencyStore.layerMemory,
+      LeadRepository.layerMemory,
+      PropertyCatalog.layerMemory,
+      RequestLog.layerMemory,
+      Organizations.layerMemory,
+      CaptureRules.layerMemory
+    )
+  ),
+  Layer.provideMerge(MemoryStore.layer)
+)

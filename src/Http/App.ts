@@ -1,7 +1,6 @@
 import { Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
-import { LeadIntake } from "../LeadIntake.ts"
 import { layerLeadHandlers } from "./Leads.ts"
 import { layerAuthentication, layerBodyGuard, layerJournal, layerRateLimit } from "./Middleware.ts"
 import { layerPublicHandlers } from "./Public.ts"
@@ -11,7 +10,6 @@ import { layerGlobalMiddleware } from "./Routing.ts"
 export const layerApp = Layer.mergeAll(
   HttpApiBuilder.layer(Api).pipe(
     Layer.provide([layerPublicHandlers, layerLeadHandlers]),
-    Layer.provide(LeadIntake.layerFromServices),
     Layer.provide([layerJournal, layerAuthentication, layerRateLimit, layerBodyGuard])
   ),
   layerGlobalMiddleware

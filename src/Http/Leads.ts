@@ -1,16 +1,13 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api, Caller, type CallerShape, RequestBody, type WireErrorOf } from "../Api.ts"
+import { Api, Caller, type CallerShape, RequestBody } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { requestFingerprint } from "../Domain/Fingerprint.ts"
 import { decodeLeadInput, type LeadInput } from "../Domain/LeadRequest.ts"
-import { type Accepted, LeadIntake, type Preview, type Reservation } from "../LeadIntake.ts"
+import { type Accepted, LeadIntake, type Preview } from "../LeadIntake.ts"
 import { step } from "../Observability/Steps.ts"
 import { readJson } from "./Body.ts"
 import { fail, RequestContext, setResponseHeaders, settle } from "./RequestContext.ts"
-
-/** What the steps after the idempotency check answer with. */
-type WriteError = WireErrorOf<"property_not_found" | "temporarily_unavailable">
 
 const unavailable = () =>
   fail("temporarily_unavailable", "The database could not be reached; nothing was written")
@@ -85,49 +82,34 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       return yield* describeDryRun(caller, input, preview)
     })
 
-    /** Contract order 9: replay, conflict or in progress; the key is released if what follows fails. */
-    const idempotently = (
-      caller: CallerShape,
-      key: string | undefined,
-      parsed: unknown,
-      write: (reservation: Reservation | null) => Effect.Effect<Accepted, WriteError>
-    ) =>
-      intake
-        .once(caller, key === undefined ? null : { key, fingerprint: requestFingerprint(parsed) }, write)
-        .pipe(
-          Effect.catchTags({
-            IdempotencyKeyReused: () =>
-              fail(
-                "idempotency_conflict",
-                "This Idempotency-Key was used in the last 24 hours with another body"
-              ),
-            IdempotencyKeyBusy: () =>
-              fail(
-                "idempotency_in_progress",
-                "The original request with this Idempotency-Key is still running"
-              ),
-            StoreUnavailable: unavailable
-          })
-        )
-
-    /** Contract order 10: the property `propiedad` names, if any. */
-    const resolveProperty = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
-      return yield* intake
-        .resolveProperty(caller, input)
-        .pipe(Effect.catchTags({ UnknownProperty: propertyNotFound, StoreUnavailable: unavailable }))
-    })
-
-    /** Contract order 11: the lead and everything it sets off, in one transaction. */
-    const write = Effect.fnUntraced(function* (
+    /**
+     * Contract order 9-11: replay, conflict or in progress; the property `propiedad` names; the lead
+     * and everything it sets off, in one transaction (the key stays free when anything fails).
+     */
+    const accept = Effect.fnUntraced(function* (
       caller: CallerShape,
       input: LeadInput,
-      propertyId: string | null,
-      reservation: Reservation | null
+      key: string | undefined,
+      parsed: unknown
     ) {
       const { requestId } = yield* RequestContext
-      return yield* intake
-        .write({ caller, input, propertyId, requestId, reservation })
-        .pipe(Effect.catchTags({ StoreUnavailable: unavailable }))
+      const idempotency = key === undefined ? null : { key, fingerprint: requestFingerprint(parsed) }
+      return yield* intake.accept({ caller, input, requestId, idempotency }).pipe(
+        Effect.catchTags({
+          IdempotencyKeyReused: () =>
+            fail(
+              "idempotency_conflict",
+              "This Idempotency-Key was used in the last 24 hours with another body"
+            ),
+          IdempotencyKeyBusy: () =>
+            fail(
+              "idempotency_in_progress",
+              "The original request with this Idempotency-Key is still running"
+            ),
+          UnknownProperty: propertyNotFound,
+          StoreUnavailable: unavailable
+        })
+      )
     })
 
     return handlers.handleRaw("createOrEnrich", ({ headers }) =>
@@ -136,13 +118,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
         const parsed = yield* readJson(yield* RequestBody)
         const input = yield* validate(parsed)
         if (headers["x-service-dry-run"] === "true") return yield* dryRun(caller, input)
-        const accepted = yield* idempotently(caller, headers["idempotency-key"], parsed, (reservation) =>
-          Effect.gen(function* () {
-            const propertyId = yield* resolveProperty(caller, input)
-            return yield* write(caller, input, propertyId, reservation)
-          })
-        )
-        return yield* reply(accepted)
+        return yield* reply(yield* accept(caller, input, headers["idempotency-key"], parsed))
       })
     )
   })

@@ -1,6 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { errorCodes } from "../../src/Api.ts"
+import { LeadIntake } from "../../src/LeadIntake.ts"
 import { LeadRepository } from "../../src/LeadRepository.ts"
 import { layerMemoryServices } from "../support/Client.ts"
 import { testConfig } from "../support/Database.ts"
@@ -292,30 +293,35 @@ const layerDyingRepository = Layer.succeed(
   })
 )
 
-layer(Contract.layer(Layer.merge(layerMemoryServices, layerDyingRepository)))(
-  "a defect in a handler (memory)",
-  (it) => {
-    it.effect("answers 500 internal_error with the bare envelope and nothing of the defect", () =>
-      Effect.gen(function* () {
-        const response = yield* post({ nombre: "Ana", telefono: "+52 55 1234 5678" })
-        assertError(response, 500, "internal_error")
-        assert.deepStrictEqual(Object.keys(response.body.error).sort(), ["code", "docs_url", "message"])
-        for (const leaked of ["Error", "at ", "simulated", "hunter2", "/srv/", ".ts", "stack", "cause"]) {
-          assert.notInclude(response.text, leaked)
-        }
-        assert.deepStrictEqual(corsHeaders(response), [])
-      })
-    )
+/** The write path dies as a bug would make it: the intake's write and the repository's reads. */
+const layerDyingWrites = Layer.effect(
+  LeadIntake,
+  Effect.map(LeadIntake, (intake) =>
+    LeadIntake.of({ ...intake, accept: () => Effect.die(new Error(secret)) })
+  )
+).pipe(Layer.provideMerge(Layer.merge(layerMemoryServices, layerDyingRepository)))
 
-    it.effect("the service keeps answering after a defect", () =>
-      Effect.gen(function* () {
-        assertError(yield* post({ nombre: "Ana" }), 500, "internal_error")
-        const index = yield* send({ method: "GET", path: "/v1" })
-        assert.strictEqual(index.status, 200)
-        const dry = yield* post({ nombre: "Ana" }, { headers: { "x-service-dry-run": "true" } })
-        assert.strictEqual(dry.status, 200)
-        assert.strictEqual(dry.body.status, "dry_run")
-      })
-    )
-  }
-)
+layer(Contract.layer(layerDyingWrites))("a defect in a handler (memory)", (it) => {
+  it.effect("answers 500 internal_error with the bare envelope and nothing of the defect", () =>
+    Effect.gen(function* () {
+      const response = yield* post({ nombre: "Ana", telefono: "+52 55 1234 5678" })
+      assertError(response, 500, "internal_error")
+      assert.deepStrictEqual(Object.keys(response.body.error).sort(), ["code", "docs_url", "message"])
+      for (const leaked of ["Error", "at ", "simulated", "hunter2", "/srv/", ".ts", "stack", "cause"]) {
+        assert.notInclude(response.text, leaked)
+      }
+      assert.deepStrictEqual(corsHeaders(response), [])
+    })
+  )
+
+  it.effect("the service keeps answering after a defect", () =>
+    Effect.gen(function* () {
+      assertError(yield* post({ nombre: "Ana" }), 500, "internal_error")
+      const index = yield* send({ method: "GET", path: "/v1" })
+      assert.strictEqual(index.status, 200)
+      const dry = yield* post({ nombre: "Ana" }, { headers: { "x-service-dry-run": "true" } })
+      assert.strictEqual(dry.status, 200)
+      assert.strictEqual(dry.body.status, "dry_run")
+    })
+  )
+})

@@ -353,7 +353,7 @@ describe("personal data on PostgreSQL, through the real API", () => {
         )
         yield* waitFor(
           sql,
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%create_or_enrich_lead%' AND wait_event = 'PgSleep'"
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%intake_lead(%' AND wait_event = 'PgSleep'"
         )
         const erased = yield* personalData.erase({ leadId, reason: "requested", actor: "dpo" })
         const response = yield* Fiber.join(enrichment)
@@ -707,5 +707,5 @@ const waitFor = (sql: SqlClient.SqlClient, query: string) =>
 const waitForSleep = (sql: SqlClient.SqlClient) =>
   waitFor(
     sql,
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%create_or_enrich_lead%' AND wait_event = 'PgSleep'"
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%intake_lead(%' AND wait_event = 'PgSleep'"
   )

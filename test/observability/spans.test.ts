@@ -35,20 +35,10 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
           "POST /v1/leads",
           "  KeyCheck.admit",
           "  LeadRequest.validate",
-          "  LeadIntake.once",
-          "    IdempotencyStore.reserve",
-          "    LeadIntake.resolveProperty",
-          "      PropertyCatalog.resolve",
-          "    LeadIntake.write",
-          "      LeadRepository.createOrEnrich",
+          "  LeadIntake.accept",
           "  RequestLog.record"
         ])
-        for (const service of [
-          "KeyCheck.admit",
-          "IdempotencyStore.reserve",
-          "PropertyCatalog.resolve",
-          "LeadRepository.createOrEnrich"
-        ]) {
+        for (const service of ["KeyCheck.admit", "LeadIntake.accept"]) {
           assert.isNotEmpty(statementsUnder(tree, service), `${service} runs its SQL in child spans`)
         }
         const server = attributes(tree.span)
@@ -68,12 +58,14 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(admit["origin.id"], fixture.originId)
         assert.strictEqual(admit["organization.id"], fixture.organizationId)
         assert.strictEqual(admit["ratelimit.remaining"], 999)
-        assert.strictEqual(attributes(find(tree, "LeadIntake.once"))["idempotency.result"], "new")
-        assert.strictEqual(attributes(find(tree, "PropertyCatalog.resolve"))["property.by"], "codigo")
-        const created = attributes(find(tree, "LeadRepository.createOrEnrich"))
+        const created = attributes(find(tree, "LeadIntake.accept"))
+        assert.strictEqual(created["idempotency.result"], "new")
+        assert.strictEqual(created["property.by"], "codigo")
         assert.strictEqual(created["lead.outcome"], "created")
         assert.strictEqual(created["lead.id"], response.body.lead_id)
-        assert.include(fixture.agentIds, attributes(find(tree, "LeadIntake.write"))["capture.assignee_id"])
+        assert.include(fixture.agentIds, created["capture.assignee_id"])
+        const [write] = statementsUnder(tree, "LeadIntake.accept")
+        assert.match(String(write!.attributes["db.query.text"]), /FROM intake_lead\(/)
 
         const [lookup] = statementsUnder(tree, "KeyCheck.admit")
         assert.strictEqual(lookup!.attributes["db.system.name"], "postgresql")
@@ -89,7 +81,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(enriched.status, 200)
         const enrichTree = yield* requestTree(enriched.body.request_id)
         assert.strictEqual(attributes(enrichTree.span)["request.outcome"], "enriched")
-        const write = attributes(find(enrichTree, "LeadRepository.createOrEnrich"))
+        const write = attributes(find(enrichTree, "LeadIntake.accept"))
         assert.strictEqual(write["lead.outcome"], "enriched")
         assert.strictEqual(write["lead.id"], first.body.lead_id)
 
@@ -97,12 +89,10 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(replay.body.replay, true)
         const replayTree = yield* requestTree(replay.body.request_id)
         assert.strictEqual(attributes(replayTree.span)["request.outcome"], "replay")
-        assert.strictEqual(attributes(find(replayTree, "LeadIntake.once"))["idempotency.result"], "replay")
-        assert.strictEqual(
-          attributes(find(replayTree, "IdempotencyStore.reserve"))["idempotency.outcome"],
-          "Replay"
-        )
-        assert.isUndefined(find(replayTree, "LeadRepository.createOrEnrich"))
+        const replayed = attributes(find(replayTree, "LeadIntake.accept"))
+        assert.strictEqual(replayed["idempotency.result"], "replay")
+        assert.strictEqual(replayed["lead.id"], first.body.lead_id)
+        assert.notProperty(replayed, "capture.assignee_id")
 
         const conflict = yield* post(
           { nombre: "Otro", telefono: "+52 55 2222 3333" },
@@ -114,7 +104,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const conflictTree = yield* requestTree(conflict.body.request_id)
         assert.strictEqual(attributes(conflictTree.span)["error.code"], "idempotency_conflict")
         assert.strictEqual(
-          attributes(find(conflictTree, "LeadIntake.once"))["idempotency.result"],
+          attributes(find(conflictTree, "LeadIntake.accept"))["idempotency.result"],
           "conflict"
         )
       })
@@ -132,7 +122,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const validate = find(tree, "LeadRequest.validate")
         assert.strictEqual(attributes(validate)["validation.field"], "telefono")
         assert.strictEqual(validate!.status.code, SpanStatusCode.ERROR)
-        assert.isUndefined(find(tree, "LeadIntake.write"))
+        assert.isUndefined(find(tree, "LeadIntake.accept"))
       })
     )
 
@@ -157,9 +147,10 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(response.status, 422)
         const tree = yield* requestTree(response.body.request_id)
         assert.strictEqual(attributes(tree.span)["error.code"], "property_not_found")
-        assert.strictEqual(find(tree, "LeadIntake.resolveProperty")!.status.code, SpanStatusCode.ERROR)
-        assert.isDefined(find(tree, "PropertyCatalog.resolve"))
-        assert.isUndefined(find(tree, "LeadRepository.createOrEnrich"))
+        const accept = find(tree, "LeadIntake.accept")
+        assert.strictEqual(accept!.status.code, SpanStatusCode.ERROR)
+        assert.strictEqual(attributes(accept)["property.by"], "codigo")
+        assert.notProperty(attributes(accept), "lead.id")
       })
     )
 
@@ -231,7 +222,7 @@ describe("defects", () => {
           String(exception!.attributes?.["exception.stacktrace"]),
           "Error: the write path is on fire"
         )
-        const write = find(tree, "LeadRepository.createOrEnrich")
+        const write = find(tree, "LeadIntake.accept")
         assert.strictEqual(write!.status.code, SpanStatusCode.ERROR)
       })
     )

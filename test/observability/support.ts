@@ -7,7 +7,8 @@ import { layerApp } from "../../src/Http/App.ts"
 import type { IdempotencyStore } from "../../src/IdempotencyStore.ts"
 import type { KeyCheck } from "../../src/KeyCheck.ts"
 import type { KeyStore } from "../../src/KeyStore.ts"
-import { LeadRepository } from "../../src/LeadRepository.ts"
+import { LeadIntake } from "../../src/LeadIntake.ts"
+import type { LeadRepository } from "../../src/LeadRepository.ts"
 import { layerTracer, makeJsonLogger } from "../../src/Observability.ts"
 import type { Organizations } from "../../src/Organizations.ts"
 import type { PropertyCatalog } from "../../src/PropertyCatalog.ts"
@@ -18,6 +19,7 @@ import { layerTestConfig } from "../support/Database.ts"
 export type Services =
   | KeyStore
   | KeyCheck
+  | LeadIntake
   | IdempotencyStore
   | LeadRepository
   | PropertyCatalog
@@ -211,13 +213,13 @@ export const requestLine = (requestId: string) =>
 export const layerBrokenWrites = Layer.effectContext(
   Effect.gen(function* () {
     const context = yield* Layer.build(layerMemoryServices)
-    const leads = Context.get(context, LeadRepository)
+    const intake = Context.get(context, LeadIntake)
     return Context.add(
       context,
-      LeadRepository,
-      LeadRepository.of({
-        ...leads,
-        createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* () {
+      LeadIntake,
+      LeadIntake.of({
+        ...intake,
+        accept: Effect.fn("LeadIntake.accept")(function* () {
           return yield* Effect.die(new Error("the write path is on fire"))
         })
       })

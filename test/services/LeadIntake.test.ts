@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import type { CallerShape } from "../../src/Api.ts"
 import type { LeadInput } from "../../src/Domain/LeadRequest.ts"
 import { IdempotencyStore } from "../../src/IdempotencyStore.ts"
-import { type Accepted, type Idempotency, LeadIntake, type Reservation } from "../../src/LeadIntake.ts"
+import { type Accepted, type Idempotency, LeadIntake } from "../../src/LeadIntake.ts"
 import { LeadRepository } from "../../src/LeadRepository.ts"
 import { type Fixture, seed } from "../support/Client.ts"
 import { acrossLayers, expectFailure, leadInput, setClock } from "./Suite.ts"
@@ -22,16 +22,9 @@ const inputOf = leadInput
 
 /** Contract order 9-11 as the handler runs them: idempotency, then property, then the write. */
 const submit = (fixture: Fixture, input: LeadInput, idempotency: Idempotency | null = null) =>
-  Effect.gen(function* () {
-    const intake = yield* LeadIntake
-    const caller = callerOf(fixture)
-    return yield* intake.once(caller, idempotency, (reservation: Reservation | null) =>
-      Effect.gen(function* () {
-        const propertyId = yield* intake.resolveProperty(caller, input)
-        return yield* intake.write({ caller, input, propertyId, requestId: crypto.randomUUID(), reservation })
-      })
-    )
-  }).pipe(Effect.provide(LeadIntake.layerFromServices))
+  Effect.flatMap(LeadIntake, (intake) =>
+    intake.accept({ caller: callerOf(fixture), input, requestId: crypto.randomUUID(), idempotency })
+  )
 
 const summary = (accepted: Accepted) => [accepted.leadId, accepted.outcome, accepted.replay] as const
 
@@ -116,7 +109,7 @@ acrossLayers("LeadIntake", (it) => {
         Effect.gen(function* () {
           const intake = yield* LeadIntake
           return yield* intake.preview(caller, input)
-        }).pipe(Effect.provide(LeadIntake.layerFromServices))
+        })
       const input = inputOf({
         nombre: "Pía",
         telefono: "55 1234 0004",

@@ -7,6 +7,7 @@ import { phoneMatchKey } from "../../src/Domain/Phone.ts"
 import type { IdempotencyStore } from "../../src/IdempotencyStore.ts"
 import type { KeyCheck } from "../../src/KeyCheck.ts"
 import type { KeyStore } from "../../src/KeyStore.ts"
+import type { LeadIntake } from "../../src/LeadIntake.ts"
 import type { LeadRepository, LeadWrite } from "../../src/LeadRepository.ts"
 import type { Organizations } from "../../src/Organizations.ts"
 import type { PropertyCatalog } from "../../src/PropertyCatalog.ts"
@@ -16,6 +17,7 @@ import { layerMemoryServices, layerPostgresServices } from "../support/Client.ts
 export type Services =
   | KeyStore
   | KeyCheck
+  | LeadIntake
   | IdempotencyStore
   | LeadRepository
   | PropertyCatalog
