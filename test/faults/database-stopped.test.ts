@@ -100,8 +100,8 @@ describe("fault: the database stops mid-load", () => {
     for (const s of acknowledged)
       expect(storedIds.get(s.json.lead_id as string), `lead of ${s.phone}`).toBe(s.phone)
 
-    // A request cut off mid-flight may have left its key reserved (the release could not reach the
-    // database): the retry then meets 409 idempotency_in_progress until the 30 s lease ends.
+    // A request cut off mid-flight wrote nothing and holds no key (its transaction rolled back with
+    // its connection); a retry may still meet 409 idempotency_in_progress while a first attempt runs.
     const unanswered = sent.filter((s) => s.status !== 201)
     const finals: Array<Sent> = []
     const retryDeadline = performance.now() + 40_000
