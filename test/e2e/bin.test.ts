@@ -43,6 +43,13 @@ describe("the package bin, bin/lead-intake.js", { timeout: processTimeout }, () 
     expect(organization.name).toBe("Bin")
   })
 
+  it("refuses a LEAD_INTAKE_ENTRY other than src or dist in one line", async () => {
+    const refused = await run(["--version"], { entry: bin, env: { LEAD_INTAKE_ENTRY: "bundle" } })
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toBe("")
+    expect(refused.stderr).toBe('lead-intake: LEAD_INTAKE_ENTRY must be "src" or "dist", not "bundle"\n')
+  })
+
   it.skipIf(olderSystemNode === undefined)(
     "hands over to the project's Node under an older Node, with arguments, output, exit codes and signals",
     async () => {
