@@ -25,3 +25,6 @@ export const consoleDirectory = (): string => path.join(packageRoot(), "src", "C
 
 /** The webhooks chapter of the API docs page. */
 export const webhooksGuide = (): string => path.join(packageRoot(), "docs", "webhooks.md")
+
+/** Whether this process runs the sources (`src`, through type stripping) or the bundle (`dist`). */
+export const runningFrom = (): "src" | "dist" => (import.meta.filename.endsWith(".ts") ? "src" : "dist")

@@ -35,6 +35,15 @@ describe("the package bin, bin/lead-intake.js", { timeout: processTimeout }, () 
     env = await freshDatabaseEnv()
   })
 
+  it("runs the sources when LEAD_INTAKE_ENTRY=src, as every test does (vitest.config.ts)", async () => {
+    expect(process.env.LEAD_INTAKE_ENTRY).toBe("src")
+    const port = await freePort()
+    const server = await startServer(port, { entry: bin, env })
+    const stopped = await server.stop("SIGTERM")
+    expect(stopped.code).toBe(0)
+    expect(stopped.stdout).toMatch(/"listener":"api".*"code":"src"/)
+  })
+
   it("runs the CLI in-process under Node 24", async () => {
     const version = await run(["--version"], { entry: bin })
     expect(version.code).toBe(0)
