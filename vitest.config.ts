@@ -9,7 +9,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: "forks",
     // Servers started by tests open no console listener unless a test asks for one (8081 would clash).
-    env: { ADMIN_PORT: "off" },
+    // and the bin runs src/main.ts whether or not dist/ is fresh: tests are of the sources
+    // (test/e2e/bundle.test.ts builds and runs the bundle on its own).
+    env: { ADMIN_PORT: "off", LEAD_INTAKE_ENTRY: "src" },
     reporters: ["default", "./test/support/summaryReporter.ts"]
   }
 })

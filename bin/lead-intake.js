@@ -5,19 +5,30 @@
 // (`exec`: one process, no wrapper left waiting) with the heap flags chosen by measurement (README,
 // Performance) unless NODE_OPTIONS sets the young generation itself. Run as `node bin/lead-intake.js`, Node skips that line: under Node 24 the CLI runs
 // in-process, and an older Node hands over to the project's own, replacing itself where it can.
+// In-process it runs the bundle (dist/main.js) when that was built from the current sources, else
+// src/main.ts (bin/entry.js; LEAD_INTAKE_ENTRY=src|dist forces one).
 import { spawn } from "node:child_process"
 import { realpathSync } from "node:fs"
 import { constants } from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const requiredMajor = 24
 const major = Number(process.versions.node.split(".")[0])
 
+const self = realpathSync(fileURLToPath(import.meta.url))
+
 if (major >= requiredMajor) {
-  await import("../src/main.ts")
+  const { chooseEntry } = await import("./entry.js")
+  let entry
+  try {
+    entry = chooseEntry(path.dirname(path.dirname(self)), process.env)
+  } catch (error) {
+    process.stderr.write(`lead-intake: ${error.message}\n`)
+    process.exit(1)
+  }
+  await import(pathToFileURL(entry).href)
 } else {
-  const self = realpathSync(fileURLToPath(import.meta.url))
   const projectNode = path.join(path.dirname(self), "..", "node_modules", "node", "bin", "node")
   const heap = (process.env.NODE_OPTIONS ?? "").includes("semi-space") ? [] : ["--max-semi-space-size=2"]
   const args = [...heap, self, ...process.argv.slice(2)]

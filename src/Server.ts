@@ -10,6 +10,7 @@ import { indexBody } from "./Http/Public.ts"
 import { layerJanitor } from "./Janitor.ts"
 import { logListening } from "./Listening.ts"
 import * as Observability from "./Observability.ts"
+import { runningFrom } from "./PackageFiles.ts"
 import { layerServices } from "./Services.ts"
 import * as Sql from "./Sql.ts"
 import { layerInServe as layerWebhookWorker } from "./WebhookWorker.ts"
@@ -52,7 +53,11 @@ const announce = Layer.effectDiscard(
     const port = "port" in server.address ? server.address.port : config.port
     const host = config.host.includes(":") ? `[${config.host}]` : config.host
     const url = `http://${host}:${port}`
-    yield* logListening("api", url, { public_url: config.publicBaseUrl, database: database.description })
+    yield* logListening("api", url, {
+      public_url: config.publicBaseUrl,
+      database: database.description,
+      code: runningFrom()
+    })
     yield* Effect.addFinalizer(() => Effect.logInfo("stopping"))
   })
 )

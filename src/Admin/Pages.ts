@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto"
 import { readFile } from "node:fs/promises"
+import * as path from "node:path"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { consoleDirectory } from "../PackageFiles.ts"
 import { pathOf } from "./RequestContext.ts"
-
-const consoleDirectory = new URL("../Console/", import.meta.url)
 
 /** Every path the console's client routes to: each answers the same shell. */
 export const pagePaths = [
@@ -55,7 +55,7 @@ const notFound = HttpServerResponse.text("Not found", { status: 404 })
  * its `{{nonce}}` placeholders get a fresh nonce that the CSP names.
  */
 const page = Effect.gen(function* () {
-  const shell = yield* Effect.promise(() => readFile(new URL("index.html", consoleDirectory), "utf8"))
+  const shell = yield* Effect.promise(() => readFile(path.join(consoleDirectory(), "index.html"), "utf8"))
   const nonce = randomBytes(16).toString("base64")
   return HttpServerResponse.text(shell.replaceAll("{{nonce}}", nonce), {
     contentType: "text/html; charset=utf-8",
@@ -71,7 +71,7 @@ const asset = Effect.gen(function* () {
   const contentType = contentTypes[extension]
   if (contentType === undefined) return notFound
   const body = yield* Effect.promise(() =>
-    readFile(new URL(`assets/${name}`, consoleDirectory)).then(
+    readFile(path.join(consoleDirectory(), "assets", name)).then(
       (bytes) => bytes as Uint8Array | undefined,
       () => undefined
     )
@@ -93,5 +93,5 @@ const decodeURIComponentSafe = (text: string) => {
 
 export const layerPages = Layer.mergeAll(
   HttpRouter.add("GET", "/assets/*", asset),
-  ...pagePaths.map((path) => HttpRouter.add("GET", path, page))
+  ...pagePaths.map((route) => HttpRouter.add("GET", route, page))
 )

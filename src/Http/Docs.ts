@@ -3,6 +3,7 @@ import { requestExamples } from "../Api/Documentation.ts"
 import { Limits } from "../Api/LeadRequest.ts"
 import { openApiDocument } from "../Api/OpenApiDocument.ts"
 import { errorCatalog, errorCodes } from "../Api.ts"
+import { webhooksGuide } from "../PackageFiles.ts"
 
 /**
  * The human documentation, rendered from the OpenAPI document the server serves: every operation,
@@ -320,7 +321,7 @@ export const markdown = (text: string, headingShift = 1): string => {
 /** The webhooks chapter, when `docs/webhooks.md` exists in the package. */
 const webhooksMarkdown = (): string | undefined => {
   try {
-    return readFileSync(new URL("../../docs/webhooks.md", import.meta.url), "utf8")
+    return readFileSync(webhooksGuide(), "utf8")
   } catch {
     return undefined
   }

@@ -35,12 +35,28 @@ describe("the package bin, bin/lead-intake.js", { timeout: processTimeout }, () 
     env = await freshDatabaseEnv()
   })
 
+  it("runs the sources when LEAD_INTAKE_ENTRY=src, as every test does (vitest.config.ts)", async () => {
+    expect(process.env.LEAD_INTAKE_ENTRY).toBe("src")
+    const port = await freePort()
+    const server = await startServer(port, { entry: bin, env })
+    const stopped = await server.stop("SIGTERM")
+    expect(stopped.code).toBe(0)
+    expect(stopped.stdout).toMatch(/"listener":"api".*"code":"src"/)
+  })
+
   it("runs the CLI in-process under Node 24", async () => {
     const version = await run(["--version"], { entry: bin })
     expect(version.code).toBe(0)
     expect(version.stdout).toMatch(/^lead-intake v/)
     const organization = json(await run(["org", "create", "--name", "Bin", "--json"], { entry: bin, env }))
     expect(organization.name).toBe("Bin")
+  })
+
+  it("refuses a LEAD_INTAKE_ENTRY other than src or dist in one line", async () => {
+    const refused = await run(["--version"], { entry: bin, env: { LEAD_INTAKE_ENTRY: "bundle" } })
+    expect(refused.code).toBe(1)
+    expect(refused.stdout).toBe("")
+    expect(refused.stderr).toBe('lead-intake: LEAD_INTAKE_ENTRY must be "src" or "dist", not "bundle"\n')
   })
 
   it.skipIf(olderSystemNode === undefined)(
