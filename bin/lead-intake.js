@@ -19,6 +19,13 @@ const major = Number(process.versions.node.split(".")[0])
 const self = realpathSync(fileURLToPath(import.meta.url))
 
 if (major >= requiredMajor) {
+  // Old-generation growth bounded by measurement (README, "Memory under load"): set at run time,
+  // since NODE_OPTIONS may not carry it, so every way of starting the bin gets it.
+  const heapFlags = process.env.LEAD_INTAKE_HEAP_FLAGS ?? "--heap-growing-percent=60"
+  if (heapFlags !== "") {
+    const { setFlagsFromString } = await import("node:v8")
+    for (const flag of heapFlags.split(" ")) setFlagsFromString(flag)
+  }
   const { chooseEntry } = await import("./entry.js")
   let entry
   try {
