@@ -24,7 +24,7 @@ if (major >= requiredMajor) {
   const heapFlags = process.env.LEAD_INTAKE_HEAP_FLAGS ?? "--heap-growing-percent=60"
   if (heapFlags !== "") {
     const { setFlagsFromString } = await import("node:v8")
-    for (const flag of heapFlags.split(" ")) setFlagsFromString(flag)
+    setFlagsFromString(heapFlags)
   }
   const { chooseEntry } = await import("./entry.js")
   let entry

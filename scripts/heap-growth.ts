@@ -1,9 +1,10 @@
-import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { parseArgs } from "./lib/args.ts"
+import { cpuSnapshot } from "./lib/cpu.ts"
 import { provision, startScratchDatabase } from "./lib/database.ts"
 import { drive } from "./lib/drive.ts"
 import type { LoadPlan } from "./lib/load.ts"
+import { table } from "./lib/report.ts"
 import { memoryOf, startServer } from "./lib/server.ts"
 
 const usage = `node scripts/heap-growth.ts [--duration S] [--flags "A|B|…"]
@@ -24,10 +25,6 @@ const flagSets = (
   options.get("flags") ?? "|--heap-growing-percent=100|--heap-growing-percent=60|--heap-growing-percent=30"
 ).split("|")
 
-const cpuMillisOf = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) * 10
-}
 const mb = (bytes: number) => `${Math.round(bytes / 1024 / 1024)} MB`
 
 const database = await startScratchDatabase()
@@ -60,9 +57,9 @@ try {
         }
       }
       await drive(plan(3))
-      const before = cpuMillisOf(server.pid)
+      const before = cpuSnapshot(server.pid, database.postmasterPid).server
       const result = await drive(plan(duration))
-      const cpu = (cpuMillisOf(server.pid) - before) / result.requests
+      const cpu = ((cpuSnapshot(server.pid, database.postmasterPid).server - before) * 1000) / result.requests
       rows.push([
         flags === "" ? "(V8 default)" : flags,
         mb(idle),
@@ -75,12 +72,7 @@ try {
     }
   }
   const header = ["LEAD_INTAKE_HEAP_FLAGS", "RSS idle", "RSS after load", "creates", "server CPU/create"]
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => row[column]!.length))
-  )
-  for (const row of [header, ...rows]) {
-    process.stdout.write(`${row.map((cell, column) => cell.padEnd(widths[column]!)).join("  ")}\n`)
-  }
+  process.stdout.write(`${table([header, ...rows])}\n`)
 } finally {
   await database.close()
 }
