@@ -5,6 +5,7 @@ import createWebhooks from "./0004_create_webhooks.ts"
 import operatorConsole from "./0005_operator_console.ts"
 import personalData from "./0006_personal_data.ts"
 import intakeInOneStatement from "./0007_intake_in_one_statement.ts"
+import admitAndIntake from "./0008_admit_and_intake.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -13,5 +14,6 @@ export const migrations = {
   "0004_create_webhooks": createWebhooks,
   "0005_operator_console": operatorConsole,
   "0006_personal_data": personalData,
-  "0007_intake_in_one_statement": intakeInOneStatement
+  "0007_intake_in_one_statement": intakeInOneStatement,
+  "0008_admit_and_intake": admitAndIntake
 }

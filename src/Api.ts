@@ -27,7 +27,7 @@ import {
   UnsupportedMediaType,
   ValidationError
 } from "./Api/Errors.ts"
-import { LeadRequest, Limits } from "./Api/LeadRequest.ts"
+import { type LeadInput, LeadRequest, Limits } from "./Api/LeadRequest.ts"
 
 export * from "./Api/Errors.ts"
 
@@ -145,6 +145,7 @@ export interface CallerShape {
 /** The origin (and so the organization) that a valid API key identifies. */
 export class Caller extends Context.Service<Caller, CallerShape>()("lead-intake/Caller") {}
 
+/** The request's place in its origin's rate-limit window, counted in the same round trip as the key check. */
 export interface RateWindowShape {
   readonly allowed: boolean
   readonly limit: number
@@ -155,32 +156,25 @@ export interface RateWindowShape {
   readonly retryAfter: number
 }
 
-/** The request's place in its origin's rate-limit window, counted in the same round trip as the key check. */
-export class RateWindow extends Context.Service<RateWindow, RateWindowShape>()("lead-intake/RateWindow") {}
-
-/** The request body, read once within the size limit before anything parses it. */
-export class RequestBody extends Context.Service<RequestBody, Uint8Array>()("lead-intake/RequestBody") {}
+/** The lead a body describes once it passed contract order 4-7: media type, size, headers, fields. */
+export class ValidLead extends Context.Service<ValidLead, LeadInput>()("lead-intake/ValidLead") {}
 
 export class Journal extends HttpApiMiddleware.Service<Journal>()("lead-intake/Journal") {}
 
-export class Authentication extends HttpApiMiddleware.Service<
-  Authentication,
-  { provides: Caller | RateWindow }
->()("lead-intake/Authentication", {
-  security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Format, "lk_live_…")) },
-  error: [InvalidKey, TemporarilyUnavailable]
-}) {}
-
-export class RateLimit extends HttpApiMiddleware.Service<RateLimit, { requires: RateWindow }>()(
-  "lead-intake/RateLimit",
+/** Contract order 2-7 of `POST /v1/leads`: the key, the rate limit, the media type, the size, the headers, the body. */
+export class Admission extends HttpApiMiddleware.Service<Admission, { provides: Caller | ValidLead }>()(
+  "lead-intake/Admission",
   {
-    error: [RateLimited, TemporarilyUnavailable]
+    security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Format, "lk_live_…")) },
+    error: [
+      InvalidKey,
+      TemporarilyUnavailable,
+      RateLimited,
+      UnsupportedMediaType,
+      PayloadTooLarge,
+      ValidationError
+    ]
   }
-) {}
-
-export class BodyGuard extends HttpApiMiddleware.Service<BodyGuard, { provides: RequestBody }>()(
-  "lead-intake/BodyGuard",
-  { error: [UnsupportedMediaType, PayloadTooLarge, ValidationError] }
 ) {}
 
 export class LeadsGroup extends HttpApiGroup.make("leads")
@@ -207,9 +201,7 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
       })
     )
   )
-  .middleware(BodyGuard)
-  .middleware(RateLimit)
-  .middleware(Authentication)
+  .middleware(Admission)
   .middleware(Journal) {}
 
 const publicHeaders = documentHeaders(() => ({}))

@@ -20,7 +20,7 @@ export interface Admitted {
 }
 
 /** What the lookup found for the token's public id: the key, its origin and organization. */
-const KeyRow = Schema.Struct({
+export const KeyRow = Schema.Struct({
   key_id: Schema.String,
   key_hash: Schema.String,
   revoked: Schema.Boolean,
@@ -34,7 +34,7 @@ const KeyRow = Schema.Struct({
 type KeyRow = typeof KeyRow.Type
 
 /** A malformed or mistyped token is refused here, before any lookup. */
-const parseToken = (token: string) => {
+export const parseToken = (token: string) => {
   const parsed = parseApiKey(token)
   return parsed === undefined
     ? Effect.fail(
@@ -44,7 +44,7 @@ const parseToken = (token: string) => {
 }
 
 /** The caller a key row stands for, or why the token does not match it. */
-const callerOf = (
+export const callerOf = (
   token: string,
   prefix: string,
   row: Omit<KeyRow, "count"> | undefined
@@ -64,12 +64,17 @@ const callerOf = (
   })
 }
 
-const annotate = ({ caller, window }: Admitted) =>
-  Effect.annotateCurrentSpan({
-    "origin.id": caller.originId,
-    "organization.id": caller.organizationId,
-    "ratelimit.remaining": window.remaining,
-    "ratelimit.allowed": window.allowed
+/** The caller's admission, its window counted as `count` (`null`: over the limit, nothing counted). */
+export const admissionOf = (caller: CallerShape, count: number | null, nowMillis: number) =>
+  Effect.gen(function* () {
+    const admitted: Admitted = { caller, window: windowOf(nowMillis, caller.rateLimit, count) }
+    yield* Effect.annotateCurrentSpan({
+      "origin.id": caller.originId,
+      "organization.id": caller.organizationId,
+      "ratelimit.remaining": admitted.window.remaining,
+      "ratelimit.allowed": admitted.window.allowed
+    })
+    return admitted
   })
 
 /**
@@ -121,9 +126,7 @@ export class KeyCheck extends Context.Service<
             windowStart: windowStartOf(now)
           }).pipe(availableOrFail("KeyCheck.admit"))
           const caller = yield* callerOf(token, parsed.prefix, row)
-          const admitted = { caller, window: windowOf(now, caller.rateLimit, row?.count ?? null) }
-          yield* annotate(admitted)
-          return admitted
+          return yield* admissionOf(caller, row?.count ?? null, now)
         })
       })
     })
@@ -154,19 +157,18 @@ export class KeyCheck extends Context.Service<
       const count = (caller: CallerShape, nowMillis: number) => {
         const slot = `${caller.originId}@${windowIndexOf(nowMillis)}`
         const counted = store.windows.get(slot) ?? 0
-        if (counted >= caller.rateLimit) return windowOf(nowMillis, caller.rateLimit, null)
+        if (counted >= caller.rateLimit) return null
         store.windows.set(slot, counted + 1)
-        return windowOf(nowMillis, caller.rateLimit, counted + 1)
+        return counted + 1
       }
 
       return KeyCheck.of({
         admit: Effect.fn("KeyCheck.admit")(function* (token) {
           const parsed = yield* parseToken(token)
           yield* Effect.annotateCurrentSpan({ "key.prefix": parsed.prefix })
+          const now = yield* Clock.currentTimeMillis
           const caller = yield* callerOf(token, parsed.prefix, lookup(parsed.publicId))
-          const admitted = { caller, window: count(caller, yield* Clock.currentTimeMillis) }
-          yield* annotate(admitted)
-          return admitted
+          return yield* admissionOf(caller, count(caller, now), now)
         })
       })
     })

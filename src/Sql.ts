@@ -31,10 +31,10 @@ const unavailableReasons = new Set(["ConnectionError", "AuthenticationError", "S
  */
 const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300", "57014"])
 
-const sqlStateOf = (cause: unknown) =>
+export const sqlStateOf = (cause: unknown) =>
   typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
 
-const isOutage = (error: SqlError.SqlError) =>
+export const isOutage = (error: SqlError.SqlError) =>
   unavailableReasons.has(error.reason._tag) || unavailableStates.has(sqlStateOf(error.reason.cause))
 
 export const statementTimeout = Duration.seconds(2)

@@ -131,3 +131,19 @@ export const LeadRequest = Schema.Struct({
   description:
     "A lead to create, or to enrich the existing lead with the same phone. Unknown fields are rejected."
 })
+
+/** A lead request once it has passed every check: what the create handler works with. */
+export type PropertyReference =
+  | { readonly by: "codigo"; readonly value: string }
+  | { readonly by: "external_code"; readonly value: string }
+  | { readonly by: "id"; readonly value: string }
+
+export interface LeadInput {
+  readonly nombre: string
+  readonly telefono: string | null
+  readonly email: string | null
+  readonly mensaje: string | null
+  readonly propiedad: PropertyReference | null
+  /** Stored extras in the order sent, values as text; null and blank values already dropped. */
+  readonly extras: ReadonlyArray<readonly [key: string, value: string]>
+}

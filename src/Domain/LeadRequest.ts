@@ -16,20 +16,9 @@ const hasNul = (text: string) => text.includes("\u0000")
 
 const nulProblem = (field: string) => problem(field, `${field} must not contain NUL (U+0000) characters`)
 
-export type PropertyReference =
-  | { readonly by: "codigo"; readonly value: string }
-  | { readonly by: "external_code"; readonly value: string }
-  | { readonly by: "id"; readonly value: string }
+import type { LeadInput, PropertyReference } from "../Api/LeadRequest.ts"
 
-export interface LeadInput {
-  readonly nombre: string
-  readonly telefono: string | null
-  readonly email: string | null
-  readonly mensaje: string | null
-  readonly propiedad: PropertyReference | null
-  /** Stored extras in the order sent, values as text; null and blank values already dropped. */
-  readonly extras: ReadonlyArray<readonly [key: string, value: string]>
-}
+export type { LeadInput, PropertyReference }
 
 export interface FieldProblem {
   readonly field: string

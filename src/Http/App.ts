@@ -2,7 +2,7 @@ import { Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../Api.ts"
 import { layerLeadHandlers } from "./Leads.ts"
-import { layerAuthentication, layerBodyGuard, layerJournal, layerRateLimit } from "./Middleware.ts"
+import { layerAdmission, layerJournal } from "./Middleware.ts"
 import { layerPublicHandlers } from "./Public.ts"
 import { layerGlobalMiddleware } from "./Routing.ts"
 
@@ -10,7 +10,7 @@ import { layerGlobalMiddleware } from "./Routing.ts"
 export const layerApp = Layer.mergeAll(
   HttpApiBuilder.layer(Api).pipe(
     Layer.provide([layerPublicHandlers, layerLeadHandlers]),
-    Layer.provide([layerJournal, layerAuthentication, layerRateLimit, layerBodyGuard])
+    Layer.provide([layerJournal, layerAdmission])
   ),
   layerGlobalMiddleware
 )

@@ -1,12 +1,10 @@
-import { Effect, Option } from "effect"
+import { Effect, type Exit, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api, Caller, type CallerShape, RequestBody } from "../Api.ts"
+import { Api, Caller, type CallerShape, ValidLead } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
-import { requestFingerprint } from "../Domain/Fingerprint.ts"
-import { decodeLeadInput, type LeadInput } from "../Domain/LeadRequest.ts"
-import { type Accepted, LeadIntake, type Preview } from "../LeadIntake.ts"
-import { step } from "../Observability/Steps.ts"
-import { readJson } from "./Body.ts"
+import type { LeadInput } from "../Domain/LeadRequest.ts"
+import { type AcceptError, type Accepted, LeadIntake, type Preview } from "../LeadIntake.ts"
+import { Written } from "./Middleware.ts"
 import { fail, RequestContext, setResponseHeaders, settle } from "./RequestContext.ts"
 
 const unavailable = () =>
@@ -21,15 +19,6 @@ export const layerLeadHandlers = HttpApiBuilder.group(
   Effect.fn(function* (handlers) {
     const config = yield* AppConfig
     const intake = yield* LeadIntake
-    const fn = yield* step
-
-    /** Contract order 7, the fields: the first that fails answers, with its name. */
-    const validate = fn("LeadRequest.validate")(function* (parsed: unknown) {
-      const result = decodeLeadInput(parsed)
-      if (result.ok) return result.value
-      yield* Effect.annotateCurrentSpan({ "validation.field": result.problem.field })
-      return yield* fail("validation_error", result.problem.message, result.problem.field)
-    })
 
     /** The one place a lead response body is built, replays included. */
     const reply = Effect.fnUntraced(function* (accepted: Accepted) {
@@ -82,43 +71,33 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       return yield* describeDryRun(caller, input, preview)
     })
 
-    /**
-     * Contract order 9-11: replay, conflict or in progress; the property `propiedad` names; the lead
-     * and everything it sets off, in one transaction (the key stays free when anything fails).
-     */
-    const accept = Effect.fnUntraced(function* (
-      caller: CallerShape,
-      input: LeadInput,
-      key: string | undefined,
-      parsed: unknown
-    ) {
-      const { requestId } = yield* RequestContext
-      const idempotency = key === undefined ? null : { key, fingerprint: requestFingerprint(parsed) }
-      return yield* intake.accept({ caller, input, requestId, idempotency }).pipe(
-        Effect.catchTags({
-          IdempotencyKeyReused: () =>
-            fail(
-              "idempotency_conflict",
-              "This Idempotency-Key was used in the last 24 hours with another body"
-            ),
-          IdempotencyKeyBusy: () =>
-            fail(
-              "idempotency_in_progress",
-              "The original request with this Idempotency-Key is still running"
-            ),
-          UnknownProperty: propertyNotFound,
-          StoreUnavailable: unavailable
-        })
-      )
-    })
+    /** Contract order 9-11, as the admission's round trip answered them: replay, 409, 422, or the write. */
+    const accepted = (written: Exit.Exit<Accepted, AcceptError> | undefined) =>
+      written === undefined
+        ? Effect.die(new Error("a write reached its handler without being admitted"))
+        : written.pipe(
+            Effect.catchTags({
+              IdempotencyKeyReused: () =>
+                fail(
+                  "idempotency_conflict",
+                  "This Idempotency-Key was used in the last 24 hours with another body"
+                ),
+              IdempotencyKeyBusy: () =>
+                fail(
+                  "idempotency_in_progress",
+                  "The original request with this Idempotency-Key is still running"
+                ),
+              UnknownProperty: propertyNotFound,
+              StoreUnavailable: unavailable
+            })
+          )
 
     return handlers.handleRaw("createOrEnrich", ({ headers }) =>
       Effect.gen(function* () {
         const caller = yield* Caller
-        const parsed = yield* readJson(yield* RequestBody)
-        const input = yield* validate(parsed)
+        const input = yield* ValidLead
         if (headers["x-service-dry-run"] === "true") return yield* dryRun(caller, input)
-        return yield* reply(yield* accept(caller, input, headers["idempotency-key"], parsed))
+        return yield* reply(yield* accepted(yield* Written))
       })
     )
   })

@@ -1,10 +1,9 @@
-import { Cause, Clock, Effect, Exit, Layer, Option, Redacted, Ref } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Layer, Option, Redacted, Ref } from "effect"
 import { HttpServerRequest } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { Limits } from "../Api/LeadRequest.ts"
 import {
-  Authentication,
-  BodyGuard,
+  Admission,
   Caller,
   type ErrorCode,
   errorCatalog,
@@ -13,13 +12,16 @@ import {
   isWireError,
   Journal,
   leadHeaderProblem,
-  RateLimit,
-  RateWindow,
-  RequestBody
+  type RateWindowShape,
+  ValidLead
 } from "../Api.ts"
+import { requestFingerprint } from "../Domain/Fingerprint.ts"
+import { decodeLeadInput } from "../Domain/LeadRequest.ts"
 import { KeyCheck } from "../KeyCheck.ts"
+import { type AcceptError, type Accepted, type Draft, LeadIntake } from "../LeadIntake.ts"
+import { step } from "../Observability/Steps.ts"
 import { RequestLog } from "../RequestLog.ts"
-import { isJsonMediaType, readBody, tooLarge } from "./Body.ts"
+import { isJsonMediaType, readBody, readJson, tooLarge } from "./Body.ts"
 import { attribute, fail, RequestContext, setResponseHeaders, settle } from "./RequestContext.ts"
 
 const unavailable = () =>
@@ -77,82 +79,115 @@ export const layerJournal = Layer.effect(
   })
 )
 
-/** Contract order 2: the key, checked and counted in its rate window in one round trip. */
-export const layerAuthentication = Layer.effect(
-  Authentication,
+/** What steps 9-11 of a write answered, in the admission's round trip; `undefined` for a dry run. */
+export const Written = Context.Reference<Exit.Exit<Accepted, AcceptError> | undefined>(
+  "lead-intake/Written",
+  {
+    defaultValue: () => undefined
+  }
+)
+
+/** Contract order 3: the window was counted with the key check; this answers 429 past the limit. */
+const limit = (window: RateWindowShape) =>
+  Effect.gen(function* () {
+    yield* setResponseHeaders({
+      "x-ratelimit-limit": String(window.limit),
+      "x-ratelimit-remaining": String(window.remaining),
+      "x-ratelimit-reset": String(window.resetAt),
+      "ratelimit-policy": `"default";q=${window.limit};w=60`,
+      ratelimit: `"default";r=${window.remaining};t=${window.retryAfter}`,
+      ...(window.allowed ? {} : { "retry-after": String(window.retryAfter) })
+    })
+    if (!window.allowed) {
+      return yield* fail("rate_limited", `More than ${window.limit} requests this minute for this key`)
+    }
+  })
+
+/**
+ * Contract order 2-7, answered in that order. The checks that need no database (4-7) run first
+ * and keep their answer, so that a write that passes them all is admitted, counted and written in
+ * one round trip (`LeadIntake.admitAndAccept`); any other request takes the key check alone.
+ */
+export const layerAdmission = Layer.effect(
+  Admission,
   Effect.gen(function* () {
     const keys = yield* KeyCheck
-    return Authentication.of({
+    const intake = yield* LeadIntake
+    const fn = yield* step
+
+    /** Contract order 7, the fields: the first that fails answers, with its name. */
+    const validate = fn("LeadRequest.validate")(function* (parsed: unknown) {
+      const result = decodeLeadInput(parsed)
+      if (result.ok) return result.value
+      yield* Effect.annotateCurrentSpan({ "validation.field": result.problem.field })
+      return yield* fail("validation_error", result.problem.message, result.problem.field)
+    })
+
+    /** Contract order 4-7: media type, size, then the headers, then the body. */
+    const check = Effect.fnUntraced(function* (request: HttpServerRequest.HttpServerRequest) {
+      const { headers } = request
+      if (!isJsonMediaType(headers["content-type"])) {
+        return yield* fail("unsupported_media_type", "Content-Type must be application/json")
+      }
+      if (Number(headers["content-length"] ?? 0) > Limits.bodyBytes) return yield* tooLarge()
+      const body = yield* readBody(request)
+      const problem = leadHeaderProblem({
+        "x-service-dry-run": headers["x-service-dry-run"],
+        "idempotency-key": headers["idempotency-key"]
+      })
+      if (problem !== undefined) return yield* fail("validation_error", problem.message, problem.field)
+      const parsed = yield* readJson(body)
+      return { parsed, input: yield* validate(parsed) }
+    })
+
+    /** Contract order 2: the key, counted in its rate window; with a write, steps 9-11 as well. */
+    const admit = Effect.fnUntraced(function* (token: string, write: Draft | undefined) {
+      if (token === "") return yield* fail("invalid_key", "Send the API key as Authorization: Bearer <key>")
+      const admission = yield* (
+        write === undefined
+          ? Effect.map(keys.admit(token), (admitted) => ({ ...admitted, accepted: undefined }))
+          : intake.admitAndAccept(token, write)
+      ).pipe(
+        Effect.catchTags({
+          KeyRejected: (rejected) =>
+            Effect.andThen(
+              attribute({ keyPrefix: rejected.prefix, originId: rejected.originId }),
+              fail("invalid_key", `The API key is ${rejected.reason}`)
+            ),
+          StoreUnavailable: unavailable
+        })
+      )
+      yield* attribute({ keyPrefix: admission.caller.prefix, originId: admission.caller.originId })
+      return admission
+    })
+
+    return Admission.of({
       bearer: (httpEffect, { credential }) =>
         Effect.gen(function* () {
-          const token = Redacted.value(credential)
-          if (token === "")
-            return yield* fail("invalid_key", "Send the API key as Authorization: Bearer <key>")
-          const { caller, window } = yield* keys.admit(token).pipe(
-            Effect.catchTags({
-              KeyRejected: (rejected) =>
-                Effect.andThen(
-                  attribute({ keyPrefix: rejected.prefix, originId: rejected.originId }),
-                  fail("invalid_key", `The API key is ${rejected.reason}`)
-                ),
-              StoreUnavailable: unavailable
-            })
-          )
-          yield* attribute({ keyPrefix: caller.prefix, originId: caller.originId })
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const { requestId } = yield* RequestContext
+          const checked = yield* Effect.exit(check(request))
+          const key = request.headers["idempotency-key"]
+          const write =
+            Exit.isSuccess(checked) && request.headers["x-service-dry-run"] === undefined
+              ? {
+                  input: checked.value.input,
+                  requestId,
+                  idempotency:
+                    key === undefined ? null : { key, fingerprint: requestFingerprint(checked.value.parsed) }
+                }
+              : undefined
+          const { caller, window, accepted } = yield* admit(Redacted.value(credential), write)
+          yield* limit(window)
+          const { input } = yield* checked
           return yield* httpEffect.pipe(
             Effect.provideService(Caller, caller),
-            Effect.provideService(RateWindow, window)
+            Effect.provideService(ValidLead, input),
+            Effect.provideService(Written, accepted),
+            // Step 6 checked the headers by the rules their schema declares: it cannot refuse them.
+            Effect.catchIf(HttpApiError.HttpApiSchemaError.is, (error) => Effect.die(error))
           )
         })
     })
   })
-)
-
-/** Contract order 3: the window was counted with the key check; this answers 429 past the limit. */
-export const layerRateLimit = Layer.succeed(
-  RateLimit,
-  RateLimit.of((httpEffect) =>
-    Effect.gen(function* () {
-      const window = yield* RateWindow
-      yield* setResponseHeaders({
-        "x-ratelimit-limit": String(window.limit),
-        "x-ratelimit-remaining": String(window.remaining),
-        "x-ratelimit-reset": String(window.resetAt),
-        "ratelimit-policy": `"default";q=${window.limit};w=60`,
-        ratelimit: `"default";r=${window.remaining};t=${window.retryAfter}`,
-        ...(window.allowed ? {} : { "retry-after": String(window.retryAfter) })
-      })
-      if (!window.allowed) {
-        return yield* fail("rate_limited", `More than ${window.limit} requests this minute for this key`)
-      }
-      return yield* httpEffect
-    })
-  )
-)
-
-/** Contract order 4-6: media type, size, then the headers, before anything parses the body. */
-export const layerBodyGuard = Layer.succeed(
-  BodyGuard,
-  BodyGuard.of((httpEffect) =>
-    Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      if (!isJsonMediaType(request.headers["content-type"])) {
-        return yield* fail("unsupported_media_type", "Content-Type must be application/json")
-      }
-      if (Number(request.headers["content-length"] ?? 0) > Limits.bodyBytes) return yield* tooLarge()
-      const body = yield* readBody(request)
-      return yield* httpEffect.pipe(
-        Effect.provideService(RequestBody, body),
-        Effect.catchIf(HttpApiError.HttpApiSchemaError.is, (error) => {
-          const problem = leadHeaderProblem({
-            "x-service-dry-run": request.headers["x-service-dry-run"],
-            "idempotency-key": request.headers["idempotency-key"]
-          })
-          return problem === undefined
-            ? Effect.die(error)
-            : fail("validation_error", problem.message, problem.field)
-        })
-      )
-    })
-  )
 )

@@ -1,7 +1,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { errorCodes } from "../../src/Api.ts"
-import { LeadIntake } from "../../src/LeadIntake.ts"
+import { KeyCheck } from "../../src/KeyCheck.ts"
+import { admitThenAccept, LeadIntake } from "../../src/LeadIntake.ts"
 import { LeadRepository } from "../../src/LeadRepository.ts"
 import { layerMemoryServices } from "../support/Client.ts"
 import { testConfig } from "../support/Database.ts"
@@ -296,9 +297,11 @@ const layerDyingRepository = Layer.succeed(
 /** The write path dies as a bug would make it: the intake's write and the repository's reads. */
 const layerDyingWrites = Layer.effect(
   LeadIntake,
-  Effect.map(LeadIntake, (intake) =>
-    LeadIntake.of({ ...intake, accept: () => Effect.die(new Error(secret)) })
-  )
+  Effect.gen(function* () {
+    const intake = yield* LeadIntake
+    const accept = () => Effect.die(new Error(secret))
+    return LeadIntake.of({ ...intake, accept, admitAndAccept: admitThenAccept(yield* KeyCheck, accept) })
+  })
 ).pipe(Layer.provideMerge(Layer.merge(layerMemoryServices, layerDyingRepository)))
 
 layer(Contract.layer(layerDyingWrites))("a defect in a handler (memory)", (it) => {

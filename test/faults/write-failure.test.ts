@@ -60,6 +60,9 @@ describe("fault: a statement fails inside the write", () => {
     )
     return row!
   }
+  /** Units taken from every rate window: every authenticated request takes one, whatever its answer. */
+  const unitsTaken = async () =>
+    (await db.query<{ n: number }>("SELECT coalesce(sum(count), 0)::int AS n FROM rate_limit_windows"))[0]!.n
   const keyState = async (key: string) =>
     (await db.query<{ state: string }>("SELECT state FROM idempotency_keys WHERE key = $1", [key]))[0]
       ?.state ?? null
@@ -78,11 +81,13 @@ describe("fault: a statement fails inside the write", () => {
     it(`create failing on ${operation} ${table}: 500, nothing left, the retry creates once`, async () => {
       const lead = newLead("fail-create")
       const rotationBefore = (await counts(lead.phone)).rotation
+      const unitsBefore = await unitsTaken()
       await failOn(table, operation)
       const failed = await sendLead(target, lead)
       await heal()
       expect(failed.status, JSON.stringify(failed.json)).toBe(500)
       expect(failed.json.error?.code).toBe("internal_error")
+      expect(await unitsTaken(), "the failed request took its unit of the window").toBe(unitsBefore + 1)
       expect(await counts(lead.phone)).toEqual({
         leads: 0,
         notes: 0,

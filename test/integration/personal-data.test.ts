@@ -351,10 +351,7 @@ describe("personal data on PostgreSQL, through the real API", () => {
         const enrichment = yield* Effect.forkChild(
           postLead(handler, { ...person.enrich, mensaje: "nota concurrente 33" }, { key: fixture.key })
         )
-        yield* waitFor(
-          sql,
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%intake_lead(%' AND wait_event = 'PgSleep'"
-        )
+        yield* waitForSleep(sql)
         const erased = yield* personalData.erase({ leadId, reason: "requested", actor: "dpo" })
         const response = yield* Fiber.join(enrichment)
         yield* sql`DROP TRIGGER slow_note ON lead_notes`
@@ -703,9 +700,9 @@ const waitFor = (sql: SqlClient.SqlClient, query: string) =>
     )
   }).pipe(Effect.orDie)
 
-/** Until the forked request's write is paused in a test trigger's pg_sleep. */
+/** Until the forked request's write (`intake_lead`, or `admit_and_intake` around it) is paused in a test trigger's pg_sleep. */
 const waitForSleep = (sql: SqlClient.SqlClient) =>
   waitFor(
     sql,
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%intake_lead(%' AND wait_event = 'PgSleep'"
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ~ '(intake_lead|admit_and_intake)\\(' AND wait_event = 'PgSleep'"
   )

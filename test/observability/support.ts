@@ -5,9 +5,9 @@ import { HttpRouter, HttpServer } from "effect/http"
 import type { CaptureRules } from "../../src/CaptureRules.ts"
 import { layerApp } from "../../src/Http/App.ts"
 import type { IdempotencyStore } from "../../src/IdempotencyStore.ts"
-import type { KeyCheck } from "../../src/KeyCheck.ts"
+import { KeyCheck } from "../../src/KeyCheck.ts"
 import type { KeyStore } from "../../src/KeyStore.ts"
-import { LeadIntake } from "../../src/LeadIntake.ts"
+import { admitThenAccept, LeadIntake } from "../../src/LeadIntake.ts"
 import type { LeadRepository } from "../../src/LeadRepository.ts"
 import { layerTracer, makeJsonLogger } from "../../src/Observability.ts"
 import type { Organizations } from "../../src/Organizations.ts"
@@ -214,14 +214,16 @@ export const layerBrokenWrites = Layer.effectContext(
   Effect.gen(function* () {
     const context = yield* Layer.build(layerMemoryServices)
     const intake = Context.get(context, LeadIntake)
+    const accept = Effect.fn("LeadIntake.accept")(function* () {
+      return yield* Effect.die(new Error("the write path is on fire"))
+    })
     return Context.add(
       context,
       LeadIntake,
       LeadIntake.of({
         ...intake,
-        accept: Effect.fn("LeadIntake.accept")(function* () {
-          return yield* Effect.die(new Error("the write path is on fire"))
-        })
+        accept,
+        admitAndAccept: admitThenAccept(Context.get(context, KeyCheck), accept)
       })
     )
   })
