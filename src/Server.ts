@@ -1,11 +1,12 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { type Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerAdminServer } from "./Admin/App.ts"
 import { AppConfig } from "./Config.ts"
 import { answerIndexDirectly } from "./FastPath.ts"
 import { layerApp } from "./Http/App.ts"
+import { answerCreateDirectly, type DirectCreate, type DirectCreateServices } from "./Http/DirectCreate.ts"
 import { indexBody } from "./Http/Public.ts"
 import { layerJanitor } from "./Janitor.ts"
 import { logListening } from "./Listening.ts"
@@ -21,29 +22,47 @@ const bodyDeadlineMillis = 15_000
  * The HTTP listener: Node's own timeouts cut off clients that trickle headers or a body. Node
  * enforces them only when it checks its connections (every 30 s by default), so it checks every
  * second: otherwise a trickling client holds its socket for up to 30 s whatever the timeouts say.
+ * `GET /v1` and a create that writes are answered ahead of the router (`FastPath.ts`,
+ * `Http/DirectCreate.ts`); the router answers everything else.
  */
+export const makeListener = (
+  context: Context.Context<DirectCreateServices>,
+  index: (requestId: string) => unknown
+) => {
+  const server = answerIndexDirectly(
+    createServer({
+      requestTimeout: bodyDeadlineMillis,
+      headersTimeout: 10_000,
+      keepAliveTimeout: 5_000,
+      maxHeaderSize: 16_384,
+      connectionsCheckingInterval: 1_000
+    }),
+    index,
+    context
+  )
+  return { server, direct: answerCreateDirectly(server, context) }
+}
+
+/** The listener on the configured port; on shutdown it waits for the direct creates still running. */
 const layerListener = Layer.unwrap(
   Effect.gen(function* () {
     const config = yield* AppConfig
-    const context = yield* Effect.context<never>()
+    const context = yield* Effect.context<DirectCreateServices>()
     const index = (requestId: string) => indexBody(config.publicBaseUrl, requestId)
+    const started: Array<DirectCreate> = []
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => Promise.all(started.map((direct) => direct.drained())))
+    )
     return NodeHttpServer.layer(
-      () =>
-        answerIndexDirectly(
-          createServer({
-            requestTimeout: bodyDeadlineMillis,
-            headersTimeout: 10_000,
-            keepAliveTimeout: 5_000,
-            maxHeaderSize: 16_384,
-            connectionsCheckingInterval: 1_000
-          }),
-          index,
-          context
-        ),
+      () => {
+        const { server, direct } = makeListener(context, index)
+        started.push(direct)
+        return server
+      },
       { port: config.port, host: config.host, gracefulShutdownTimeout: "10 seconds" }
     )
   })
-)
+).pipe(Layer.provide(layerServices))
 
 const announce = Layer.effectDiscard(
   Effect.gen(function* () {

@@ -47,23 +47,30 @@ const hasLoneSurrogate = (value: unknown): boolean => {
   return false
 }
 
-const decodeUtf8 = (bytes: Uint8Array) =>
-  Effect.try({
-    try: () => utf8.decode(bytes),
-    catch: () => undefined
-  }).pipe(Effect.catch(() => fail("validation_error", "The body is not valid UTF-8", "body")))
-
-const parseJson = (text: string) =>
-  Effect.try({
-    try: (): unknown => JSON.parse(text),
-    catch: () => undefined
-  }).pipe(Effect.catch(() => fail("validation_error", "The body is not valid JSON", "body")))
+export type ParsedBody =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly message: string }
 
 /** The body as JSON: UTF-8, well-formed JSON, no unpaired surrogate escapes (contract order 7). */
-export const readJson = Effect.fnUntraced(function* (bytes: Uint8Array) {
-  const parsed = yield* parseJson(yield* decodeUtf8(bytes))
-  if (hasLoneSurrogate(parsed)) {
-    return yield* fail("validation_error", "The body contains an unpaired UTF-16 surrogate escape", "body")
+export const parseBody = (bytes: Uint8Array): ParsedBody => {
+  let text: string
+  try {
+    text = utf8.decode(bytes)
+  } catch {
+    return { ok: false, message: "The body is not valid UTF-8" }
   }
-  return parsed
-})
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    return { ok: false, message: "The body is not valid JSON" }
+  }
+  return hasLoneSurrogate(value)
+    ? { ok: false, message: "The body contains an unpaired UTF-16 surrogate escape" }
+    : { ok: true, value }
+}
+
+export const readJson = (bytes: Uint8Array) => {
+  const parsed = parseBody(bytes)
+  return parsed.ok ? Effect.succeed(parsed.value) : fail("validation_error", parsed.message, "body")
+}

@@ -13,6 +13,31 @@ const unavailable = () =>
 const propertyNotFound = () =>
   fail("property_not_found", "No active property of your organization matches propiedad", "propiedad")
 
+/**
+ * The body of a written lead's answer (201 created, 200 enriched, replays included), fields in the
+ * order the contract's schemas list them: the router encodes it, the direct create sends it as is.
+ */
+export const leadAnswer = (accepted: Accepted, requestId: string, dashboardUrl: string) => {
+  const leadUrl = `${dashboardUrl}/leads/${accepted.leadId}`
+  const replay = accepted.replay ? { replay: true as const } : {}
+  return accepted.outcome === "created"
+    ? {
+        lead_id: accepted.leadId,
+        status: "created" as const,
+        lead_url: leadUrl,
+        request_id: requestId,
+        ...replay
+      }
+    : {
+        lead_id: accepted.leadId,
+        status: "enriched" as const,
+        matched_on: "telefono" as const,
+        lead_url: leadUrl,
+        request_id: requestId,
+        ...replay
+      }
+}
+
 export const layerLeadHandlers = HttpApiBuilder.group(
   Api,
   "leads",
@@ -25,15 +50,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       const { requestId } = yield* RequestContext
       yield* settle(accepted.replay ? "replay" : accepted.outcome, accepted.leadId)
       if (accepted.replay) yield* setResponseHeaders({ "idempotent-replayed": "true" })
-      const common = {
-        lead_id: accepted.leadId,
-        lead_url: `${config.dashboardUrl}/leads/${accepted.leadId}`,
-        request_id: requestId,
-        ...(accepted.replay ? { replay: true as const } : {})
-      }
-      return accepted.outcome === "created"
-        ? { ...common, status: "created" as const }
-        : { ...common, status: "enriched" as const, matched_on: "telefono" as const }
+      return leadAnswer(accepted, requestId, config.dashboardUrl)
     })
 
     const describeDryRun = Effect.fnUntraced(function* (

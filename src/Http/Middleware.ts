@@ -22,13 +22,14 @@ import { type AcceptError, type Accepted, type Draft, LeadIntake } from "../Lead
 import { step } from "../Observability/Steps.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { isJsonMediaType, readBody, readJson, tooLarge } from "./Body.ts"
+import { type Handoff, handoffOf } from "./Handoff.ts"
 import { attribute, fail, RequestContext, setResponseHeaders, settle } from "./RequestContext.ts"
 
 const unavailable = () =>
   fail("temporarily_unavailable", "The database could not be reached; nothing was written")
 
 /** The Idempotency-Key a request carried, when it is one the request could use. */
-const idempotencyKeyOf = (headers: HttpServerRequest.HttpServerRequest["headers"]) => {
+export const idempotencyKeyOf = (headers: Readonly<Record<string, string | undefined>>) => {
   const key = headers["idempotency-key"]
   return headers["x-service-dry-run"] === undefined && key !== undefined && isIdempotencyKey(key) ? key : null
 }
@@ -87,17 +88,20 @@ export const Written = Context.Reference<Exit.Exit<Accepted, AcceptError> | unde
   }
 )
 
+/** The rate-limit headers every answer past the key check carries. */
+export const rateLimitHeaders = (window: RateWindowShape): Record<string, string> => ({
+  "x-ratelimit-limit": String(window.limit),
+  "x-ratelimit-remaining": String(window.remaining),
+  "x-ratelimit-reset": String(window.resetAt),
+  "ratelimit-policy": `"default";q=${window.limit};w=60`,
+  ratelimit: `"default";r=${window.remaining};t=${window.retryAfter}`,
+  ...(window.allowed ? {} : { "retry-after": String(window.retryAfter) })
+})
+
 /** Contract order 3: the window was counted with the key check; this answers 429 past the limit. */
 const limit = (window: RateWindowShape) =>
   Effect.gen(function* () {
-    yield* setResponseHeaders({
-      "x-ratelimit-limit": String(window.limit),
-      "x-ratelimit-remaining": String(window.remaining),
-      "x-ratelimit-reset": String(window.resetAt),
-      "ratelimit-policy": `"default";q=${window.limit};w=60`,
-      ratelimit: `"default";r=${window.remaining};t=${window.retryAfter}`,
-      ...(window.allowed ? {} : { "retry-after": String(window.retryAfter) })
-    })
+    yield* setResponseHeaders(rateLimitHeaders(window))
     if (!window.allowed) {
       return yield* fail("rate_limited", `More than ${window.limit} requests this minute for this key`)
     }
@@ -124,13 +128,17 @@ export const layerAdmission = Layer.effect(
     })
 
     /** Contract order 4-7: media type, size, then the headers, then the body. */
-    const check = Effect.fnUntraced(function* (request: HttpServerRequest.HttpServerRequest) {
+    const check = Effect.fnUntraced(function* (
+      request: HttpServerRequest.HttpServerRequest,
+      handoff: Handoff | undefined
+    ) {
       const { headers } = request
       if (!isJsonMediaType(headers["content-type"])) {
         return yield* fail("unsupported_media_type", "Content-Type must be application/json")
       }
       if (Number(headers["content-length"] ?? 0) > Limits.bodyBytes) return yield* tooLarge()
-      const body = yield* readBody(request)
+      const body = handoff === undefined ? yield* readBody(request) : handoff.body
+      if (body.length > Limits.bodyBytes) return yield* tooLarge()
       const problem = leadHeaderProblem({
         "x-service-dry-run": headers["x-service-dry-run"],
         "idempotency-key": headers["idempotency-key"]
@@ -140,13 +148,20 @@ export const layerAdmission = Layer.effect(
       return { parsed, input: yield* validate(parsed) }
     })
 
-    /** Contract order 2: the key, counted in its rate window; with a write, steps 9-11 as well. */
-    const admit = Effect.fnUntraced(function* (token: string, write: Draft | undefined) {
+    /**
+     * Contract order 2: the key, counted in its rate window; with a write, steps 9-11 as well (or
+     * what the direct create's round trip already answered for them).
+     */
+    const admit = Effect.fnUntraced(function* (
+      token: string,
+      write: Draft | undefined,
+      handoff: Handoff | undefined
+    ) {
       if (token === "") return yield* fail("invalid_key", "Send the API key as Authorization: Bearer <key>")
       const admission = yield* (
         write === undefined
           ? Effect.map(keys.admit(token), (admitted) => ({ ...admitted, accepted: undefined }))
-          : intake.admitAndAccept(token, write)
+          : (handoff?.admission ?? intake.admitAndAccept(token, write))
       ).pipe(
         Effect.catchTags({
           KeyRejected: (rejected) =>
@@ -166,7 +181,8 @@ export const layerAdmission = Layer.effect(
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
           const { requestId } = yield* RequestContext
-          const checked = yield* Effect.exit(check(request))
+          const handoff = handoffOf(request)
+          const checked = yield* Effect.exit(check(request, handoff))
           const key = request.headers["idempotency-key"]
           const write =
             Exit.isSuccess(checked) && request.headers["x-service-dry-run"] === undefined
@@ -177,7 +193,7 @@ export const layerAdmission = Layer.effect(
                     key === undefined ? null : { key, fingerprint: requestFingerprint(checked.value.parsed) }
                 }
               : undefined
-          const { caller, window, accepted } = yield* admit(Redacted.value(credential), write)
+          const { caller, window, accepted } = yield* admit(Redacted.value(credential), write, handoff)
           yield* limit(window)
           const { input } = yield* checked
           return yield* httpEffect.pipe(

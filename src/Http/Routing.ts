@@ -4,6 +4,7 @@ import { routeTable } from "../Api/Routes.ts"
 import type { WireError } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { observeRequest, reportDefect } from "../Observability/Request.ts"
+import { handoffOf } from "./Handoff.ts"
 import { errorResponse, RequestContext, setResponseHeaders, unsettled, wireError } from "./RequestContext.ts"
 
 const pathOf = (url: string) => {
@@ -31,10 +32,11 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
     return (httpEffect) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
+        const handoff = handoffOf(request)
         const context = {
-          requestId: crypto.randomUUID(),
+          requestId: handoff?.requestId ?? crypto.randomUUID(),
           docsUrl,
-          startedAt: performance.now(),
+          startedAt: handoff?.startedAt ?? performance.now(),
           facts: yield* Ref.make(unsettled)
         }
         yield* setResponseHeaders({ "x-request-id": context.requestId })

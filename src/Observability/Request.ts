@@ -34,7 +34,10 @@ const activeSpan = Effect.map(
   Option.filter((span): span is Tracer.Span => span._tag === "Span")
 )
 
-const callerTraceId = (request: HttpServerRequest.HttpServerRequest) =>
+/** What the log line and metrics read of the request itself. */
+export type ObservedRequest = Pick<HttpServerRequest.HttpServerRequest, "method" | "headers">
+
+const callerTraceId = (request: ObservedRequest) =>
   Option.match(HttpTraceContext.fromHeaders(request.headers), {
     onNone: () => ({}),
     onSome: (parent) => ({ trace_id: parent.traceId })
@@ -52,10 +55,7 @@ const isErrorCode = (outcome: Outcome): outcome is ErrorCode =>
  * Metrics, span attributes and the log line of one finished request, whatever it ended with
  * (404s, typed errors and the last-resort 500 included).
  */
-export const observeRequest = Effect.fnUntraced(function* (
-  request: HttpServerRequest.HttpServerRequest,
-  report: RequestReport
-) {
+export const observeRequest = Effect.fnUntraced(function* (request: ObservedRequest, report: RequestReport) {
   const durationMs = performance.now() - report.startedAt
   const { outcome, attribution, leadId } = report
   const labels = {

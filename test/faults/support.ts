@@ -2,15 +2,16 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { type Context, Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "../../src/Config.ts"
+import type { DirectCreate } from "../../src/Http/DirectCreate.ts"
 import { layerServices } from "../../src/Services.ts"
 import { acquireEmbeddedCluster, pgCtl, startPostmaster } from "../../src/Sql/EmbeddedPostgres.ts"
 import * as Sql from "../../src/Sql.ts"
 import { type FuzzTarget, leadPost, startTarget, utf8 } from "../fuzz/support.ts"
-import type { layerMemoryServices } from "../support/Client.ts"
+import type { layerMemoryServices, seed as seedOrganization } from "../support/Client.ts"
 import { createDatabase, databaseUrl, testConfig } from "../support/Database.ts"
 
 /**
@@ -166,53 +167,68 @@ export const sendLead = async (
 export const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
 /**
- * The service on a real socket, on its PostgreSQL layers, with the listener options `serve` uses,
- * so client disconnects and slow clients reach it the way they would in production.
+ * The service on a real socket, on its PostgreSQL layers, with the listener `serve` uses (its
+ * timeouts, `GET /v1` and the direct create ahead of the router), so client disconnects and slow
+ * clients reach it the way they would in production. `direct: false` leaves every request to the
+ * router, for tests that compare the two.
  */
-export const startPostgresServer = async (url: string, poolSize = 10) => {
+export const startPostgresServer = async (
+  url: string,
+  poolSize = 10,
+  options: { readonly direct?: boolean; readonly seed?: Parameters<typeof seedOrganization>[0] } = {}
+) => {
   const { createServer } = await import("node:http")
   const { NodeHttpServer } = await import("@effect/platform-node")
   const { HttpRouter, HttpServer } = await import("effect/http")
   const { References, Scope, Exit } = await import("effect")
   const { layerApp } = await import("../../src/Http/App.ts")
+  const { indexBody } = await import("../../src/Http/Public.ts")
+  const { makeListener } = await import("../../src/Server.ts")
   const { seed } = await import("../support/Client.ts")
   const { layerTestConfig } = await import("../support/Database.ts")
   const scope = Effect.runSync(Scope.make())
+  const config = { ...testConfig, databaseUrl: Option.some(Redacted.make(url)), databasePoolSize: poolSize }
   const built = await Effect.runPromise(
     Scope.provide(scope)(
       Effect.gen(function* () {
         const services = yield* Layer.build(
           layerServices.pipe(
             Layer.provideMerge(Sql.layer),
-            Layer.provide(
-              Layer.succeed(AppConfig, {
-                ...testConfig,
-                databaseUrl: Option.some(Redacted.make(url)),
-                databasePoolSize: poolSize
-              })
-            ),
+            Layer.provideMerge(Layer.succeed(AppConfig, config)),
+            Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Error")),
+            // As `serve` without an OpenTelemetry endpoint: what lets `GET /v1` and creates skip the router.
+            Layer.provideMerge(Layer.succeed(References.TracerEnabled, false)),
             Layer.orDie
           )
         )
+        let direct: DirectCreate | undefined
+        const listener = () => {
+          if (options.direct === false) {
+            return createServer({ requestTimeout: 15_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 })
+          }
+          const made = makeListener(services, (requestId) => indexBody(config.publicBaseUrl, requestId))
+          direct = made.direct
+          return made.server
+        }
         const context = yield* Layer.build(
           HttpRouter.serve(layerApp, { disableLogger: true }).pipe(
-            Layer.provideMerge(
-              NodeHttpServer.layer(
-                () =>
-                  createServer({ requestTimeout: 15_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }),
-                { port: 0, host: "127.0.0.1" }
-              )
-            ),
+            Layer.provideMerge(NodeHttpServer.layer(listener, { port: 0, host: "127.0.0.1" })),
             Layer.provide(Layer.succeedContext(services)),
             Layer.provide(layerTestConfig),
             Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
           )
         )
         const server = yield* HttpServer.HttpServer.pipe(Effect.provide(Layer.succeedContext(context)))
-        const fixture = yield* seed({ rateLimit: 1_000_000 }).pipe(
+        const fixture = yield* seed(options.seed ?? { rateLimit: 1_000_000 }).pipe(
           Effect.provide(Layer.succeedContext(services as never))
         )
-        return { port: "port" in server.address ? server.address.port : 0, fixture }
+        return {
+          port: "port" in server.address ? server.address.port : 0,
+          fixture,
+          services: services as unknown as Context.Context<Services>,
+          /** Creates answered ahead of the router: always 0 with `direct: false`. */
+          answeredDirectly: () => direct?.answered() ?? 0
+        }
       })
     )
   )
