@@ -6,6 +6,7 @@ import operatorConsole from "./0005_operator_console.ts"
 import personalData from "./0006_personal_data.ts"
 import intakeInOneStatement from "./0007_intake_in_one_statement.ts"
 import admitAndIntake from "./0008_admit_and_intake.ts"
+import roundRobinTurns from "./0009_round_robin_turns.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -15,5 +16,6 @@ export const migrations = {
   "0005_operator_console": operatorConsole,
   "0006_personal_data": personalData,
   "0007_intake_in_one_statement": intakeInOneStatement,
-  "0008_admit_and_intake": admitAndIntake
+  "0008_admit_and_intake": admitAndIntake,
+  "0009_round_robin_turns": roundRobinTurns
 }
