@@ -1,20 +1,21 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
-import { Clock, Context, Effect, Exit, References } from "effect"
+import { Clock, Context, Effect, Exit, Option, References } from "effect"
 import { Headers } from "effect/http"
 import { Limits } from "../Api/LeadRequest.ts"
-import { isIdempotencyKey } from "../Api.ts"
+import { type CallerShape, isIdempotencyKey } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { requestFingerprint } from "../Domain/Fingerprint.ts"
 import { decodeLeadInput } from "../Domain/LeadRequest.ts"
+import { KeyCheck } from "../KeyCheck.ts"
 import { type AdmittedWrite, LeadIntake } from "../LeadIntake.ts"
-import { observeRequest } from "../Observability/Request.ts"
+import { type Outcome, observeRequest } from "../Observability/Request.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { isJsonMediaType, parseBody } from "./Body.ts"
 import { type Handoff, handOff } from "./Handoff.ts"
-import { leadAnswer } from "./Leads.ts"
+import { dryRunAnswer, leadAnswer } from "./Leads.ts"
 import { rateLimitHeaders } from "./Middleware.ts"
 
-export type DirectCreateServices = LeadIntake | RequestLog | AppConfig
+export type DirectCreateServices = LeadIntake | KeyCheck | RequestLog | AppConfig
 
 const bearer = "Bearer "
 
@@ -31,9 +32,10 @@ const carriesTraceContext = (request: IncomingMessage) =>
 
 /**
  * The API key of a `POST /v1/leads` the direct create takes, or undefined to leave the request to
- * the router untouched. It takes only what the router would take to a write without a doubt from
- * the headers alone: a JSON body of a declared size within the limit, a `Bearer` key, no dry run,
- * an Idempotency-Key (if any) the contract accepts, and no trace context to continue.
+ * the router untouched. It takes only what the router would take past the headers without a
+ * doubt: a JSON body of a declared size within the limit, a `Bearer` key, no dry-run header or
+ * `X-Service-Dry-Run: true`, an Idempotency-Key (if any, and not a dry run) the contract accepts,
+ * and no trace context to continue.
  */
 const directToken = (request: IncomingMessage): string | undefined => {
   const { headers } = request
@@ -44,9 +46,11 @@ const directToken = (request: IncomingMessage): string | undefined => {
   const length = headers["content-length"]
   if (length === undefined || !/^[0-9]{1,6}$/u.test(length) || Number(length) > Limits.bodyBytes)
     return undefined
-  if (headers["x-service-dry-run"] !== undefined) return undefined
+  const dryRun = headers["x-service-dry-run"]
+  if (dryRun !== undefined && dryRun !== "true") return undefined
   const key = headers["idempotency-key"]
-  if (key !== undefined && (typeof key !== "string" || !isIdempotencyKey(key))) return undefined
+  if (dryRun === undefined && key !== undefined && (typeof key !== "string" || !isIdempotencyKey(key)))
+    return undefined
   const authorization = headers.authorization
   if (authorization === undefined || !authorization.startsWith(bearer)) return undefined
   const token = authorization.slice(bearer.length)
@@ -70,15 +74,16 @@ export interface DirectCreate {
 }
 
 /**
- * `POST /v1/leads` answered by node:http itself when it is a write that succeeds: the body read,
- * checked (contract order 4-7) and admitted, counted and written in one round trip
- * (`LeadIntake.admitAndAccept`) without the router's per-request machinery, which costs about as
- * much CPU as the rest of the create together. The 201 or 200 carries the same body, headers,
- * request-log row, metrics and log line as the router's.
+ * `POST /v1/leads` answered by node:http itself when it is a write that succeeds, or a dry run
+ * that does: the body read and checked (contract order 4-7), then admitted, counted and written
+ * in one round trip (`LeadIntake.admitAndAccept`), or for a dry run admitted and previewed,
+ * without the router's per-request machinery, which costs about as much CPU as the rest of the
+ * create together. The 201 or 200 carries the same body, headers, request-log row, metrics and
+ * log line as the router's.
  *
  * Everything else goes on to the router, which answers it by the contract: a request the headers
  * leave in doubt goes untouched; one whose body fails a check, or whose round trip answered
- * anything but a write (401, 429, 409, 422, 503), goes with a `Handoff`, so the router neither
+ * anything but a success (401, 429, 409, 422, 503), goes with a `Handoff`, so the router neither
  * reads the body again nor counts the key twice. Only when tracing is off: a traced create takes
  * the router, whose spans the traces document.
  */
@@ -95,11 +100,66 @@ export const answerCreateDirectly = (
   if (Context.get(context, References.TracerEnabled)) return { drained, answered }
   const run = Effect.runPromiseWith(context)
   const intake = Context.get(context, LeadIntake)
+  const keys = Context.get(context, KeyCheck)
   const requestLog = Context.get(context, RequestLog)
   const { dashboardUrl } = Context.get(context, AppConfig)
   const emit = server.emit as (event: string | symbol, ...args: Array<unknown>) => boolean
 
-  /** Contract order 7, then 2-3 and 9-11 in one round trip; the answer if it wrote, else the router. */
+  /** Sends a 200 or 201 and records it as the router would (request log, then metrics and log line). */
+  const answer = (
+    outgoing: { readonly requestId: string; readonly startedAt: number; readonly caller: CallerShape },
+    status: number,
+    headers: Record<string, string>,
+    body: unknown,
+    facts: {
+      readonly outcome: Outcome
+      readonly leadId: string | null
+      readonly idempotencyKey: string | null
+    },
+    response: ServerResponse
+  ) =>
+    Effect.gen(function* () {
+      const { requestId, startedAt, caller } = outgoing
+      const text = JSON.stringify(body)
+      response.writeHead(status, {
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(text),
+        "x-request-id": requestId,
+        ...headers
+      })
+      response.end(text)
+      answeredCount++
+      yield* requestLog
+        .record({
+          requestId,
+          at: yield* Clock.currentTimeMillis,
+          originId: caller.originId,
+          keyPrefix: caller.prefix,
+          status,
+          outcome: facts.outcome,
+          leadId: facts.leadId,
+          idempotencyKey: facts.idempotencyKey,
+          durationMs: performance.now() - startedAt
+        })
+        .pipe(Effect.catchCause((cause) => Effect.logError("request log write failed", cause)))
+      yield* observeRequest(
+        { method: "POST", headers: Headers.empty },
+        {
+          requestId,
+          startedAt,
+          route: "/v1/leads",
+          status,
+          outcome: facts.outcome,
+          attribution: { keyPrefix: caller.prefix, originId: caller.originId },
+          leadId: facts.leadId
+        }
+      )
+    })
+
+  /**
+   * Contract order 7, then 2-3 and 9-11 in one round trip, or for a dry run 2-3 and 8; the answer
+   * when the write (or the dry run) went through, else the router with what was done.
+   */
   const create = (
     request: IncomingMessage,
     response: ServerResponse,
@@ -113,60 +173,56 @@ export const answerCreateDirectly = (
       const parsed = parseBody(body)
       const checked = parsed.ok ? decodeLeadInput(parsed.value) : undefined
       if (!parsed.ok || checked === undefined || !checked.ok) return toRouter(undefined)
+      const input = checked.value
+
+      if (request.headers["x-service-dry-run"] === "true") {
+        const admission = yield* Effect.exit(
+          Effect.map(keys.admit(token), (admitted): AdmittedWrite => ({ ...admitted, accepted: undefined }))
+        )
+        if (Exit.isFailure(admission) || !admission.value.window.allowed) return toRouter(admission)
+        const { caller, window } = admission.value
+        // A refused preview (unknown property, database away) is the router's to answer: it looks again.
+        const preview = yield* Effect.exit(intake.preview(caller, input))
+        if (Exit.isFailure(preview)) return toRouter(admission)
+        const leadId = Option.getOrNull(preview.value.match)
+        return yield* answer(
+          { requestId, startedAt, caller },
+          200,
+          rateLimitHeaders(window),
+          dryRunAnswer(caller, input, preview.value, requestId),
+          { outcome: "dry_run", leadId, idempotencyKey: null },
+          response
+        )
+      }
+
       const key = headerText(request, "idempotency-key") ?? null
       const admission = yield* Effect.exit(
         intake.admitAndAccept(token, {
-          input: checked.value,
+          input,
           requestId,
           idempotency: key === null ? null : { key, fingerprint: requestFingerprint(parsed.value) }
         })
       )
       const write = written(admission)
       if (write === undefined) return toRouter(admission)
-
       const { caller, window, accepted } = write
-      const status = accepted.outcome === "created" ? 201 : 200
-      const text = JSON.stringify(leadAnswer(accepted, requestId, dashboardUrl))
-      response.writeHead(status, {
-        "content-type": "application/json",
-        "content-length": Buffer.byteLength(text),
-        "x-request-id": requestId,
-        ...rateLimitHeaders(window),
-        ...(accepted.replay ? { "idempotent-replayed": "true" } : {})
-      })
-      response.end(text)
-      answeredCount++
-
-      const outcome = accepted.replay ? "replay" : accepted.outcome
-      yield* requestLog
-        .record({
-          requestId,
-          at: yield* Clock.currentTimeMillis,
-          originId: caller.originId,
-          keyPrefix: caller.prefix,
-          status,
-          outcome,
-          leadId: accepted.leadId,
-          idempotencyKey: key,
-          durationMs: performance.now() - startedAt
-        })
-        .pipe(Effect.catchCause((cause) => Effect.logError("request log write failed", cause)))
-      yield* observeRequest(
-        { method: "POST", headers: Headers.empty },
+      return yield* answer(
+        { requestId, startedAt, caller },
+        accepted.outcome === "created" ? 201 : 200,
+        { ...rateLimitHeaders(window), ...(accepted.replay ? { "idempotent-replayed": "true" } : {}) },
+        leadAnswer(accepted, requestId, dashboardUrl),
         {
-          requestId,
-          startedAt,
-          route: "/v1/leads",
-          status,
-          outcome,
-          attribution: { keyPrefix: caller.prefix, originId: caller.originId },
-          leadId: accepted.leadId
-        }
+          outcome: accepted.replay ? "replay" : accepted.outcome,
+          leadId: accepted.leadId,
+          idempotencyKey: key
+        },
+        response
       )
     })
 
   /** Reads the declared body, then creates; a client that goes away mid-body gets nothing, as from the router. */
   const take = (request: IncomingMessage, response: ServerResponse, token: string) => {
+    const startedAt = performance.now()
     const chunks: Array<Buffer> = []
     let total = 0
     request.on("data", (chunk: Buffer) => {
@@ -175,7 +231,6 @@ export const answerCreateDirectly = (
     })
     request.on("error", () => {})
     request.on("end", () => {
-      const startedAt = performance.now()
       const requestId = crypto.randomUUID()
       const body = Buffer.concat(chunks, total)
       const toRouter = (admission: Handoff["admission"]) => {

@@ -7,7 +7,8 @@ import type { StoreUnavailable } from "../Sql.ts"
 /**
  * What the direct create (`DirectCreate.ts`) already did with a `POST /v1/leads` it passes on to
  * the router: the request id it used, when the request started, the body it read, and, when the
- * body passed every local check, what the admission's round trip answered. The router's middleware
+ * body passed every local check, what the admission's round trip answered (for a dry run, the key
+ * check's answer, with nothing accepted). The router's middleware
  * takes these instead of doing the same work again: the body is read once and the key is counted
  * once, whichever path answers.
  */

@@ -38,6 +38,26 @@ export const leadAnswer = (accepted: Accepted, requestId: string, dashboardUrl: 
       }
 }
 
+/** The body of a dry run's 200: what the write would do, nothing written. */
+export const dryRunAnswer = (caller: CallerShape, input: LeadInput, preview: Preview, requestId: string) => ({
+  status: "dry_run" as const,
+  would: Option.isSome(preview.match) ? ("enrich" as const) : ("create" as const),
+  would_match: Option.match(preview.match, {
+    onNone: () => null,
+    onSome: (leadId) => ({ lead_id: leadId, matched_on: "telefono" as const })
+  }),
+  resolved: {
+    organizacion: caller.organizationId,
+    origen: caller.originLabel,
+    development_id: preview.propertyId,
+    nombre: input.nombre,
+    telefono: input.telefono,
+    email: input.email,
+    extras: Object.fromEntries(input.extras)
+  },
+  request_id: requestId
+})
+
 export const layerLeadHandlers = HttpApiBuilder.group(
   Api,
   "leads",
@@ -60,24 +80,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     ) {
       const { requestId } = yield* RequestContext
       yield* settle("dry_run", Option.getOrNull(preview.match))
-      return {
-        status: "dry_run" as const,
-        would: Option.isSome(preview.match) ? ("enrich" as const) : ("create" as const),
-        would_match: Option.match(preview.match, {
-          onNone: () => null,
-          onSome: (leadId) => ({ lead_id: leadId, matched_on: "telefono" as const })
-        }),
-        resolved: {
-          organizacion: caller.organizationId,
-          origen: caller.originLabel,
-          development_id: preview.propertyId,
-          nombre: input.nombre,
-          telefono: input.telefono,
-          email: input.email,
-          extras: Object.fromEntries(input.extras)
-        },
-        request_id: requestId
-      }
+      return dryRunAnswer(caller, input, preview, requestId)
     })
 
     /** Contract order 8: resolve the property and look for a match, write nothing. */

@@ -159,9 +159,10 @@ export const layerAdmission = Layer.effect(
     ) {
       if (token === "") return yield* fail("invalid_key", "Send the API key as Authorization: Bearer <key>")
       const admission = yield* (
-        write === undefined
+        handoff?.admission ??
+        (write === undefined
           ? Effect.map(keys.admit(token), (admitted) => ({ ...admitted, accepted: undefined }))
-          : (handoff?.admission ?? intake.admitAndAccept(token, write))
+          : intake.admitAndAccept(token, write))
       ).pipe(
         Effect.catchTags({
           KeyRejected: (rejected) =>

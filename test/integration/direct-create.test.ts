@@ -106,6 +106,32 @@ describe("the direct create answers as the router does", () => {
       () => ({ body: lead("+52 55 1111 0007"), headers: { "content-type": "text/plain" } })
     ],
     ["dry run", () => ({ body: lead("+52 55 1111 0001"), headers: { "x-service-dry-run": "true" } })],
+    [
+      "dry run of a new phone, any Idempotency-Key",
+      () => ({
+        body: lead("+52 55 1111 0009"),
+        headers: { "x-service-dry-run": "true", "idempotency-key": "" }
+      })
+    ],
+    [
+      "dry run, property not found",
+      () => ({
+        body: lead("+52 55 1111 0010", { propiedad: { codigo: "ZZZ-9999" } }),
+        headers: { "x-service-dry-run": "true" }
+      })
+    ],
+    [
+      "dry run, unknown key",
+      () => ({
+        body: lead("+52 55 1111 0011"),
+        headers: { "x-service-dry-run": "true" },
+        key: "lk_live_AAAAAAAA_unknownunknownunknown"
+      })
+    ],
+    [
+      "dry run, not true",
+      () => ({ body: lead("+52 55 1111 0012"), headers: { "x-service-dry-run": "yes" } })
+    ],
     ["bad Idempotency-Key", () => ({ body: lead("+52 55 1111 0008"), headers: { "idempotency-key": "" } })]
   ]
 
@@ -132,16 +158,17 @@ describe("the direct create answers as the router does", () => {
       expect({ name, ...fromDirect }).toEqual({ name, ...fromRouter })
       expect(fromDirect.requestIdMatches, name).toBe(true)
     }
-    // created, enriched and replayed were answered directly; everything else by the router.
-    expect(direct.answeredDirectly()).toBe(3)
+    // created, enriched, replayed and the two dry runs were answered directly; the rest by the router.
+    expect(direct.answeredDirectly()).toBe(5)
     expect(router.answeredDirectly()).toBe(0)
 
-    const fromDirect = await settledLog(direct, scenarios.length - 1)
-    const fromRouter = await settledLog(router, scenarios.length - 1)
+    const attributed = scenarios.filter(([name]) => !name.includes("unknown key")).length
+    const fromDirect = await settledLog(direct, attributed)
+    const fromRouter = await settledLog(router, attributed)
     expect(fromDirect).toEqual(fromRouter)
     // The unknown key's row belongs to no origin; the rest, in order.
     expect(fromDirect.map((row) => row.status)).toEqual([
-      201, 200, 201, 409, 422, 400, 400, 400, 415, 200, 400
+      201, 200, 201, 409, 422, 400, 400, 400, 415, 200, 200, 422, 400, 400
     ])
     // A request the direct create passed on after its round trip took its unit there, not twice.
     const units = (server: Server) =>
