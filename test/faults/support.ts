@@ -175,12 +175,18 @@ export const sleep = (millis: number) => new Promise((resolve) => setTimeout(res
 export const startPostgresServer = async (
   url: string,
   poolSize = 10,
-  options: { readonly direct?: boolean; readonly seed?: Parameters<typeof seedOrganization>[0] } = {}
+  options: {
+    readonly direct?: boolean
+    readonly seed?: Parameters<typeof seedOrganization>[0]
+    /** Collects the service's JSON log lines (level Info and up) instead of discarding them. */
+    readonly logLines?: Array<string>
+  } = {}
 ) => {
   const { createServer } = await import("node:http")
   const { NodeHttpServer } = await import("@effect/platform-node")
   const { HttpRouter, HttpServer } = await import("effect/http")
-  const { References, Scope, Exit } = await import("effect")
+  const { Logger, References, Scope, Exit } = await import("effect")
+  const { makeJsonLogger } = await import("../../src/Observability.ts")
   const { layerApp } = await import("../../src/Http/App.ts")
   const { indexBody } = await import("../../src/Http/Public.ts")
   const { makeListener } = await import("../../src/Server.ts")
@@ -188,6 +194,14 @@ export const startPostgresServer = async (
   const { layerTestConfig } = await import("../support/Database.ts")
   const scope = Effect.runSync(Scope.make())
   const config = { ...testConfig, databaseUrl: Option.some(Redacted.make(url)), databasePoolSize: poolSize }
+  const lines = options.logLines
+  const layerLogs =
+    lines === undefined
+      ? Layer.succeed(References.MinimumLogLevel, "Error")
+      : Layer.merge(
+          Logger.layer([makeJsonLogger((line) => lines.push(line))]),
+          Layer.succeed(References.MinimumLogLevel, "Info")
+        )
   const built = await Effect.runPromise(
     Scope.provide(scope)(
       Effect.gen(function* () {
@@ -195,7 +209,7 @@ export const startPostgresServer = async (
           layerServices.pipe(
             Layer.provideMerge(Sql.layer),
             Layer.provideMerge(Layer.succeed(AppConfig, config)),
-            Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, "Error")),
+            Layer.provideMerge(layerLogs),
             // As `serve` without an OpenTelemetry endpoint: what lets `GET /v1` and creates skip the router.
             Layer.provideMerge(Layer.succeed(References.TracerEnabled, false)),
             Layer.orDie
@@ -215,7 +229,7 @@ export const startPostgresServer = async (
             Layer.provideMerge(NodeHttpServer.layer(listener, { port: 0, host: "127.0.0.1" })),
             Layer.provide(Layer.succeedContext(services)),
             Layer.provide(layerTestConfig),
-            Layer.provide(Layer.succeed(References.MinimumLogLevel, "Error"))
+            Layer.provide(layerLogs)
           )
         )
         const server = yield* HttpServer.HttpServer.pipe(Effect.provide(Layer.succeedContext(context)))

@@ -6,22 +6,25 @@ import { seed } from "../support/Client.ts"
 type Server = Awaited<ReturnType<typeof startPostgresServer>>
 
 /**
- * `serve` answers a create that writes ahead of the router (`src/Http/DirectCreate.ts`) and passes
- * everything else on. Two servers over one database, each with an organization of its own: one
- * with the direct create, one with the router alone. The same requests must get the same answers
- * (status, headers, body but for ids) and the same request-log rows, and a request the direct
- * create passes on must be counted and read once.
+ * `serve` answers a create that writes, or a dry run that passes, ahead of the router
+ * (`src/Http/DirectCreate.ts`) and passes everything else on. Two servers over one database, each
+ * with an organization of its own: one with the direct create, one with the router alone. The same
+ * requests must get the same answers (status, headers, body but for ids), the same log lines and
+ * the same request-log rows, and a request the direct create passes on must be counted and read
+ * once.
  */
 describe("the direct create answers as the router does", () => {
   let direct: Server
   let router: Server
   let db: ReturnType<typeof inspector>
+  const directLines: Array<string> = []
+  const routerLines: Array<string> = []
 
   beforeAll(async () => {
     const url = await freshDatabaseUrl()
     ;[direct, router] = await Promise.all([
-      startPostgresServer(url, 10, { seed: { rateLimit: 1_000 } }),
-      startPostgresServer(url, 10, { direct: false, seed: { rateLimit: 1_000 } })
+      startPostgresServer(url, 10, { seed: { rateLimit: 1_000 }, logLines: directLines }),
+      startPostgresServer(url, 10, { direct: false, seed: { rateLimit: 1_000 }, logLines: routerLines })
     ])
     db = inspector(url)
   }, 60_000)
@@ -74,6 +77,23 @@ describe("the direct create answers as the router does", () => {
       body: text.replace(uuid, "<uuid>").replace(/"origen":"[^"]*"/u, '"origen":"<label>"'),
       requestIdMatches: text.includes(`"request_id":"${response.headers.get("x-request-id")}"`)
     }
+  }
+
+  /** The request's log line, with what differs between two requests or two organizations masked. */
+  const logLineOf = async (lines: ReadonlyArray<string>, requestId: string | null) => {
+    for (let attempt = 0; attempt < 100; attempt++) {
+      const line = lines
+        .map((text) => JSON.parse(text) as Record<string, unknown>)
+        .find((record) => record.request_id === requestId)
+      if (line !== undefined) {
+        const masked = new Set(["time", "request_id", "duration_ms", "origin_id", "key_prefix", "lead_id"])
+        return Object.fromEntries(
+          Object.entries(line).map(([key, value]) => [key, masked.has(key) ? typeof value : value])
+        )
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    return undefined
   }
 
   const lead = (phone: string, extra: Record<string, unknown> = {}) =>
@@ -153,10 +173,18 @@ describe("the direct create answers as the router does", () => {
 
   it("every scenario gets the same answer and the same request-log row on both", async () => {
     for (const [name, outgoing] of scenarios) {
-      const fromDirect = await answerOf(await post(direct, outgoing(direct)))
-      const fromRouter = await answerOf(await post(router, outgoing(router)))
+      const directResponse = await post(direct, outgoing(direct))
+      const routerResponse = await post(router, outgoing(router))
+      const fromDirect = await answerOf(directResponse)
+      const fromRouter = await answerOf(routerResponse)
       expect({ name, ...fromDirect }).toEqual({ name, ...fromRouter })
       expect(fromDirect.requestIdMatches, name).toBe(true)
+      const directLine = await logLineOf(directLines, directResponse.headers.get("x-request-id"))
+      expect(directLine, name).toBeDefined()
+      expect({ name, ...directLine }).toEqual({
+        name,
+        ...(await logLineOf(routerLines, routerResponse.headers.get("x-request-id")))
+      })
     }
     // created, enriched, replayed and the two dry runs were answered directly; the rest by the router.
     expect(direct.answeredDirectly()).toBe(5)
