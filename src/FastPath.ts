@@ -2,7 +2,8 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import { Context, Effect, Metric, References } from "effect"
 import * as Metrics from "./Observability/Metrics.ts"
 
-const carriesTraceContext = (request: IncomingMessage) =>
+/** A caller's trace context, which only the router (with its spans) continues. */
+export const carriesTraceContext = (request: IncomingMessage) =>
   request.headers.traceparent !== undefined ||
   request.headers.b3 !== undefined ||
   request.headers["x-b3-traceid"] !== undefined

@@ -85,6 +85,10 @@ export interface AdmittedWrite extends Admitted {
 
 type Step = Effect.Success<typeof step>
 
+/** The key check alone, as an admission with nothing accepted (a dry run). */
+export const admitOnly = (keys: KeyCheck["Service"], token: string) =>
+  Effect.map(keys.admit(token), (admitted): AdmittedWrite => ({ ...admitted, accepted: undefined }))
+
 /** Admits, then accepts when the window lets the request through: two calls, one per service (the fakes, a first write). */
 export const admitThenAccept =
   (keys: KeyCheck["Service"], accept: (submission: Submission) => Effect.Effect<Accepted, AcceptError>) =>

@@ -6,14 +6,15 @@ import { type CallerShape, isIdempotencyKey } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { requestFingerprint } from "../Domain/Fingerprint.ts"
 import { decodeLeadInput } from "../Domain/LeadRequest.ts"
+import { carriesTraceContext } from "../FastPath.ts"
 import { KeyCheck } from "../KeyCheck.ts"
-import { type AdmittedWrite, LeadIntake } from "../LeadIntake.ts"
+import { type AdmittedWrite, admitOnly, LeadIntake } from "../LeadIntake.ts"
 import { type Outcome, observeRequest } from "../Observability/Request.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { isJsonMediaType, parseBody } from "./Body.ts"
 import { type Handoff, handOff } from "./Handoff.ts"
 import { dryRunAnswer, leadAnswer } from "./Leads.ts"
-import { rateLimitHeaders } from "./Middleware.ts"
+import { idempotencyKeyOf, rateLimitHeaders } from "./Middleware.ts"
 
 export type DirectCreateServices = LeadIntake | KeyCheck | RequestLog | AppConfig
 
@@ -24,11 +25,6 @@ const headerText = (request: IncomingMessage, name: string) => {
   const value = request.headers[name]
   return typeof value === "string" ? value : undefined
 }
-
-const carriesTraceContext = (request: IncomingMessage) =>
-  request.headers.traceparent !== undefined ||
-  request.headers.b3 !== undefined ||
-  request.headers["x-b3-traceid"] !== undefined
 
 /**
  * The API key of a `POST /v1/leads` the direct create takes, or undefined to leave the request to
@@ -111,11 +107,8 @@ export const answerCreateDirectly = (
     status: number,
     headers: Record<string, string>,
     body: unknown,
-    facts: {
-      readonly outcome: Outcome
-      readonly leadId: string | null
-      readonly idempotencyKey: string | null
-    },
+    facts: { readonly outcome: Outcome; readonly leadId: string | null },
+    request: IncomingMessage,
     response: ServerResponse
   ) =>
     Effect.gen(function* () {
@@ -138,7 +131,10 @@ export const answerCreateDirectly = (
           status,
           outcome: facts.outcome,
           leadId: facts.leadId,
-          idempotencyKey: facts.idempotencyKey,
+          idempotencyKey: idempotencyKeyOf({
+            "idempotency-key": headerText(request, "idempotency-key"),
+            "x-service-dry-run": headerText(request, "x-service-dry-run")
+          }),
           durationMs: performance.now() - startedAt
         })
         .pipe(Effect.catchCause((cause) => Effect.logError("request log write failed", cause)))
@@ -176,9 +172,7 @@ export const answerCreateDirectly = (
       const input = checked.value
 
       if (request.headers["x-service-dry-run"] === "true") {
-        const admission = yield* Effect.exit(
-          Effect.map(keys.admit(token), (admitted): AdmittedWrite => ({ ...admitted, accepted: undefined }))
-        )
+        const admission = yield* Effect.exit(admitOnly(keys, token))
         if (Exit.isFailure(admission) || !admission.value.window.allowed) return toRouter(admission)
         const { caller, window } = admission.value
         // A refused preview (unknown property, database away) is the router's to answer: it looks again.
@@ -190,7 +184,8 @@ export const answerCreateDirectly = (
           200,
           rateLimitHeaders(window),
           dryRunAnswer(caller, input, preview.value, requestId),
-          { outcome: "dry_run", leadId, idempotencyKey: null },
+          { outcome: "dry_run", leadId },
+          request,
           response
         )
       }
@@ -211,11 +206,8 @@ export const answerCreateDirectly = (
         accepted.outcome === "created" ? 201 : 200,
         { ...rateLimitHeaders(window), ...(accepted.replay ? { "idempotent-replayed": "true" } : {}) },
         leadAnswer(accepted, requestId, dashboardUrl),
-        {
-          outcome: accepted.replay ? "replay" : accepted.outcome,
-          leadId: accepted.leadId,
-          idempotencyKey: key
-        },
+        { outcome: accepted.replay ? "replay" : accepted.outcome, leadId: accepted.leadId },
+        request,
         response
       )
     })

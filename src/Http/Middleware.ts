@@ -18,7 +18,7 @@ import {
 import { requestFingerprint } from "../Domain/Fingerprint.ts"
 import { decodeLeadInput } from "../Domain/LeadRequest.ts"
 import { KeyCheck } from "../KeyCheck.ts"
-import { type AcceptError, type Accepted, type Draft, LeadIntake } from "../LeadIntake.ts"
+import { type AcceptError, type Accepted, admitOnly, type Draft, LeadIntake } from "../LeadIntake.ts"
 import { step } from "../Observability/Steps.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { isJsonMediaType, readBody, readJson, tooLarge } from "./Body.ts"
@@ -160,9 +160,7 @@ export const layerAdmission = Layer.effect(
       if (token === "") return yield* fail("invalid_key", "Send the API key as Authorization: Bearer <key>")
       const admission = yield* (
         handoff?.admission ??
-        (write === undefined
-          ? Effect.map(keys.admit(token), (admitted) => ({ ...admitted, accepted: undefined }))
-          : intake.admitAndAccept(token, write))
+        (write === undefined ? admitOnly(keys, token) : intake.admitAndAccept(token, write))
       ).pipe(
         Effect.catchTags({
           KeyRejected: (rejected) =>
