@@ -22,7 +22,7 @@ const usage = `npm run bench -- [options]
   --warmup S          unmeasured seconds before each scenario (2)
   --connections N     concurrent keep-alive connections (32)
   --origins N         origins provisioned, spread over the connections (32)
-  --rounds N          run the create pair (reference, service) N times, alternating (1)
+  --rounds N          measure every row N times, round after round; ratios compare medians (1)
   --only a,b          measure only these rows: create, replay, dry-run, unauthorized, enrich, index
   --profile-seconds S seconds of load per CPU profile of the service (5); 0 skips the profiles
   --service-env K=V,… extra environment for the service, not for the baseline (e.g. DATABASE_POOL_SIZE=10)
@@ -414,20 +414,22 @@ const main = async () => {
     }
     measured.push(await measure(row, server, plan, database.postmasterPid))
   }
-  if (wanted("create")) {
-    for (let round = 0; round < settings.rounds; round++) {
+  // Every row once per round, rounds one after the other: this machine's speed drifts by tens of
+  // per cent over minutes, so each ratio compares medians of rows measured in the same rounds.
+  let rssAfterCreate = 0
+  for (let round = 0; round < settings.rounds; round++) {
+    if (wanted("create")) {
       await run({ name: "create: reference", side: "reference", scenario: "create" }, reference)
       await run({ name: "create: service", side: "service", scenario: "create" }, service)
+      if (round === 0) rssAfterCreate = measured.at(-1)?.rssEndBytes ?? 0
     }
-  }
-  const rssAfterCreate =
-    measured.find((m) => m.side === "service" && m.scenario === "create")?.rssEndBytes ?? 0
-  for (const scenario of ["replay", "dry-run", "unauthorized", "enrich"] as const) {
-    if (wanted(scenario)) await run({ name: `${scenario}: service`, side: "service", scenario }, service)
-  }
-  if (wanted("index")) {
-    await run({ name: "GET /v1: raw node:http", side: "raw node:http", scenario: "index" }, raw)
-    await run({ name: "GET /v1: service", side: "service", scenario: "index" }, service)
+    for (const scenario of ["replay", "dry-run", "unauthorized", "enrich"] as const) {
+      if (wanted(scenario)) await run({ name: `${scenario}: service`, side: "service", scenario }, service)
+    }
+    if (wanted("index")) {
+      await run({ name: "GET /v1: raw node:http", side: "raw node:http", scenario: "index" }, raw)
+      await run({ name: "GET /v1: service", side: "service", scenario: "index" }, service)
+    }
   }
   const rssPeak = memoryOf(service.pid, "VmHWM")
   await Promise.all([service.stop(), reference.stop(), raw.stop(), baseline?.stop()])
