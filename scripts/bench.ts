@@ -41,7 +41,7 @@ const usage = `npm run bench -- [options]
   --label TEXT        stored in the JSON
   --out FILE          JSON results (bench-results/bench-<time>.json)`
 
-const options = parseArgs(process.argv.slice(2))
+const options = parseArgs(process.argv.slice(2), ["node-flags", "service-env", "label"])
 const settings = {
   duration: numberOption(options, "duration", 10),
   warmup: options.has("warmup") ? Number(options.get("warmup")) : 2,

@@ -94,11 +94,11 @@ export const writeOrFail =
           const started = yield* Clock.currentTimeMillis
           const connection = yield* restore(sql.reserve.pipe(within(statementTimeout, operation)))
           const left = Duration.toMillis(statementTimeout) - ((yield* Clock.currentTimeMillis) - started)
-          // A timer, not a forked sleeping fiber: this runs on every write, where a fiber per
-          // statement cost about as much CPU as the statement's own round trip (README, Performance).
-          const services = yield* Effect.context<never>()
-          const deadline = setTimeout(() => Effect.runForkWith(services)(cancelRunning(connection)), left)
-          yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(deadline)))
+          yield* Effect.forkScoped(
+            Effect.interruptible(
+              Effect.andThen(Effect.sleep(Duration.millis(left)), cancelRunning(connection))
+            )
+          )
           return yield* Effect.provideService(self, sql.transactionService, [connection, 0])
         })
       )

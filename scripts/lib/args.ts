@@ -1,5 +1,11 @@
-/** `--name value` and `--flag` arguments; `--name=value` works too. */
-export const parseArgs = (argv: ReadonlyArray<string>): ReadonlyMap<string, string> => {
+/**
+ * `--name value` and `--flag` arguments; `--name=value` works too. The options named in `withValue`
+ * always take the next argument, even one that starts with `--` (`--node-flags "--max-semi-space-size=8"`).
+ */
+export const parseArgs = (
+  argv: ReadonlyArray<string>,
+  withValue: ReadonlyArray<string> = []
+): ReadonlyMap<string, string> => {
   const options = new Map<string, string>()
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index]!
@@ -10,7 +16,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): ReadonlyMap<string, stri
       continue
     }
     const next = argv[index + 1]
-    if (next !== undefined && !next.startsWith("--")) {
+    if (next !== undefined && (!next.startsWith("--") || withValue.includes(argument.slice(2)))) {
       options.set(argument.slice(2), next)
       index++
     } else {
