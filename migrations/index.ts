@@ -7,6 +7,7 @@ import personalData from "./0006_personal_data.ts"
 import intakeInOneStatement from "./0007_intake_in_one_statement.ts"
 import admitAndIntake from "./0008_admit_and_intake.ts"
 import roundRobinTurns from "./0009_round_robin_turns.ts"
+import spentKeysWithoutLock from "./0010_spent_keys_without_lock.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -17,5 +18,6 @@ export const migrations = {
   "0006_personal_data": personalData,
   "0007_intake_in_one_statement": intakeInOneStatement,
   "0008_admit_and_intake": admitAndIntake,
-  "0009_round_robin_turns": roundRobinTurns
+  "0009_round_robin_turns": roundRobinTurns,
+  "0010_spent_keys_without_lock": spentKeysWithoutLock
 }

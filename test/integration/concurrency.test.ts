@@ -184,4 +184,46 @@ describe("concurrent writes (postgres)", () => {
       )
     })
   )
+
+  it.live("20 concurrent retries of a spent Idempotency-Key all replay (none answers in_progress)", () =>
+    Effect.gen(function* () {
+      const { handler, fixture, sql, count } = yield* makePostgresHarness
+      const body = { nombre: "Reintento", telefono: "55 3000 0002", mensaje: "una vez" }
+      const send = () =>
+        postLead(handler, body, { key: fixture.key, headers: { "idempotency-key": "retry-storm-7" } })
+      const original = yield* send()
+      assert.strictEqual(original.status, 201)
+
+      // The key is spent: the spec answers every later request with it by replay, however many at once.
+      const responses = yield* Effect.all(Array.from({ length: 20 }, send), { concurrency: "unbounded" })
+      for (const response of responses) {
+        assert.deepStrictEqual(
+          [
+            response.status,
+            response.body.replay,
+            response.body.lead_id,
+            response.headers.get("idempotent-replayed")
+          ],
+          [201, true, original.body.lead_id, "true"]
+        )
+      }
+      const conflicts = yield* Effect.all(
+        Array.from({ length: 10 }, () =>
+          postLead(
+            handler,
+            { ...body, mensaje: "otro cuerpo" },
+            { key: fixture.key, headers: { "idempotency-key": "retry-storm-7" } }
+          )
+        ),
+        { concurrency: "unbounded" }
+      )
+      for (const response of conflicts) {
+        assert.deepStrictEqual([response.status, response.body.error?.code], [409, "idempotency_conflict"])
+      }
+      assert.strictEqual(
+        yield* count(sql`SELECT count(*)::int AS n FROM lead_notes WHERE lead_id = ${original.body.lead_id}`),
+        1
+      )
+    })
+  )
 })
