@@ -25,6 +25,18 @@ export const answerIndexDirectly = (
   const labels = { method: "GET", route: "/v1", status: "200" }
   const counted = Metric.withAttributes(Metrics.requests, { ...labels, outcome: "ok" })
   const timed = Metric.withAttributes(Metrics.requestDuration, labels)
+  // The log lines of a turn of the event loop go out from one fiber: a fiber per answer cost
+  // about a fifth of this path's CPU. The metrics are updated at once, without one.
+  let lines: Array<Record<string, unknown>> = []
+  const writeLines = () => {
+    const batch = lines
+    lines = []
+    run(
+      Effect.forEach(batch, (line) => Effect.logInfo("request").pipe(Effect.annotateLogs(line)), {
+        discard: true
+      })
+    )
+  }
   const emit = server.emit as (event: string | symbol, ...args: Array<unknown>) => boolean
   server.emit = function (this: Server, event: string | symbol, ...args: Array<unknown>) {
     if (event !== "request") return emit.call(this, event, ...args)
@@ -42,22 +54,17 @@ export const answerIndexDirectly = (
     })
     response.end(text)
     const durationMs = performance.now() - startedAt
-    run(
-      Effect.all([
-        Metric.update(counted, 1),
-        Metric.update(timed, durationMs / 1000),
-        Effect.logInfo("request").pipe(
-          Effect.annotateLogs({
-            request_id: requestId,
-            method: "GET",
-            route: "/v1",
-            status: 200,
-            outcome: "ok",
-            duration_ms: Math.round(durationMs * 10) / 10
-          })
-        )
-      ])
-    )
+    counted.updateUnsafe(1, context)
+    timed.updateUnsafe(durationMs / 1000, context)
+    if (lines.length === 0) setImmediate(writeLines)
+    lines.push({
+      request_id: requestId,
+      method: "GET",
+      route: "/v1",
+      status: 200,
+      outcome: "ok",
+      duration_ms: Math.round(durationMs * 10) / 10
+    })
     return true
   } as Server["emit"]
   return server
