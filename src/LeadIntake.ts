@@ -230,16 +230,20 @@ export class LeadIntake extends Context.Service<
       const countries = new Map<string, string>()
       const maxCountries = 100_000
 
+      /** The arguments `intake_lead` and `admit_and_intake` end with: the lead, the key, the clock. */
+      const writeArguments = (country: string, { input, requestId, idempotency }: Draft, now: number) => sql`
+        ${input.nombre}, ${input.telefono}, ${matchKey(country, input)}, ${input.email},
+        ${input.propiedad?.by ?? null}::text, ${input.propiedad?.value ?? null}::text,
+        ${noteBody(input)}::text, ${requestId}, ${new Date(now)}, ${new Date(now + firstContactMillis)},
+        ${idempotency?.key ?? null}::text, ${idempotency?.fingerprint ?? null}::text,
+        ${remember}::interval, ${lease}::interval`
+
       const accept = fn("LeadIntake.accept")(function* (submission: Submission) {
-        const { caller, input, requestId, idempotency } = submission
+        const { caller } = submission
         const now = yield* Clock.currentTimeMillis
         const [row] = yield* sql`
           SELECT outcome, lead_id, created, assignee_id, filled FROM intake_lead(
-            ${caller.organizationId}, ${caller.originId}, ${input.nombre}, ${input.telefono}, ${matchKey(caller.country, input)},
-            ${input.email}, ${input.propiedad?.by ?? null}::text, ${input.propiedad?.value ?? null}::text,
-            ${noteBody(input)}::text, ${requestId}, ${new Date(now)}, ${new Date(now + firstContactMillis)},
-            ${idempotency?.key ?? null}::text, ${idempotency?.fingerprint ?? null}::text,
-            ${remember}::interval, ${lease}::interval
+            ${caller.organizationId}, ${caller.originId}, ${writeArguments(caller.country, submission, now)}
           )`.pipe(Effect.flatMap(decodeIntakeRows), writeOrFail(sql, "LeadIntake.accept"))
         return yield* answerOf(row, submission)
       })
@@ -251,29 +255,17 @@ export class LeadIntake extends Context.Service<
           return admission
         })
 
-      const admitAndIntake = (
-        token: string,
-        publicId: string,
-        country: string,
-        draft: Draft,
-        now: number
-      ) => {
-        const { input, requestId, idempotency } = draft
-        return sql`
+      const admitAndIntake = (token: string, publicId: string, country: string, draft: Draft, now: number) =>
+        sql`
           SELECT * FROM admit_and_intake(
             ${publicId}, ${hashApiKey(token)}, ${country}, ${windowStartOf(now)},
-            ${input.nombre}, ${input.telefono}, ${matchKey(country, input)}, ${input.email},
-            ${input.propiedad?.by ?? null}::text, ${input.propiedad?.value ?? null}::text,
-            ${noteBody(input)}::text, ${requestId}, ${new Date(now)}, ${new Date(now + firstContactMillis)},
-            ${idempotency?.key ?? null}::text, ${idempotency?.fingerprint ?? null}::text,
-            ${remember}::interval, ${lease}::interval
+            ${writeArguments(country, draft, now)}
           )`.pipe(
           Effect.flatMap(decodeAdmitRows),
           Effect.map((rows) => ({ row: rows[0] })),
           Effect.catchIf(isWriteFailure, (failure) => Effect.succeed({ failure })),
           writeOrFail(sql, "LeadIntake.admitAndAccept")
         )
-      }
 
       return LeadIntake.of({
         preview,
