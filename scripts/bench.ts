@@ -416,12 +416,10 @@ const main = async () => {
   }
   // Every row once per round, rounds one after the other: this machine's speed drifts by tens of
   // per cent over minutes, so each ratio compares medians of rows measured in the same rounds.
-  let rssAfterCreate = 0
   for (let round = 0; round < settings.rounds; round++) {
     if (wanted("create")) {
       await run({ name: "create: reference", side: "reference", scenario: "create" }, reference)
       await run({ name: "create: service", side: "service", scenario: "create" }, service)
-      if (round === 0) rssAfterCreate = measured.at(-1)?.rssEndBytes ?? 0
     }
     for (const scenario of ["replay", "dry-run", "unauthorized", "enrich"] as const) {
       if (wanted(scenario)) await run({ name: `${scenario}: service`, side: "service", scenario }, service)
@@ -431,6 +429,9 @@ const main = async () => {
       await run({ name: "GET /v1: service", side: "service", scenario: "index" }, service)
     }
   }
+  // The first round's create load: the later rounds' follow the other scenarios' loads.
+  const rssAfterCreate =
+    measured.find((m) => m.side === "service" && m.scenario === "create")?.rssEndBytes ?? 0
   const rssPeak = memoryOf(service.pid, "VmHWM")
   await Promise.all([service.stop(), reference.stop(), raw.stop(), baseline?.stop()])
 

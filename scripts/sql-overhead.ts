@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Redacted, Scope } from "effect"
+import { Duration, Effect, Exit, Redacted, Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
 import type { SqlClient } from "effect/sql"
 import pg from "pg"
@@ -97,7 +97,7 @@ try {
   }
 } finally {
   await pool.end()
-  await Effect.runPromise(Scope.close(scope, Effect.void as never))
+  await Effect.runPromise(Scope.close(scope, Exit.void))
   await cluster.release()
   await rm(dataDir, { recursive: true, force: true })
 }
