@@ -22,6 +22,8 @@ const usage = `npm run bench -- [options]
   --warmup S          unmeasured seconds before each scenario (2)
   --connections N     concurrent keep-alive connections (32)
   --origins N         origins provisioned, spread over the connections (32)
+  --rate R            offer R requests/s in all (autocannon's overallRate) instead of as many as the
+                      servers answer: CPU ms per request at equal load, steadier for a before/after
   --rounds N          measure every row N times, round after round; ratios compare medians (1)
   --only a,b          measure only these rows: create, replay, dry-run, unauthorized, enrich, index
   --profile-seconds S seconds of load per CPU profile of the service (5); 0 skips the profiles
@@ -48,6 +50,7 @@ const settings = {
   connections: numberOption(options, "connections", 32),
   origins: numberOption(options, "origins", 32),
   rounds: numberOption(options, "rounds", 1),
+  rate: options.has("rate") ? numberOption(options, "rate", 0) : undefined,
   only: options.get("only")?.split(","),
   profileSeconds: options.has("profile-seconds") ? Number(options.get("profile-seconds")) : 5,
   nodeFlags: (options.get("node-flags") ?? "").split(" ").filter((flag) => flag !== ""),
@@ -392,6 +395,7 @@ const main = async () => {
   const plan = planner({
     connections: settings.connections,
     duration: settings.duration,
+    ...(settings.rate === undefined ? {} : { rate: settings.rate }),
     keys,
     propertyCodigo: fixture.propertyCodigo,
     existingPhones,

@@ -35,6 +35,8 @@ declare module "autocannon" {
     readonly connections?: number
     readonly duration?: number
     readonly amount?: number
+    /** Requests per second over all connections. */
+    readonly overallRate?: number
     readonly timeout?: number
     readonly method?: string
     readonly headers?: Record<string, string>

@@ -8,6 +8,8 @@ export interface LoadPlan {
   /** Seconds; ignored when `amount` is set. */
   readonly duration: number
   readonly amount?: number
+  /** Requests per second offered over all connections; unset: as many as are answered. */
+  readonly rate?: number
   /** Keys of the provisioned origins, spread over the connections. */
   readonly keys: ReadonlyArray<string>
   readonly propertyCodigo: string
@@ -162,6 +164,7 @@ export const runLoad = async (plan: LoadPlan): Promise<LoadResult> => {
     connections: plan.connections,
     duration: plan.duration,
     ...(plan.amount === undefined ? {} : { amount: plan.amount }),
+    ...(plan.rate === undefined ? {} : { overallRate: plan.rate }),
     timeout: 10,
     requests: [{ setupRequest: (request, context) => ({ ...request, ...build(context) }) }]
   })

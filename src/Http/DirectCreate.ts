@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http"
-import { Clock, Context, Effect, Exit, Option, References } from "effect"
+import { Clock, Context, Effect, Exit, Logger, Option, References } from "effect"
 import { Headers } from "effect/http"
 import { Limits } from "../Api/LeadRequest.ts"
 import { type CallerShape, isIdempotencyKey } from "../Api.ts"
@@ -94,7 +94,20 @@ export const answerCreateDirectly = (
   }
   const answered = () => answeredCount
   if (Context.get(context, References.TracerEnabled)) return { drained, answered }
-  const run = Effect.runPromiseWith(context)
+  // A create's fiber carries only what the path reads: every scope it closes (the reserved
+  // connection's, for one) merges the fiber's context into a copy, so the listener's whole context
+  // (CLI, platform, every service: 31 entries) made a statement allocate two 31-entry maps.
+  const run = Effect.runPromiseWith(
+    Context.pick(
+      LeadIntake,
+      KeyCheck,
+      RequestLog,
+      AppConfig,
+      Logger.CurrentLoggers,
+      References.MinimumLogLevel,
+      References.TracerEnabled
+    )(context)
+  )
   const intake = Context.get(context, LeadIntake)
   const keys = Context.get(context, KeyCheck)
   const requestLog = Context.get(context, RequestLog)
