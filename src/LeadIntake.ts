@@ -230,21 +230,60 @@ export class LeadIntake extends Context.Service<
       const countries = new Map<string, string>()
       const maxCountries = 100_000
 
-      /** The arguments `intake_lead` and `admit_and_intake` end with: the lead, the key, the clock. */
-      const writeArguments = (country: string, { input, requestId, idempotency }: Draft, now: number) => sql`
-        ${input.nombre}, ${input.telefono}, ${matchKey(country, input)}, ${input.email},
-        ${input.propiedad?.by ?? null}::text, ${input.propiedad?.value ?? null}::text,
-        ${noteBody(input)}::text, ${requestId}, ${new Date(now)}, ${new Date(now + firstContactMillis)},
-        ${idempotency?.key ?? null}::text, ${idempotency?.fingerprint ?? null}::text,
-        ${remember}::interval, ${lease}::interval`
+      /**
+       * The arguments `intake_lead` and `admit_and_intake` end with (the lead, the key, the clock),
+       * after `leading` others: their placeholders and casts, written once, and their values per request.
+       * Both statements are text built when the layer is, so a request compiles no SQL fragments
+       * (building and compiling them was ~8 % of a replay's allocations).
+       */
+      const writePlaceholders = (leading: number) =>
+        [
+          "",
+          "",
+          "",
+          "",
+          "::text",
+          "::text",
+          "::text",
+          "",
+          "",
+          "",
+          "::text",
+          "::text",
+          "::interval",
+          "::interval"
+        ]
+          .map((cast, index) => `$${leading + index + 1}${cast}`)
+          .join(", ")
+      const writeValues = (country: string, { input, requestId, idempotency }: Draft, now: number) => [
+        input.nombre,
+        input.telefono,
+        matchKey(country, input),
+        input.email,
+        input.propiedad?.by ?? null,
+        input.propiedad?.value ?? null,
+        noteBody(input),
+        requestId,
+        new Date(now),
+        new Date(now + firstContactMillis),
+        idempotency?.key ?? null,
+        idempotency?.fingerprint ?? null,
+        remember,
+        lease
+      ]
+      const intakeText = `SELECT outcome, lead_id, created, assignee_id, filled FROM intake_lead($1, $2, ${writePlaceholders(2)})`
+      const admitText = `SELECT * FROM admit_and_intake($1, $2, $3, $4, ${writePlaceholders(4)})`
 
       const accept = fn("LeadIntake.accept")(function* (submission: Submission) {
         const { caller } = submission
         const now = yield* Clock.currentTimeMillis
-        const [row] = yield* sql`
-          SELECT outcome, lead_id, created, assignee_id, filled FROM intake_lead(
-            ${caller.organizationId}, ${caller.originId}, ${writeArguments(caller.country, submission, now)}
-          )`.pipe(Effect.flatMap(decodeIntakeRows), writeOrFail(sql, "LeadIntake.accept"))
+        const [row] = yield* sql
+          .unsafe(intakeText, [
+            caller.organizationId,
+            caller.originId,
+            ...writeValues(caller.country, submission, now)
+          ])
+          .pipe(Effect.flatMap(decodeIntakeRows), writeOrFail(sql, "LeadIntake.accept"))
         return yield* answerOf(row, submission)
       })
 
@@ -256,16 +295,20 @@ export class LeadIntake extends Context.Service<
         })
 
       const admitAndIntake = (token: string, publicId: string, country: string, draft: Draft, now: number) =>
-        sql`
-          SELECT * FROM admit_and_intake(
-            ${publicId}, ${hashApiKey(token)}, ${country}, ${windowStartOf(now)},
-            ${writeArguments(country, draft, now)}
-          )`.pipe(
-          Effect.flatMap(decodeAdmitRows),
-          Effect.map((rows) => ({ row: rows[0] })),
-          Effect.catchIf(isWriteFailure, (failure) => Effect.succeed({ failure })),
-          writeOrFail(sql, "LeadIntake.admitAndAccept")
-        )
+        sql
+          .unsafe(admitText, [
+            publicId,
+            hashApiKey(token),
+            country,
+            windowStartOf(now),
+            ...writeValues(country, draft, now)
+          ])
+          .pipe(
+            Effect.flatMap(decodeAdmitRows),
+            Effect.map((rows) => ({ row: rows[0] })),
+            Effect.catchIf(isWriteFailure, (failure) => Effect.succeed({ failure })),
+            writeOrFail(sql, "LeadIntake.admitAndAccept")
+          )
 
       return LeadIntake.of({
         preview,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto"
+import { hash, randomBytes, timingSafeEqual } from "node:crypto"
 import { crc32 } from "node:zlib"
 
 const BASE62_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -38,7 +38,7 @@ const toBase62 = (value: number): string => {
 export const apiKeyChecksum = (body: string): string =>
   toBase62(crc32(Buffer.from(body, "utf8"))).padStart(CHECKSUM_LENGTH, "0")
 
-export const hashApiKey = (key: string): string => createHash("sha256").update(key, "utf8").digest("hex")
+export const hashApiKey = (key: string): string => hash("sha256", key, "hex")
 
 export const generateApiKey = (): { key: string; publicId: string; prefix: string; hash: string } => {
   const publicId = randomBase62(PUBLIC_ID_LENGTH)

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto"
+import canonicalize from "canonicalize"
+import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { requestFingerprint } from "../../src/Domain/Fingerprint.ts"
+import { canonicalJson, requestFingerprint } from "../../src/Domain/Fingerprint.ts"
 
 const fingerprintOf = (jsonText: string): string => requestFingerprint(JSON.parse(jsonText))
 
@@ -46,5 +48,37 @@ describe("requestFingerprint", () => {
   it("refuses values that have no canonical JSON form", () => {
     expect(() => requestFingerprint(undefined)).toThrow()
     expect(() => fingerprintOf('{"a":"\\ud800"}')).toThrow()
+  })
+
+  it("writes what the canonicalize package (RFC 8785) writes, for any JSON value", () => {
+    const outcome = (canonicalOf: (value: unknown) => string | undefined, value: unknown) => {
+      try {
+        return { text: canonicalOf(value) }
+      } catch {
+        return { refused: true }
+      }
+    }
+    // Any UTF-16 code units in strings and keys, lone surrogates included: both must refuse those.
+    const json = fc.jsonValue({ stringUnit: "binary", maxDepth: 4 })
+    fc.assert(
+      fc.property(json, (value) => {
+        expect(outcome(canonicalJson, value)).toEqual(outcome(canonicalize, value))
+      }),
+      { numRuns: 2_000 }
+    )
+    // And bodies as they arrive: parsed from text, numbers in every notation.
+    fc.assert(
+      fc.property(json, (value) => {
+        const parsed: unknown = JSON.parse(JSON.stringify(value) ?? "null")
+        expect(outcome(canonicalJson, parsed)).toEqual(outcome(canonicalize, parsed))
+      }),
+      { numRuns: 500 }
+    )
+    for (const text of [
+      '{"a":1e21,"b":-0,"c":0.1,"d":1e-7,"e":123456789012345680000}',
+      '{"\u00e9":1,"e":2,"\ud83d\ude00":3,"\uffff":4}'
+    ]) {
+      expect(canonicalJson(JSON.parse(text))).toBe(canonicalize(JSON.parse(text)))
+    }
   })
 })
