@@ -1,10 +1,10 @@
 // What a statement costs in the Node process, in isolation: the same one-row SELECT through the
 // `pg` driver's pool, through `@effect/sql-pg` (the service's client), on a reserved connection
 // (with and without `Effect.timeout` on the wait for it), and through the service's `writeOrFail`
-// (the wait bounded, a fiber that cancels at the deadline, outages told from defects). 32
-// concurrent callers, as the bench's 32 connections; CPU time of this process per statement.
-// Starts a scratch embedded PostgreSQL;
-// one second of each row first, unreported (the first pass compiles every path).
+// (one timer that bounds the wait and then cancels the statement at the deadline, outages told
+// from defects). 32 concurrent callers, as the bench's 32 connections; CPU time of this process
+// per statement. Starts a scratch embedded PostgreSQL; one second of each row first, unreported
+// (the first pass compiles every path).
 // Usage: node scripts/sql-overhead.ts [seconds per row (4)] [rounds (2)]
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"

@@ -231,22 +231,28 @@ const isFlat = (record: Record<string, unknown>) => {
  */
 export const makeJsonLogger = (write: (line: string) => void) =>
   Logger.make(({ message, logLevel, cause, fiber, date }) => {
-    const parts = Array.isArray(message) ? message : [message]
-    const details = parts.filter((part) => typeof part !== "string")
+    // One pass over the message and the annotations: this runs for every request line.
+    let msg: string | undefined
+    let details: Array<unknown> | undefined
+    for (const part of Array.isArray(message) ? message : [message]) {
+      if (typeof part === "string") msg = msg === undefined ? part : `${msg} ${part}`
+      else (details ??= []).push(part)
+    }
     const record: Record<string, unknown> = {
       time: date.toISOString(),
       level: logLevel.toLowerCase(),
-      msg: parts.filter((part) => typeof part === "string").join(" ")
+      msg: msg ?? ""
     }
-    for (const [key, value] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) {
-      if (!reserved.has(key)) record[key] = value
+    const annotations = fiber.getRef(References.CurrentLogAnnotations)
+    for (const key in annotations) {
+      if (!reserved.has(key)) record[key] = annotations[key]
     }
     const span = fiber.cache.span
     if (fiber.cache.tracerEnabled && span !== undefined && span._tag === "Span") {
       record.trace_id = span.traceId
       record.span_id = span.spanId
     }
-    if (details.length > 0) record.details = details
+    if (details !== undefined) record.details = details
     if (cause.reasons.length > 0) record.error = Cause.pretty(cause)
     write(`${isFlat(record) ? JSON.stringify(record) : Formatter.formatJson(record)}\n`)
   })
