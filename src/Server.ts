@@ -22,7 +22,7 @@ const bodyDeadlineMillis = 15_000
  * The HTTP listener: Node's own timeouts cut off clients that trickle headers or a body. Node
  * enforces them only when it checks its connections (every 30 s by default), so it checks every
  * second: otherwise a trickling client holds its socket for up to 30 s whatever the timeouts say.
- * `GET /v1` and a create that writes are answered ahead of the router (`FastPath.ts`,
+ * `GET /v1`, a create that writes and a refused key are answered ahead of the router (`FastPath.ts`,
  * `Http/DirectCreate.ts`); the router answers everything else.
  */
 export const makeListener = (

@@ -2,19 +2,20 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import { Clock, Context, Effect, Exit, Logger, Option, References } from "effect"
 import { Headers } from "effect/http"
 import { Limits } from "../Api/LeadRequest.ts"
-import { type CallerShape, isIdempotencyKey } from "../Api.ts"
+import { errorHeaders, isIdempotencyKey } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { requestFingerprint } from "../Domain/Fingerprint.ts"
 import { decodeLeadInput } from "../Domain/LeadRequest.ts"
 import { carriesTraceContext } from "../FastPath.ts"
-import { KeyCheck } from "../KeyCheck.ts"
+import { KeyCheck, type KeyRejected } from "../KeyCheck.ts"
 import { type AdmittedWrite, admitOnly, LeadIntake } from "../LeadIntake.ts"
-import { type Outcome, observeRequest } from "../Observability/Request.ts"
+import { type Attribution, type Outcome, observeRequest } from "../Observability/Request.ts"
 import { RequestLog } from "../RequestLog.ts"
+import type { StoreUnavailable } from "../Sql.ts"
 import { isJsonMediaType, parseBody } from "./Body.ts"
 import { type Handoff, handOff } from "./Handoff.ts"
 import { dryRunAnswer, leadAnswer } from "./Leads.ts"
-import { idempotencyKeyOf, rateLimitHeaders } from "./Middleware.ts"
+import { idempotencyKeyOf, rateLimitHeaders, refusedKeyMessage } from "./Middleware.ts"
 
 export type DirectCreateServices = LeadIntake | KeyCheck | RequestLog | AppConfig
 
@@ -62,6 +63,13 @@ const written = (admission: Exit.Exit<AdmittedWrite, unknown>) =>
     ? { ...admission.value, accepted: admission.value.accepted.value }
     : undefined
 
+/** The refusal of a key, when that is what the round trip (or the key check alone) answered. */
+const refusedKey = (admission: Exit.Exit<unknown, KeyRejected | StoreUnavailable>) => {
+  if (Exit.isSuccess(admission)) return undefined
+  const error = Exit.findErrorOption(admission)
+  return Option.isSome(error) && error.value._tag === "KeyRejected" ? error.value : undefined
+}
+
 export interface DirectCreate {
   /** Resolves once every create the direct path has started has answered and been recorded. */
   readonly drained: () => Promise<void>
@@ -70,16 +78,16 @@ export interface DirectCreate {
 }
 
 /**
- * `POST /v1/leads` answered by node:http itself when it is a write that succeeds, or a dry run
- * that does: the body read and checked (contract order 4-7), then admitted, counted and written
- * in one round trip (`LeadIntake.admitAndAccept`), or for a dry run admitted and previewed,
- * without the router's per-request machinery, which costs about as much CPU as the rest of the
- * create together. The 201 or 200 carries the same body, headers, request-log row, metrics and
- * log line as the router's.
+ * `POST /v1/leads` answered by node:http itself when it is a write that succeeds, a dry run
+ * that does, or either refused for its key: the body read and checked (contract order 4-7), then
+ * admitted, counted and written in one round trip (`LeadIntake.admitAndAccept`), or for a dry run
+ * admitted and previewed, without the router's per-request machinery, which costs about as much
+ * CPU as the rest of the create together. The 201, 200 or 401 carries the same body, headers,
+ * request-log row, metrics and log line as the router's (`test/integration/direct-create.test.ts`).
  *
  * Everything else goes on to the router, which answers it by the contract: a request the headers
  * leave in doubt goes untouched; one whose body fails a check, or whose round trip answered
- * anything but a success (401, 429, 409, 422, 503), goes with a `Handoff`, so the router neither
+ * anything but a success or a refused key (429, 409, 422, 503), goes with a `Handoff`, so the router neither
  * reads the body again nor counts the key twice. Only when tracing is off: a traced create takes
  * the router, whose spans the traces document.
  */
@@ -111,12 +119,13 @@ export const answerCreateDirectly = (
   const intake = Context.get(context, LeadIntake)
   const keys = Context.get(context, KeyCheck)
   const requestLog = Context.get(context, RequestLog)
-  const { dashboardUrl } = Context.get(context, AppConfig)
+  const { dashboardUrl, publicBaseUrl } = Context.get(context, AppConfig)
+  const docsUrl = `${publicBaseUrl}/v1/docs`
   const emit = server.emit as (event: string | symbol, ...args: Array<unknown>) => boolean
 
-  /** Sends a 200 or 201 and records it as the router would (request log, then metrics and log line). */
+  /** Sends an answer and records it as the router would (request log, then metrics and log line). */
   const answer = (
-    outgoing: { readonly requestId: string; readonly startedAt: number; readonly caller: CallerShape },
+    outgoing: { readonly requestId: string; readonly startedAt: number; readonly attribution: Attribution },
     status: number,
     headers: Record<string, string>,
     body: unknown,
@@ -125,7 +134,7 @@ export const answerCreateDirectly = (
     response: ServerResponse
   ) =>
     Effect.gen(function* () {
-      const { requestId, startedAt, caller } = outgoing
+      const { requestId, startedAt, attribution } = outgoing
       const text = JSON.stringify(body)
       response.writeHead(status, {
         "content-type": "application/json",
@@ -139,8 +148,8 @@ export const answerCreateDirectly = (
         .record({
           requestId,
           at: yield* Clock.currentTimeMillis,
-          originId: caller.originId,
-          keyPrefix: caller.prefix,
+          originId: attribution.originId,
+          keyPrefix: attribution.keyPrefix,
           status,
           outcome: facts.outcome,
           leadId: facts.leadId,
@@ -159,11 +168,40 @@ export const answerCreateDirectly = (
           route: "/v1/leads",
           status,
           outcome: facts.outcome,
-          attribution: { keyPrefix: caller.prefix, originId: caller.originId },
+          attribution,
           leadId: facts.leadId
         }
       )
     })
+
+  /** Contract order 2 refused: the 401 the router sends (envelope, `WWW-Authenticate`), attributed to the key's prefix. */
+  const refuse = (
+    rejected: KeyRejected,
+    outgoing: { readonly requestId: string; readonly startedAt: number },
+    request: IncomingMessage,
+    response: ServerResponse
+  ) =>
+    answer(
+      { ...outgoing, attribution: { keyPrefix: rejected.prefix, originId: rejected.originId } },
+      401,
+      errorHeaders("invalid_key"),
+      {
+        error: {
+          code: "invalid_key",
+          message: refusedKeyMessage(rejected),
+          docs_url: `${docsUrl}#invalid_key`
+        },
+        request_id: outgoing.requestId
+      },
+      { outcome: "invalid_key", leadId: null },
+      request,
+      response
+    )
+
+  const attributionOf = (caller: { readonly prefix: string; readonly originId: string }): Attribution => ({
+    keyPrefix: caller.prefix,
+    originId: caller.originId
+  })
 
   /**
    * Contract order 7, then 2-3 and 9-11 in one round trip, or for a dry run 2-3 and 8; the answer
@@ -186,6 +224,9 @@ export const answerCreateDirectly = (
 
       if (request.headers["x-service-dry-run"] === "true") {
         const admission = yield* Effect.exit(admitOnly(keys, token))
+        const rejected = refusedKey(admission)
+        if (rejected !== undefined)
+          return yield* refuse(rejected, { requestId, startedAt }, request, response)
         if (Exit.isFailure(admission) || !admission.value.window.allowed) return toRouter(admission)
         const { caller, window } = admission.value
         // A refused preview (unknown property, database away) is the router's to answer: it looks again.
@@ -193,7 +234,7 @@ export const answerCreateDirectly = (
         if (Exit.isFailure(preview)) return toRouter(admission)
         const leadId = Option.getOrNull(preview.value.match)
         return yield* answer(
-          { requestId, startedAt, caller },
+          { requestId, startedAt, attribution: attributionOf(caller) },
           200,
           rateLimitHeaders(window),
           dryRunAnswer(caller, input, preview.value, requestId),
@@ -211,11 +252,13 @@ export const answerCreateDirectly = (
           idempotency: key === null ? null : { key, fingerprint: requestFingerprint(parsed.value) }
         })
       )
+      const rejected = refusedKey(admission)
+      if (rejected !== undefined) return yield* refuse(rejected, { requestId, startedAt }, request, response)
       const write = written(admission)
       if (write === undefined) return toRouter(admission)
       const { caller, window, accepted } = write
       return yield* answer(
-        { requestId, startedAt, caller },
+        { requestId, startedAt, attribution: attributionOf(caller) },
         accepted.outcome === "created" ? 201 : 200,
         { ...rateLimitHeaders(window), ...(accepted.replay ? { "idempotent-replayed": "true" } : {}) },
         leadAnswer(accepted, requestId, dashboardUrl),

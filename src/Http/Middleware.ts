@@ -17,7 +17,7 @@ import {
 } from "../Api.ts"
 import { requestFingerprint } from "../Domain/Fingerprint.ts"
 import { decodeLeadInput } from "../Domain/LeadRequest.ts"
-import { KeyCheck } from "../KeyCheck.ts"
+import { KeyCheck, type KeyRejected } from "../KeyCheck.ts"
 import { type AcceptError, type Accepted, admitOnly, type Draft, LeadIntake } from "../LeadIntake.ts"
 import { step } from "../Observability/Steps.ts"
 import { RequestLog } from "../RequestLog.ts"
@@ -27,6 +27,9 @@ import { attribute, fail, RequestContext, setResponseHeaders, settle } from "./R
 
 const unavailable = () =>
   fail("temporarily_unavailable", "The database could not be reached; nothing was written")
+
+/** What a 401 for a refused key says, whichever path answers it. */
+export const refusedKeyMessage = (rejected: KeyRejected) => `The API key is ${rejected.reason}`
 
 /** The Idempotency-Key a request carried, when it is one the request could use. */
 export const idempotencyKeyOf = (headers: Readonly<Record<string, string | undefined>>) => {
@@ -166,7 +169,7 @@ export const layerAdmission = Layer.effect(
           KeyRejected: (rejected) =>
             Effect.andThen(
               attribute({ keyPrefix: rejected.prefix, originId: rejected.originId }),
-              fail("invalid_key", `The API key is ${rejected.reason}`)
+              fail("invalid_key", refusedKeyMessage(rejected))
             ),
           StoreUnavailable: unavailable
         })

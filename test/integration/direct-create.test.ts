@@ -1,6 +1,8 @@
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { freshDatabaseUrl, inspector, startPostgresServer } from "../faults/support.ts"
+import { generateApiKey } from "../../src/Domain/ApiKey.ts"
+import { KeyStore } from "../../src/KeyStore.ts"
 import { seed } from "../support/Client.ts"
 
 type Server = Awaited<ReturnType<typeof startPostgresServer>>
@@ -17,6 +19,7 @@ describe("the direct create answers as the router does", () => {
   let direct: Server
   let router: Server
   let db: ReturnType<typeof inspector>
+  const revoked = new Map<Server, { readonly key: string; readonly originId: string }>()
   const directLines: Array<string> = []
   const routerLines: Array<string> = []
 
@@ -27,6 +30,17 @@ describe("the direct create answers as the router does", () => {
       startPostgresServer(url, 10, { direct: false, seed: { rateLimit: 1_000 }, logLines: routerLines })
     ])
     db = inspector(url)
+    // On each server an origin whose key was revoked: the refusal is attributed to that origin.
+    for (const server of [direct, router]) {
+      const origin = await Effect.runPromise(
+        Effect.gen(function* () {
+          const fixture = yield* seed({ rateLimit: 1_000 })
+          yield* (yield* KeyStore).revoke(fixture.originId)
+          return fixture
+        }).pipe(Effect.orDie, Effect.provide(Layer.succeedContext(server.services)))
+      )
+      revoked.set(server, { key: origin.key, originId: origin.originId })
+    }
   }, 60_000)
 
   afterAll(async () => {
@@ -96,6 +110,9 @@ describe("the direct create answers as the router does", () => {
     return undefined
   }
 
+  /** Well-formed, checksum and all, but no key of any origin. */
+  const unknownKey = generateApiKey().key
+
   const lead = (phone: string, extra: Record<string, unknown> = {}) =>
     JSON.stringify({
       nombre: "Ana Direct",
@@ -114,9 +131,11 @@ describe("the direct create answers as the router does", () => {
       () => ({ body: lead("+52 55 1111 0002"), headers: { "idempotency-key": "direct-1" } })
     ],
     [
-      "unknown key",
+      "malformed key",
       () => ({ body: lead("+52 55 1111 0003"), key: "lk_live_AAAAAAAA_unknownunknownunknown" })
     ],
+    ["unknown key", () => ({ body: lead("+52 55 1111 0013"), key: unknownKey })],
+    ["revoked key", (server) => ({ body: lead("+52 55 1111 0014"), key: revoked.get(server)?.key ?? "" })],
     ["property not found", () => ({ body: lead("+52 55 1111 0004", { propiedad: { codigo: "ZZZ-9999" } }) })],
     ["not JSON", () => ({ body: '{"nombre": "Ana",' })],
     ["a field fails", () => ({ body: lead("+52 55 1111 0005", { nombre: "" }) })],
@@ -172,9 +191,17 @@ describe("the direct create answers as the router does", () => {
   }
 
   it("every scenario gets the same answer and the same request-log row on both", async () => {
+    const refusedPairs: Array<readonly [name: string, direct: string | null, router: string | null]> = []
     for (const [name, outgoing] of scenarios) {
       const directResponse = await post(direct, outgoing(direct))
       const routerResponse = await post(router, outgoing(router))
+      if (name.endsWith(" key")) {
+        refusedPairs.push([
+          name,
+          directResponse.headers.get("x-request-id"),
+          routerResponse.headers.get("x-request-id")
+        ])
+      }
       const fromDirect = await answerOf(directResponse)
       const fromRouter = await answerOf(routerResponse)
       expect({ name, ...fromDirect }).toEqual({ name, ...fromRouter })
@@ -186,11 +213,12 @@ describe("the direct create answers as the router does", () => {
         ...(await logLineOf(routerLines, routerResponse.headers.get("x-request-id")))
       })
     }
-    // created, enriched, replayed and the two dry runs were answered directly; the rest by the router.
-    expect(direct.answeredDirectly()).toBe(5)
+    // created, enriched, replayed, the two dry runs and the four refused keys were answered
+    // directly; the rest by the router.
+    expect(direct.answeredDirectly()).toBe(9)
     expect(router.answeredDirectly()).toBe(0)
 
-    const attributed = scenarios.filter(([name]) => !name.includes("unknown key")).length
+    const attributed = scenarios.filter(([name]) => !name.endsWith(" key")).length
     const fromDirect = await settledLog(direct, attributed)
     const fromRouter = await settledLog(router, attributed)
     expect(fromDirect).toEqual(fromRouter)
@@ -198,6 +226,22 @@ describe("the direct create answers as the router does", () => {
     expect(fromDirect.map((row) => row.status)).toEqual([
       201, 200, 201, 409, 422, 400, 400, 400, 415, 200, 200, 422, 400, 400
     ])
+    // The refused keys' rows (no origin to list them by): the same on both, one per request.
+    const rowOf = async (server: Server, requestId: string | null) =>
+      (
+        await db.query<Record<string, unknown>>(
+          `SELECT status, outcome, origin_id IS NOT NULL AS attributed, origin_id = $2 AS revoked_origin,
+                  key_prefix IS NOT NULL AS has_prefix, lead_id, idempotency_key
+           FROM request_log WHERE request_id = $1`,
+          [requestId, revoked.get(server)?.originId]
+        )
+      )[0]
+    for (const [name, fromDirectId, fromRouterId] of refusedPairs) {
+      const row = await rowOf(direct, fromDirectId)
+      expect({ name, ...row }).toEqual({ name, ...(await rowOf(router, fromRouterId)) })
+      expect(row?.status, name).toBe(401)
+      if (name === "revoked key") expect(row?.revoked_origin, name).toBe(true)
+    }
     // A request the direct create passed on after its round trip took its unit there, not twice.
     const units = (server: Server) =>
       db.query<{ n: number }>(
