@@ -52,10 +52,38 @@ export const availableOrFail =
   ): Effect.Effect<A, StoreUnavailable, R> =>
     self.pipe(within(statementTimeout, operation), outageOrDefect(operation))
 
+/**
+ * `self` bounded by `duration`: past it `self` is interrupted and `StoreUnavailable` answers. It runs
+ * in a fiber of its own, with this fiber's context, against one timer: `Effect.timeoutOrElse`
+ * races it against a sleeping fiber, two fibers and two timers per statement (README, "Library
+ * findings").
+ */
 const within =
   (duration: Duration.Duration, operation: string) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailable, R> =>
-    Effect.timeoutOrElse(self, { duration, orElse: () => Effect.fail(new StoreUnavailable({ operation })) })
+    Effect.withFiber((parent) =>
+      Effect.callback<A, E | StoreUnavailable>((resume) => {
+        const running = Effect.runForkWith(parent.context as Context.Context<R>)(self)
+        let settled = false
+        const timer = setTimeout(() => {
+          if (settled) return
+          settled = true
+          running.interruptUnsafe()
+          resume(Effect.fail(new StoreUnavailable({ operation })))
+        }, Duration.toMillis(duration))
+        running.addObserver((exit) => {
+          if (settled) return
+          settled = true
+          clearTimeout(timer)
+          resume(exit)
+        })
+        return Effect.sync(() => {
+          settled = true
+          clearTimeout(timer)
+          running.interruptUnsafe()
+        })
+      })
+    )
 
 const outageOrDefect =
   (operation: string) =>
