@@ -236,7 +236,8 @@ export const makeJsonLogger = (write: (line: string) => void) =>
     let details: Array<unknown> | undefined
     for (const part of Array.isArray(message) ? message : [message]) {
       if (typeof part === "string") msg = msg === undefined ? part : `${msg} ${part}`
-      else (details ??= []).push(part)
+      else if (details === undefined) details = [part]
+      else details.push(part)
     }
     const record: Record<string, unknown> = {
       time: date.toISOString(),

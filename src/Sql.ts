@@ -1,7 +1,6 @@
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import {
   Array as Arr,
-  Clock,
   Context,
   Duration,
   Effect,

@@ -1,8 +1,8 @@
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { freshDatabaseUrl, inspector, startPostgresServer } from "../faults/support.ts"
 import { generateApiKey } from "../../src/Domain/ApiKey.ts"
 import { KeyStore } from "../../src/KeyStore.ts"
+import { freshDatabaseUrl, inspector, startPostgresServer } from "../faults/support.ts"
 import { seed } from "../support/Client.ts"
 
 type Server = Awaited<ReturnType<typeof startPostgresServer>>
