@@ -52,35 +52,51 @@ export const availableOrFail =
     self.pipe(within(statementTimeout, operation), outageOrDefect(operation))
 
 /**
- * `self` bounded by `duration`: past it `self` is interrupted and `StoreUnavailable` answers. It runs
- * in a fiber of its own, with this fiber's context, against one timer: `Effect.timeoutOrElse`
- * races it against a sleeping fiber, two fibers and two timers per statement (README, "Library
- * findings").
+ * `self` run in a fiber of its own (with `context`) and awaited, unless abandoned first: `arm` gets
+ * the function that abandons it (the fiber is interrupted and `StoreUnavailable` answers instead)
+ * and returns the one that disarms it once `self` has answered. One fiber and whatever `arm` sets
+ * (a timer), where `Effect.timeoutOrElse` races `self` against a sleeping fiber: two fibers and two
+ * timers per statement (README, "Library findings").
  */
+const abandonable = <A, E, R>(
+  context: Context.Context<R>,
+  self: Effect.Effect<A, E, R>,
+  operation: string,
+  arm: (abandon: () => void) => () => void
+) =>
+  Effect.callback<A, E | StoreUnavailable>((resume) => {
+    const running = Effect.runForkWith(context)(self)
+    let settled = false
+    let disarm = () => {}
+    /** True the first time: whichever of answer, deadline or interruption comes first decides. */
+    const settle = () => {
+      if (settled) return false
+      settled = true
+      disarm()
+      return true
+    }
+    disarm = arm(() => {
+      if (!settle()) return
+      running.interruptUnsafe()
+      resume(Effect.fail(new StoreUnavailable({ operation })))
+    })
+    running.addObserver((exit) => {
+      if (settle()) resume(exit)
+    })
+    return Effect.sync(() => {
+      settle()
+      running.interruptUnsafe()
+    })
+  })
+
+/** `self` bounded by `duration`: past it `self` is interrupted and `StoreUnavailable` answers. */
 const within =
   (duration: Duration.Duration, operation: string) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailable, R> =>
     Effect.withFiber((parent) =>
-      Effect.callback<A, E | StoreUnavailable>((resume) => {
-        const running = Effect.runForkWith(parent.context as Context.Context<R>)(self)
-        let settled = false
-        const timer = setTimeout(() => {
-          if (settled) return
-          settled = true
-          running.interruptUnsafe()
-          resume(Effect.fail(new StoreUnavailable({ operation })))
-        }, Duration.toMillis(duration))
-        running.addObserver((exit) => {
-          if (settled) return
-          settled = true
-          clearTimeout(timer)
-          resume(exit)
-        })
-        return Effect.sync(() => {
-          settled = true
-          clearTimeout(timer)
-          running.interruptUnsafe()
-        })
+      abandonable(parent.context as Context.Context<R>, self, operation, (abandon) => {
+        const timer = setTimeout(abandon, Duration.toMillis(duration))
+        return () => clearTimeout(timer)
       })
     )
 
@@ -134,27 +150,11 @@ export const writeOrFail =
           // The reservation runs in this scope, so a connection it got is released with it, even
           // one that arrived as the deadline abandoned the wait.
           const connection = yield* restore(
-            Effect.callback<SqlConnection.Connection, SqlError.SqlError | StoreUnavailable>((resume) => {
-              const waiting = Effect.runForkWith(context)(sql.reserve)
-              let settled = false
-              const settle = () => {
-                settled = true
+            abandonable(context, sql.reserve, operation, (abandon) => {
+              atDeadline = abandon
+              return () => {
                 atDeadline = () => {}
               }
-              atDeadline = () => {
-                settle()
-                waiting.interruptUnsafe()
-                resume(Effect.fail(new StoreUnavailable({ operation })))
-              }
-              waiting.addObserver((exit) => {
-                if (settled) return
-                settle()
-                resume(exit)
-              })
-              return Effect.sync(() => {
-                settle()
-                waiting.interruptUnsafe()
-              })
             })
           )
           atDeadline = () => {

@@ -120,7 +120,7 @@ export const answerCreateDirectly = (
   const keys = Context.get(context, KeyCheck)
   const requestLog = Context.get(context, RequestLog)
   const { dashboardUrl, publicBaseUrl } = Context.get(context, AppConfig)
-  const docsUrl = `${publicBaseUrl}/v1/docs`
+  const invalidKeyDocs = `${publicBaseUrl}/v1/docs#invalid_key`
   const emit = server.emit as (event: string | symbol, ...args: Array<unknown>) => boolean
 
   /** Sends an answer and records it as the router would (request log, then metrics and log line). */
@@ -189,7 +189,7 @@ export const answerCreateDirectly = (
         error: {
           code: "invalid_key",
           message: refusedKeyMessage(rejected),
-          docs_url: `${docsUrl}#invalid_key`
+          docs_url: invalidKeyDocs
         },
         request_id: outgoing.requestId
       },
