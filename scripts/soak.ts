@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import { Effect } from "effect"
-import { KeyStore } from "../src/KeyStore.ts"
+import { KeyStore } from "../src/Accounts/KeyStore.ts"
 import { numberOption, parseArgs } from "./lib/args.ts"
 import { provision, startScratchDatabase } from "./lib/database.ts"
 import { type Cleanups, helpRequested, log, runMain } from "./lib/main.ts"

@@ -14,8 +14,8 @@ import { Duration, Effect, Exit, Redacted, Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
 import type { SqlClient } from "effect/sql"
 import pg from "pg"
-import { acquireEmbeddedCluster } from "../src/Sql/EmbeddedPostgres.ts"
-import { writeOrFail } from "../src/Sql.ts"
+import { acquireEmbeddedCluster } from "../src/Platform/EmbeddedPostgres.ts"
+import { writeOrFail } from "../src/Platform/Sql.ts"
 
 const seconds = Number(process.argv[2] ?? 4)
 const rounds = Number(process.argv[3] ?? 2)

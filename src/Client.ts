@@ -1,7 +1,7 @@
 import { Redacted } from "effect"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-import { Api } from "./Api.ts"
+import { Api } from "./Api/Api.ts"
 
 /**
  * A typed client for TypeScript callers, derived from the same `HttpApi` the server implements:
@@ -9,7 +9,6 @@ import { Api } from "./Api.ts"
  * Published as `lead-intake/client`.
  */
 
-export { LeadRequest } from "./Api/LeadRequest.ts"
 export {
   Api,
   DryRunResult,
@@ -25,7 +24,8 @@ export {
   TemporarilyUnavailable,
   UnsupportedMediaType,
   ValidationError
-} from "./Api.ts"
+} from "./Api/Api.ts"
+export { LeadRequest } from "./Api/LeadRequest.ts"
 
 export interface ClientOptions {
   /** Where the API answers, e.g. `https://leads.example.com` (no `/v1`). */

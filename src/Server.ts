@@ -2,19 +2,23 @@ import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { type Context, Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { layerAdminServer } from "./Admin/App.ts"
-import { AppConfig } from "./Config.ts"
-import { answerIndexDirectly } from "./FastPath.ts"
-import { layerApp } from "./Http/App.ts"
-import { answerCreateDirectly, type DirectCreate, type DirectCreateServices } from "./Http/DirectCreate.ts"
-import { indexBody } from "./Http/Public.ts"
-import { layerJanitor } from "./Janitor.ts"
-import { logListening } from "./Listening.ts"
-import * as Observability from "./Observability.ts"
-import { runningFrom } from "./PackageFiles.ts"
-import { layerServices } from "./Services.ts"
-import * as Sql from "./Sql.ts"
-import { layerInServe as layerWebhookWorker } from "./WebhookWorker.ts"
+import { layerAdminServer } from "./Console/Http/App.ts"
+import { layerApp } from "./Intake/Http/App.ts"
+import {
+  answerCreateDirectly,
+  type DirectCreate,
+  type DirectCreateServices
+} from "./Intake/Http/DirectCreate.ts"
+import { answerIndexDirectly } from "./Intake/Http/FastPath.ts"
+import { indexBody } from "./Intake/Http/Public.ts"
+import { layerJanitor } from "./Intake/Janitor.ts"
+import { layerServices } from "./Intake/Services.ts"
+import { AppConfig } from "./Platform/Config.ts"
+import { logListening } from "./Platform/Listening.ts"
+import * as Observability from "./Platform/Observability.ts"
+import { runningFrom } from "./Platform/PackageFiles.ts"
+import * as Sql from "./Platform/Sql.ts"
+import { layerInServe as layerWebhookWorker } from "./Webhooks/Worker.ts"
 
 const bodyDeadlineMillis = 15_000
 

@@ -1,5 +1,5 @@
 import { OpenApi } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { Api } from "./Api.ts"
 import { describeDocument } from "./Documentation.ts"
 
 /** Where the committed `openapi.json` says the API is; a running server names its own PUBLIC_BASE_URL. */

@@ -1,5 +1,5 @@
 import { HttpApi } from "effect/http-api"
-import { Api } from "../Api.ts"
+import { Api } from "./Api.ts"
 
 /** Every route of the contract with the methods it accepts, from the HttpApi itself. */
 export const routeTable: ReadonlyMap<string, ReadonlyArray<string>> = (() => {

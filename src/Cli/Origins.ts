@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { KeyStore } from "../KeyStore.ts"
+import { KeyStore } from "../Accounts/KeyStore.ts"
 import * as Input from "./Input.ts"
 import { emit, orDash, table } from "./Output.ts"
 import { withOperator } from "./Services.ts"

@@ -1,7 +1,7 @@
 import { userInfo } from "node:os"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { type LeadExport, PersonalData } from "../PersonalData.ts"
+import { type LeadExport, PersonalData } from "../PersonalData/PersonalData.ts"
 import * as Input from "./Input.ts"
 import { emit, orDash, table } from "./Output.ts"
 import { withOperator } from "./Services.ts"

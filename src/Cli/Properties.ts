@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { PropertyCatalog } from "../PropertyCatalog.ts"
+import { PropertyCatalog } from "../Intake/PropertyCatalog.ts"
 import * as Input from "./Input.ts"
 import { emit } from "./Output.ts"
 import { withOperator } from "./Services.ts"

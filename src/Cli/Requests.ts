@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { RequestLog, type RequestLogRow } from "../RequestLog.ts"
+import { RequestLog, type RequestLogRow } from "../Intake/RequestLog.ts"
 import * as Input from "./Input.ts"
 import { emit, orDash, table } from "./Output.ts"
 import { withOperator } from "./Services.ts"

@@ -1,7 +1,7 @@
 import { Effect, Layer, References } from "effect"
-import { AppConfig } from "../Config.ts"
-import { layerServices } from "../Services.ts"
-import * as Sql from "../Sql.ts"
+import { layerServices } from "../Intake/Services.ts"
+import { AppConfig } from "../Platform/Config.ts"
+import * as Sql from "../Platform/Sql.ts"
 
 /** `LOG_LEVEL` applied to whatever runs on top of `AppConfig`. */
 export const layerLogLevel = Layer.effect(

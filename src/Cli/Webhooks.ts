@@ -1,10 +1,10 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { AppConfig, WebhookConfig } from "../Config.ts"
 import { type EventType, eventTypes, isEventType } from "../Domain/WebhookPayload.ts"
-import * as Sql from "../Sql.ts"
-import { WebhookDeliveries } from "../WebhookDeliveries.ts"
-import { type WebhookEndpoint, WebhookEndpoints } from "../WebhookEndpoints.ts"
+import { AppConfig, WebhookConfig } from "../Platform/Config.ts"
+import * as Sql from "../Platform/Sql.ts"
+import { WebhookDeliveries } from "../Webhooks/Deliveries.ts"
+import { type WebhookEndpoint, WebhookEndpoints } from "../Webhooks/Endpoints.ts"
 import * as Input from "./Input.ts"
 import { emit, orDash, table } from "./Output.ts"
 import { layerLogLevel } from "./Services.ts"
@@ -173,7 +173,9 @@ export const webhook = Command.make("webhook").pipe(
 
 /** Loaded when needed, like `serve`'s HTTP stack. */
 const layerWorker = Layer.unwrap(
-  Effect.promise(() => import("../WebhookWorker.ts")).pipe(Effect.map((worker) => worker.layerWorkerProcess))
+  Effect.promise(() => import("../Webhooks/Worker.ts")).pipe(
+    Effect.map((worker) => worker.layerWorkerProcess)
+  )
 )
 
 export const worker = Command.make("worker", {}, () =>

@@ -2,8 +2,6 @@
 // number), which min supports; "max" adds number-type and strict-validity patterns that a key does not use.
 import { isSupportedCountry, parsePhoneNumberFromString } from "libphonenumber-js/min"
 
-export { isAcceptablePhone } from "../Api/LeadRequest.ts"
-
 const NON_DIGITS = /\D/g
 
 const MEXICO_E164_PREFIX = "+52"

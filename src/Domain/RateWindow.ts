@@ -1,4 +1,13 @@
-import type { RateWindowShape } from "../Api.ts"
+/** The request's place in its origin's rate-limit window. */
+export interface RateWindowShape {
+  readonly allowed: boolean
+  readonly limit: number
+  readonly remaining: number
+  /** Unix seconds at which the next window starts. */
+  readonly resetAt: number
+  /** Seconds until then, at least 1. */
+  readonly retryAfter: number
+}
 
 const windowMillis = 60_000
 

@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { promisify } from "node:util"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { errorCodes } from "../../src/Api.ts"
+import { errorCodes } from "../../src/Api/Api.ts"
 import {
   cliFor,
   type Env,

@@ -1,6 +1,6 @@
 import { assert } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { type ErrorCode, errorHeaders } from "../../src/Api.ts"
+import { type ErrorCode, errorHeaders } from "../../src/Api/Api.ts"
 import type { layerMemoryServices } from "../support/Client.ts"
 import { type Fixture, makeHarness, seed } from "../support/Client.ts"
 import { testConfig } from "../support/Database.ts"

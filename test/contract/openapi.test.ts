@@ -1,7 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { Effect } from "effect"
-import { type ErrorCode, errorCatalog } from "../../src/Api.ts"
+import { type ErrorCode, errorCatalog } from "../../src/Api/Api.ts"
 import { layerMemoryServices } from "../support/Client.ts"
 import { testConfig } from "../support/Database.ts"
 import { assertError, Contract, dryRun, post, send } from "./harness.ts"

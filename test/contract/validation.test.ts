@@ -1,8 +1,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, type Layer } from "effect"
-import type { ErrorCode } from "../../src/Api.ts"
+import { KeyStore } from "../../src/Accounts/KeyStore.ts"
+import type { ErrorCode } from "../../src/Api/Api.ts"
 import { generateApiKey } from "../../src/Domain/ApiKey.ts"
-import { KeyStore } from "../../src/KeyStore.ts"
 import { type Fixture, layerMemoryServices, layerPostgresServices, seed } from "../support/Client.ts"
 import {
   assertAccepted,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
+import { errorCodes } from "../../src/Api/Api.ts"
 import { openApiDocument } from "../../src/Api/OpenApiDocument.ts"
-import { errorCodes } from "../../src/Api.ts"
-import { markdown, renderDocs } from "../../src/Http/Docs.ts"
+import { markdown, renderDocs } from "../../src/Intake/Http/Docs.ts"
 
 const document = openApiDocument("https://leads.example.test")
 type Rendered = Parameters<typeof renderDocs>[0]

@@ -5,11 +5,11 @@ import { PgClient } from "@effect/sql-pg"
 import { type Context, Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
-import { AppConfig } from "../../src/Config.ts"
-import type { DirectCreate } from "../../src/Http/DirectCreate.ts"
-import { layerServices } from "../../src/Services.ts"
-import { acquireEmbeddedCluster, pgCtl, startPostmaster } from "../../src/Sql/EmbeddedPostgres.ts"
-import * as Sql from "../../src/Sql.ts"
+import type { DirectCreate } from "../../src/Intake/Http/DirectCreate.ts"
+import { layerServices } from "../../src/Intake/Services.ts"
+import { AppConfig } from "../../src/Platform/Config.ts"
+import { acquireEmbeddedCluster, pgCtl, startPostmaster } from "../../src/Platform/EmbeddedPostgres.ts"
+import * as Sql from "../../src/Platform/Sql.ts"
 import { type FuzzTarget, leadPost, startTarget, utf8 } from "../fuzz/support.ts"
 import type { layerMemoryServices, seed as seedOrganization } from "../support/Client.ts"
 import { createDatabase, databaseUrl, testConfig } from "../support/Database.ts"
@@ -186,9 +186,9 @@ export const startPostgresServer = async (
   const { NodeHttpServer } = await import("@effect/platform-node")
   const { HttpRouter, HttpServer } = await import("effect/http")
   const { Logger, References, Scope, Exit } = await import("effect")
-  const { makeJsonLogger } = await import("../../src/Observability.ts")
-  const { layerApp } = await import("../../src/Http/App.ts")
-  const { indexBody } = await import("../../src/Http/Public.ts")
+  const { makeJsonLogger } = await import("../../src/Platform/Observability.ts")
+  const { layerApp } = await import("../../src/Intake/Http/App.ts")
+  const { indexBody } = await import("../../src/Intake/Http/Public.ts")
   const { makeListener } = await import("../../src/Server.ts")
   const { seed } = await import("../support/Client.ts")
   const { layerTestConfig } = await import("../support/Database.ts")

@@ -1,8 +1,8 @@
 import { type Context, Effect, Exit, Layer, References, Schema, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import type * as fc from "fast-check"
-import { DryRunResult, errorCatalog, IndexResponse, LeadCreated, LeadEnriched } from "../../src/Api.ts"
-import { layerApp } from "../../src/Http/App.ts"
+import { DryRunResult, errorCatalog, IndexResponse, LeadCreated, LeadEnriched } from "../../src/Api/Api.ts"
+import { layerApp } from "../../src/Intake/Http/App.ts"
 import { type Fixture, layerMemoryServices, seed } from "../support/Client.ts"
 import { layerTestConfig, testConfig } from "../support/Database.ts"
 

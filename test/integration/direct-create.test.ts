@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { generateApiKey } from "../../src/Domain/ApiKey.ts"
-import { KeyStore } from "../../src/KeyStore.ts"
 import { freshDatabaseUrl, inspector, startPostgresServer } from "../faults/support.ts"
 import { seed } from "../support/Client.ts"
 

@@ -3,7 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { generateApiKey } from "../../src/Domain/ApiKey.ts"
-import { layerServices } from "../../src/Services.ts"
+import { layerServices } from "../../src/Intake/Services.ts"
 import { makeHarness, postLead } from "../support/Client.ts"
 import { asHarnessServices, makePostgresHarness } from "./Harness.ts"
 

@@ -2,9 +2,9 @@ import { assert, it, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
-import { AppConfig, appConfig } from "../../src/Config.ts"
-import { sweep } from "../../src/Janitor.ts"
-import { WebhookDeliveries } from "../../src/WebhookDeliveries.ts"
+import { sweep } from "../../src/Intake/Janitor.ts"
+import { AppConfig, appConfig } from "../../src/Platform/Config.ts"
+import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { layerFreshDatabase, testConfig } from "../support/Database.ts"
 
 const day = 24 * 60 * 60 * 1000

@@ -3,7 +3,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 import { attributesOf, type Collector, startCollector } from "../../scripts/collector.ts"
-import { layerServices } from "../../src/Services.ts"
+import { layerServices } from "../../src/Intake/Services.ts"
 import { freePort, freshDatabaseEnv, postLead, type RunningServer, startServer } from "../e2e/Processes.ts"
 import { seed } from "../support/Client.ts"
 

@@ -1,6 +1,6 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Logger } from "effect"
-import { makeJsonLogger } from "../../src/Observability.ts"
+import { makeJsonLogger } from "../../src/Platform/Observability.ts"
 import { layerMemoryServices } from "../support/Client.ts"
 import { layerBrokenWrites, Observed, post, requestLine, send } from "./support.ts"
 

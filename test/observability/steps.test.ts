@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, References } from "effect"
-import { step } from "../../src/Observability/Steps.ts"
+import { step } from "../../src/Platform/Observability/Steps.ts"
 
 /** The span and the stack frame a step body runs in: what a traced step pays for on every call. */
 const inside = Effect.gen(function* () {

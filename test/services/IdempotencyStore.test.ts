@@ -1,8 +1,8 @@
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { IdempotencyStore, type Reservation } from "../../src/IdempotencyStore.ts"
-import { LeadRepository } from "../../src/LeadRepository.ts"
+import { IdempotencyStore, type Reservation } from "../../src/Intake/IdempotencyStore.ts"
+import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { seed } from "../support/Client.ts"
 import { acrossLayers, leadWrite, setClock } from "./Suite.ts"
 

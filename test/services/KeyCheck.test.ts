@@ -1,9 +1,9 @@
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
+import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { generateApiKey } from "../../src/Domain/ApiKey.ts"
-import { KeyCheck } from "../../src/KeyCheck.ts"
-import { KeyStore } from "../../src/KeyStore.ts"
+import { KeyCheck } from "../../src/Intake/KeyCheck.ts"
 import { seed } from "../support/Client.ts"
 import { acrossLayers, expectFailure, setClock } from "./Suite.ts"
 

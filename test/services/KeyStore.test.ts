@@ -1,9 +1,9 @@
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
+import { KeyStore } from "../../src/Accounts/KeyStore.ts"
+import { Organizations } from "../../src/Accounts/Organizations.ts"
 import { apiKeyChecksum, generateApiKey, parseApiKey } from "../../src/Domain/ApiKey.ts"
-import { KeyCheck } from "../../src/KeyCheck.ts"
-import { KeyStore } from "../../src/KeyStore.ts"
-import { Organizations } from "../../src/Organizations.ts"
+import { KeyCheck } from "../../src/Intake/KeyCheck.ts"
 import { acrossLayers, expectFailure, setClock } from "./Suite.ts"
 
 const newOrganization = (country = "MX") =>

@@ -1,12 +1,17 @@
 import { assert } from "@effect/vitest"
 import { Effect, Exit, Option } from "effect"
-import type { CallerShape } from "../../src/Api.ts"
+import { KeyStore } from "../../src/Accounts/KeyStore.ts"
+import type { CallerShape } from "../../src/Api/Api.ts"
 import { apiKeyChecksum } from "../../src/Domain/ApiKey.ts"
-import type { LeadInput } from "../../src/Domain/LeadRequest.ts"
-import { IdempotencyStore } from "../../src/IdempotencyStore.ts"
-import { KeyStore } from "../../src/KeyStore.ts"
-import { type Accepted, type AdmittedWrite, type Idempotency, LeadIntake } from "../../src/LeadIntake.ts"
-import { LeadRepository } from "../../src/LeadRepository.ts"
+import { IdempotencyStore } from "../../src/Intake/IdempotencyStore.ts"
+import type { LeadInput } from "../../src/Intake/LeadInput.ts"
+import {
+  type Accepted,
+  type AdmittedWrite,
+  type Idempotency,
+  LeadIntake
+} from "../../src/Intake/LeadIntake.ts"
+import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { type Fixture, seed } from "../support/Client.ts"
 import { acrossLayers, expectFailure, leadInput, setClock } from "./Suite.ts"
 

@@ -1,7 +1,7 @@
 import { assert } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { Organizations } from "../../src/Organizations.ts"
-import { PropertyCatalog } from "../../src/PropertyCatalog.ts"
+import { Organizations } from "../../src/Accounts/Organizations.ts"
+import { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
 import { acrossLayers, expectFailure } from "./Suite.ts"
 
 const newOrganization = Effect.gen(function* () {

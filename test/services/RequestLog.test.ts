@@ -1,8 +1,8 @@
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
+import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { generateApiKey } from "../../src/Domain/ApiKey.ts"
-import { KeyStore } from "../../src/KeyStore.ts"
-import { RequestLog, type RequestLogRow } from "../../src/RequestLog.ts"
+import { RequestLog, type RequestLogRow } from "../../src/Intake/RequestLog.ts"
 import { seed } from "../support/Client.ts"
 import { acrossLayers } from "./Suite.ts"
 

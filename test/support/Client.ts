@@ -1,11 +1,11 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import { CaptureRules } from "../../src/CaptureRules.ts"
-import { layerApp } from "../../src/Http/App.ts"
-import { KeyStore } from "../../src/KeyStore.ts"
-import { Organizations } from "../../src/Organizations.ts"
-import { PropertyCatalog } from "../../src/PropertyCatalog.ts"
-import { layerServices, layerServicesMemory } from "../../src/Services.ts"
+import { KeyStore } from "../../src/Accounts/KeyStore.ts"
+import { Organizations } from "../../src/Accounts/Organizations.ts"
+import { CaptureRules } from "../../src/Intake/CaptureRules.ts"
+import { layerApp } from "../../src/Intake/Http/App.ts"
+import { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
+import { layerServices, layerServicesMemory } from "../../src/Intake/Services.ts"
 import { layerFreshDatabase, layerTestConfig } from "./Database.ts"
 
 type Services = Layer.Success<typeof layerServicesMemory>

@@ -2,8 +2,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { inject } from "vitest"
-import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
-import * as Sql from "../../src/Sql.ts"
+import { AppConfig, type AppConfigShape } from "../../src/Platform/Config.ts"
+import * as Sql from "../../src/Platform/Sql.ts"
 
 export const postgres = () => inject("postgres")
 

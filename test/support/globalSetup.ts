@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import type { TestProject } from "vitest/node"
-import { acquireEmbeddedCluster } from "../../src/Sql/EmbeddedPostgres.ts"
+import { acquireEmbeddedCluster } from "../../src/Platform/EmbeddedPostgres.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {

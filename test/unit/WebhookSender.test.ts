@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { WebhookSender } from "../../src/WebhookSender.ts"
+import { WebhookSender } from "../../src/Webhooks/Sender.ts"
 
 let port: number
 const seen: Array<{ path: string; host: string | undefined; body: string }> = []

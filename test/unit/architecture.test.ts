@@ -23,45 +23,113 @@ const importsOf = (text: string): ReadonlyArray<string> =>
     .map((match) => match[1] ?? match[2] ?? "")
     .filter((specifier) => specifier.startsWith("."))
 
+/**
+ * Where a file sits in the architecture: the contracts and the domain at the bottom, the platform
+ * (SQL, config, observability) above them, the parts of the product in the middle (each part's
+ * services, then its HTTP handlers), the command line and the entry points on top.
+ */
 type Layer =
   | "contract"
   | "domain"
-  | "service"
-  | "observability"
+  | "platform"
+  | "accounts"
+  | "intake"
+  | "webhooks"
+  | "personal-data"
+  | "console"
   | "http"
-  | "admin"
   | "cli"
   | "client"
   | "entry"
   | "outside"
+  | "unplaced"
 
-/** The layer of a path relative to the repository root, e.g. `src/Http/Leads.ts`. */
+const parts = {
+  Accounts: "accounts",
+  Intake: "intake",
+  Webhooks: "webhooks",
+  PersonalData: "personal-data",
+  Console: "console"
+} as const
+
+/** The layer of a path relative to the repository root, e.g. `src/Intake/Http/Leads.ts`. */
 const layerOf = (path: string): Layer => {
   if (!path.startsWith("src/")) return "outside"
-  const inSrc = path.slice("src/".length)
-  if (/^(Api|AdminApi)(\.ts$|\/)/.test(inSrc)) return "contract"
-  if (inSrc.startsWith("Domain/")) return "domain"
-  if (/^Observability(\.ts$|\/)/.test(inSrc)) return "observability"
-  if (inSrc.startsWith("Http/")) return "http"
-  if (inSrc.startsWith("Admin/")) return "admin"
-  if (inSrc.startsWith("Cli/")) return "cli"
-  if (inSrc === "Client.ts") return "client"
-  if (inSrc === "Server.ts" || inSrc === "main.ts") return "entry"
-  return "service"
+  const [top = "", second] = path.slice("src/".length).split("/")
+  if (top === "Api" || top === "AdminApi") return "contract"
+  if (top === "Domain") return "domain"
+  if (top === "Platform") return "platform"
+  if (top === "Cli") return "cli"
+  if (top === "Client.ts") return "client"
+  if (top === "Server.ts" || top === "main.ts") return "entry"
+  if (second === "Http") return "http"
+  if (top in parts) return parts[top as keyof typeof parts]
+  return "unplaced"
 }
 
-const forbidden: Record<Layer, ReadonlyArray<Layer>> = {
-  contract: ["domain", "service", "observability", "http", "admin", "cli", "client", "entry", "outside"],
-  domain: ["service", "observability", "http", "admin", "cli", "client", "entry", "outside"],
-  client: ["domain", "service", "observability", "http", "admin", "cli", "entry", "outside"],
-  service: ["http", "admin", "cli", "client", "entry"],
-  observability: ["http", "admin", "cli", "client", "entry"],
-  http: ["admin", "cli", "client", "entry"],
-  admin: ["http", "cli", "client", "entry"],
-  cli: ["http", "admin", "client"],
-  entry: [],
-  outside: []
+/** The layers each layer may import (its own included). */
+const allowed: Record<Layer, ReadonlyArray<Layer>> = {
+  contract: ["contract"],
+  domain: ["domain"],
+  client: ["client", "contract"],
+  platform: ["platform", "domain", "contract"],
+  accounts: ["accounts", "platform", "domain", "contract"],
+  intake: ["intake", "accounts", "platform", "domain", "contract"],
+  webhooks: ["webhooks", "intake", "accounts", "platform", "domain", "contract"],
+  "personal-data": ["personal-data", "webhooks", "intake", "accounts", "platform", "domain", "contract"],
+  console: ["console", "personal-data", "webhooks", "intake", "accounts", "platform", "domain", "contract"],
+  http: [
+    "console",
+    "personal-data",
+    "webhooks",
+    "intake",
+    "accounts",
+    "platform",
+    "domain",
+    "contract",
+    "http"
+  ],
+  cli: [
+    "console",
+    "personal-data",
+    "webhooks",
+    "intake",
+    "accounts",
+    "platform",
+    "domain",
+    "contract",
+    "cli",
+    "entry"
+  ],
+  entry: [
+    "console",
+    "personal-data",
+    "webhooks",
+    "intake",
+    "accounts",
+    "platform",
+    "domain",
+    "contract",
+    "http",
+    "cli",
+    "entry",
+    "client"
+  ],
+  outside: [],
+  unplaced: []
 }
+
+const layers = Object.keys(allowed) as ReadonlyArray<Layer>
+
+/** Migrations and package.json sit outside src/: the platform and what stands on it may read them. */
+const forbiddenFor = (layer: Layer) =>
+  layers.filter(
+    (other) =>
+      !allowed[layer].includes(other) && !(other === "outside" && allowed[layer].includes("platform"))
+  )
+
+/** A part's HTTP handlers import their own part's services, never another part's handlers. */
+const httpOwner = (path: string) => path.split("/")[1]
 
 interface Edge {
   readonly from: string
@@ -72,41 +140,66 @@ interface Edge {
 const wrongWay = (from: string, text: string): ReadonlyArray<Edge> =>
   importsOf(text)
     .map((specifier) => ({ from, to: relative(root, resolve(root, dirname(from), specifier)) }))
-    .filter((edge) => forbidden[layerOf(edge.from)].includes(layerOf(edge.to)))
+    .filter(
+      (edge) =>
+        forbiddenFor(layerOf(edge.from)).includes(layerOf(edge.to)) ||
+        (layerOf(edge.from) === "http" &&
+          layerOf(edge.to) === "http" &&
+          httpOwner(edge.from) !== httpOwner(edge.to))
+    )
 
 const files = sourceFiles(src).map((path) => ({
   path: relative(root, path),
   text: readFileSync(path, "utf8")
 }))
 
-describe("imports point one way: contract <- domain <- services <- HTTP <- entry points", () => {
+describe("imports point one way: contracts, domain <- platform <- parts <- HTTP <- CLI, entry points", () => {
   it("reads the import statements of every file under src/", () => {
     const edges = files.flatMap((file) => importsOf(file.text).map((to) => `${file.path} -> ${to}`))
     expect(files.length).toBeGreaterThan(50)
-    expect(edges).toContain("src/Api.ts -> ./Api/LeadRequest.ts")
-    expect(edges).toContain("src/Domain/LeadRequest.ts -> ../Api/LeadRequest.ts")
+    expect(edges).toContain("src/Client.ts -> ./Api/Api.ts")
     expect(edges).toContain("src/Cli/Serve.ts -> ../Server.ts")
   })
 
   it("flags an import that points the wrong way", () => {
-    expect(wrongWay("src/Api.ts", 'import { LeadRequest } from "./Domain/LeadRequest.ts"')).toEqual([
-      { from: "src/Api.ts", to: "src/Domain/LeadRequest.ts" }
+    expect(wrongWay("src/Api/Api.ts", 'import { phoneMatchKey } from "../Domain/Phone.ts"')).toEqual([
+      { from: "src/Api/Api.ts", to: "src/Domain/Phone.ts" }
     ])
-    expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Sql.ts"')).toHaveLength(1)
-    expect(wrongWay("src/KeyStore.ts", 'import type {\n  Leads\n} from "./Http/Leads.ts"')).toHaveLength(1)
-    expect(wrongWay("src/Observability.ts", 'const m = await import("./Http/Routing.ts")')).toHaveLength(1)
-    expect(wrongWay("src/Cli/Leads.ts", 'import { AdminApp } from "../Admin/App.ts"')).toHaveLength(1)
-    expect(wrongWay("src/Cli/Leads.ts", '// import { x } from "../Http/App.ts"')).toEqual([])
-    expect(wrongWay("src/Http/Leads.ts", 'import { LeadIntake } from "../LeadIntake.ts"')).toEqual([])
+    expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Api/Api.ts"')).toHaveLength(1)
+    expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Platform/Sql.ts"')).toHaveLength(1)
+    expect(
+      wrongWay("src/Accounts/KeyStore.ts", 'import type {\n  Leads\n} from "../Intake/Http/Leads.ts"')
+    ).toHaveLength(1)
+    expect(
+      wrongWay("src/Platform/Observability.ts", 'const m = await import("../Intake/Http/Routing.ts")')
+    ).toHaveLength(1)
+    expect(
+      wrongWay("src/Intake/LeadRepository.ts", 'import { Operators } from "../Console/Operators.ts"')
+    ).toHaveLength(1)
+    expect(wrongWay("src/Cli/Leads.ts", 'import { AdminApp } from "../Console/Http/App.ts"')).toHaveLength(1)
+    expect(
+      wrongWay("src/Console/Http/App.ts", 'import { x } from "../../Intake/Http/Leads.ts"')
+    ).toHaveLength(1)
+    expect(wrongWay("src/Cli/Leads.ts", '// import { x } from "../Intake/Http/App.ts"')).toEqual([])
+    expect(
+      wrongWay("src/Intake/Http/Leads.ts", 'import { LeadRepository } from "../LeadRepository.ts"')
+    ).toEqual([])
+    expect(
+      wrongWay("src/Console/Http/App.ts", 'import { RequestLog } from "../../Intake/RequestLog.ts"')
+    ).toEqual([])
+  })
+
+  it("every file under src/ sits in a known place", () => {
+    expect(files.filter((file) => layerOf(file.path) === "unplaced").map((file) => file.path)).toEqual([])
   })
 
   it("no file under src/ imports a layer it must not depend on", () => {
     expect(files.flatMap((file) => wrongWay(file.path, file.text))).toEqual([])
   })
 
-  it("the contracts (src/Api*, src/AdminApi*) stand alone", () => {
+  it("the contracts (src/Api/, src/AdminApi/) stand alone and the domain imports no contract", () => {
     const contracts = files.filter((file) => layerOf(file.path) === "contract")
-    expect(contracts.map((file) => file.path)).toContain("src/AdminApi.ts")
+    expect(contracts.map((file) => file.path)).toContain("src/AdminApi/AdminApi.ts")
     const outsideContract = contracts.flatMap((file) =>
       importsOf(file.text)
         .map((specifier) => relative(root, resolve(root, dirname(file.path), specifier)))
@@ -114,5 +207,14 @@ describe("imports point one way: contract <- domain <- services <- HTTP <- entry
         .map((to) => `${file.path} -> ${to}`)
     )
     expect(outsideContract).toEqual([])
+  })
+
+  it("src/ holds only the entry points at its root", () => {
+    expect(
+      files
+        .filter((file) => file.path.split("/").length === 2)
+        .map((file) => file.path)
+        .sort()
+    ).toEqual(["src/Client.ts", "src/Server.ts", "src/main.ts"])
   })
 })

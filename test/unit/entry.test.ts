@@ -22,7 +22,7 @@ describe("bin/entry.js: the bundle runs only while it was built from the sources
   beforeEach(async () => {
     root = await mkdtemp(path.join(tmpdir(), "lead-intake-entry-"))
     file("src/main.ts")
-    file("src/Http/App.ts")
+    file("src/Intake/Http/App.ts")
     file("src/Console/index.html")
     file("migrations/0001_create_domain.ts")
     file("package.json", '{"name":"lead-intake"}')
@@ -41,7 +41,7 @@ describe("bin/entry.js: the bundle runs only while it was built from the sources
   })
 
   it("an edited source makes the bundle stale, even with the same size", () => {
-    file("src/Http/App.ts", "// src/Http/App.tX\n")
+    file("src/Intake/Http/App.ts", "// src/Http/App.tX\n")
     expect(chooseEntry(root, {})).toBe(src())
   })
 
@@ -53,10 +53,14 @@ describe("bin/entry.js: the bundle runs only while it was built from the sources
 
   it.each([
     ["an added source", () => file("src/Domain/New.ts")],
-    ["a removed source", () => rmSync(path.join(root, "src", "Http", "App.ts"))],
+    ["a removed source", () => rmSync(path.join(root, "src", "Intake", "Http", "App.ts"))],
     [
       "a renamed source",
-      () => renameSync(path.join(root, "src", "Http", "App.ts"), path.join(root, "src", "Http", "Ppa.ts"))
+      () =>
+        renameSync(
+          path.join(root, "src", "Intake", "Http", "App.ts"),
+          path.join(root, "src", "Intake", "Http", "Ppa.ts")
+        )
     ],
     ["a new migration", () => file("migrations/0002_more.ts")],
     ["an edited package.json", () => file("package.json", '{"name":"lead-intake","version":"2"}')],

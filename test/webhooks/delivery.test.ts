@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { verify } from "../../src/Domain/WebhookSignature.ts"
-import { WebhookDeliveries } from "../../src/WebhookDeliveries.ts"
-import { WebhookEndpoints } from "../../src/WebhookEndpoints.ts"
+import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
+import { WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
 import { createDatabase, databaseUrl } from "../support/Database.ts"
 import {
   cliJson,

@@ -1,0 +1,240 @@
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { generateApiKey } from "../Domain/ApiKey.ts"
+import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
+import { MemoryStore } from "../Platform/MemoryStore.ts"
+import { decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql.ts"
+
+const OriginSummaryRow = Schema.Struct({
+  id: Schema.String,
+  label: Schema.String,
+  prefix: Schema.NullOr(Schema.String),
+  revoked: Schema.Boolean
+})
+export type OriginSummary = typeof OriginSummaryRow.Type
+
+const OriginRow = Schema.Struct({ id: Schema.String, label: Schema.String, rate_limit: Schema.Number })
+const decodeOrigin = Schema.decodeUnknownEffect(OriginRow)
+const RevokedRow = Schema.Struct({ prefix: Schema.String, revoked_at: Schema.Date })
+
+export interface IssuedKey {
+  readonly key: string
+  readonly prefix: string
+}
+
+/**
+ * Key administration for operators: origins, their rate limits and their keys. The request
+ * path's key check is `KeyCheck`.
+ */
+export class KeyStore extends Context.Service<
+  KeyStore,
+  {
+    createOrigin(input: {
+      readonly organizationId: string
+      readonly label: string
+      readonly rateLimit: number
+    }): Effect.Effect<
+      { readonly id: string; readonly label: string; readonly rateLimit: number } & IssuedKey,
+      UnknownEntity | Rejected
+    >
+    setRateLimit(originId: string, rateLimit: number): Effect.Effect<void, UnknownEntity>
+    listOrigins(organizationId: string): Effect.Effect<ReadonlyArray<OriginSummary>, UnknownEntity>
+    /** Issues a new key for the origin; the previous one is revoked in the same instant. */
+    rotate(originId: string): Effect.Effect<IssuedKey, UnknownEntity>
+    revoke(
+      originId: string
+    ): Effect.Effect<{ readonly prefix: string; readonly revokedAt: Date }, UnknownEntity | Rejected>
+  }
+>()("lead-intake/KeyStore") {
+  static readonly layer = Layer.effect(
+    KeyStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+
+      const insertKey = (originId: string) => {
+        const issued = generateApiKey()
+        return sql`
+          INSERT INTO api_keys (origin_id, public_id, prefix, key_hash)
+          VALUES (${originId}, ${issued.publicId}, ${issued.prefix}, ${issued.hash})`.pipe(
+          Effect.as({ key: issued.key, prefix: issued.prefix })
+        )
+      }
+
+      const requireOrigin = Effect.fn("KeyStore.requireOrigin")(function* (id: string) {
+        const row = yield* sql`SELECT id FROM origins WHERE id = ${id} FOR UPDATE`.pipe(decodeFirst(IdRow))
+        if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "origin", id })
+      })
+
+      return KeyStore.of({
+        createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
+          yield* requireExisting(sql, "organization", input.organizationId)
+          return yield* sql
+            .withTransaction(
+              Effect.gen(function* () {
+                const origin = yield* sql`
+                  INSERT INTO origins (organization_id, label, rate_limit)
+                  VALUES (${input.organizationId}, ${input.label}, ${input.rateLimit})
+                  RETURNING id, label, rate_limit`.pipe(
+                  Effect.flatMap(([row]) => Effect.orDie(decodeOrigin(row)))
+                )
+                const issued = yield* insertKey(origin.id)
+                return { id: origin.id, label: origin.label, rateLimit: origin.rate_limit, ...issued }
+              })
+            )
+            .pipe(
+              Effect.catchIf(
+                (error) => error.reason._tag === "UniqueViolation",
+                () =>
+                  Effect.fail(
+                    new Rejected({
+                      reason: `the organization already has an origin labelled "${input.label}"`
+                    })
+                  )
+              ),
+              Effect.catchTag("SqlError", Effect.die)
+            )
+        }),
+
+        setRateLimit: Effect.fn("KeyStore.setRateLimit")(function* (originId, rateLimit) {
+          const rows =
+            yield* sql`UPDATE origins SET rate_limit = ${rateLimit} WHERE id = ${originId} RETURNING id`.pipe(
+              decodeRows(IdRow)
+            )
+          if (rows.length === 0) return yield* new UnknownEntity({ entity: "origin", id: originId })
+        }),
+
+        listOrigins: Effect.fn("KeyStore.listOrigins")(function* (organizationId) {
+          yield* requireExisting(sql, "organization", organizationId)
+          return yield* sql`
+            SELECT o.id, o.label, k.prefix, (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked
+            FROM origins o
+            LEFT JOIN LATERAL (
+              SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id ORDER BY created_at DESC, id LIMIT 1
+            ) k ON true
+            WHERE o.organization_id = ${organizationId}
+            ORDER BY o.created_at, o.label`.pipe(decodeRows(OriginSummaryRow))
+        }),
+
+        rotate: Effect.fn("KeyStore.rotate")(function* (originId) {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          return yield* sql
+            .withTransaction(
+              Effect.gen(function* () {
+                yield* requireOrigin(originId)
+                yield* sql`UPDATE api_keys SET revoked_at = ${now} WHERE origin_id = ${originId} AND revoked_at IS NULL`
+                return yield* insertKey(originId)
+              })
+            )
+            .pipe(Effect.catchTag("SqlError", Effect.die))
+        }),
+
+        revoke: Effect.fn("KeyStore.revoke")(function* (originId) {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          return yield* sql
+            .withTransaction(
+              Effect.gen(function* () {
+                yield* requireOrigin(originId)
+                const row = yield* sql`
+                  UPDATE api_keys SET revoked_at = ${now} WHERE origin_id = ${originId} AND revoked_at IS NULL
+                  RETURNING prefix, revoked_at`.pipe(decodeFirst(RevokedRow))
+                if (Option.isNone(row)) return yield* new Rejected({ reason: "the origin has no active key" })
+                return { prefix: row.value.prefix, revokedAt: row.value.revoked_at }
+              })
+            )
+            .pipe(Effect.catchTag("SqlError", Effect.die))
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    KeyStore,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+
+      const issue = Effect.fnUntraced(function* (originId: string) {
+        const now = yield* Clock.currentTimeMillis
+        for (const key of store.keys.values()) {
+          if (key.originId === originId && key.revokedAt === null) key.revokedAt = now
+        }
+        const issued = generateApiKey()
+        store.keys.set(issued.publicId, {
+          id: crypto.randomUUID(),
+          originId,
+          publicId: issued.publicId,
+          prefix: issued.prefix,
+          hash: issued.hash,
+          createdAt: now,
+          revokedAt: null
+        })
+        return { key: issued.key, prefix: issued.prefix }
+      })
+
+      const requireOrigin = (id: string) => {
+        const origin = store.origins.get(id)
+        return origin === undefined
+          ? Effect.fail(new UnknownEntity({ entity: "origin", id }))
+          : Effect.succeed(origin)
+      }
+
+      // The active key, else the newest; insertion order breaks ties that equal timestamps cannot.
+      const latestKey = (originId: string) => {
+        const keys = [...store.keys.values()].filter((key) => key.originId === originId)
+        return keys.find((key) => key.revokedAt === null) ?? keys.at(-1)
+      }
+
+      return KeyStore.of({
+        createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
+          if (!store.organizations.has(input.organizationId)) {
+            return yield* new UnknownEntity({ entity: "organization", id: input.organizationId })
+          }
+          const taken = [...store.origins.values()].some(
+            (o) => o.organizationId === input.organizationId && o.label === input.label
+          )
+          if (taken) {
+            return yield* new Rejected({
+              reason: `the organization already has an origin labelled "${input.label}"`
+            })
+          }
+          const origin = { id: crypto.randomUUID(), ...input }
+          store.origins.set(origin.id, origin)
+          const issued = yield* issue(origin.id)
+          return { id: origin.id, label: origin.label, rateLimit: origin.rateLimit, ...issued }
+        }),
+        setRateLimit: Effect.fn("KeyStore.setRateLimit")(function* (originId, rateLimit) {
+          const origin = yield* requireOrigin(originId)
+          origin.rateLimit = rateLimit
+        }),
+        listOrigins: Effect.fn("KeyStore.listOrigins")(function* (organizationId) {
+          if (!store.organizations.has(organizationId)) {
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          }
+          return [...store.origins.values()]
+            .filter((origin) => origin.organizationId === organizationId)
+            .map((origin) => {
+              const key = latestKey(origin.id)
+              return {
+                id: origin.id,
+                label: origin.label,
+                prefix: key?.prefix ?? null,
+                revoked: key?.revokedAt !== null
+              }
+            })
+        }),
+        rotate: Effect.fn("KeyStore.rotate")(function* (originId) {
+          yield* requireOrigin(originId)
+          return yield* issue(originId)
+        }),
+        revoke: Effect.fn("KeyStore.revoke")(function* (originId) {
+          yield* requireOrigin(originId)
+          const key = latestKey(originId)
+          if (key === undefined || key.revokedAt !== null) {
+            return yield* new Rejected({ reason: "the origin has no active key" })
+          }
+          key.revokedAt = yield* Clock.currentTimeMillis
+          return { prefix: key.prefix, revokedAt: new Date(key.revokedAt) }
+        })
+      })
+    })
+  )
+}

@@ -1,0 +1,232 @@
+import { Context, Schema } from "effect"
+import {
+  HttpApi,
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "effect/http-api"
+import {
+  cacheControlHeader,
+  documentHeaders,
+  documentIdempotencyKey,
+  leadResponseHeaders,
+  shareErrorSchema
+} from "./Document.ts"
+import {
+  IdempotencyConflict,
+  IdempotencyInProgress,
+  InternalError,
+  InvalidKey,
+  PayloadTooLarge,
+  PropertyNotFound,
+  RateLimited,
+  TemporarilyUnavailable,
+  UnsupportedMediaType,
+  ValidationError
+} from "./Errors.ts"
+import { type LeadInput, LeadRequest, Limits } from "./LeadRequest.ts"
+
+export * from "./Errors.ts"
+
+const Uuid = Schema.String.annotate({ format: "uuid" })
+const Uri = Schema.String.annotate({ format: "uri" })
+const RequestId = Schema.String.annotate({ description: "Same as the X-Request-Id header." })
+const Replay = Schema.optionalKey(
+  Schema.Literal(true).annotate({
+    description: "Present, always true, only when the response repeats an earlier one (Idempotency-Key)."
+  })
+)
+
+export const LeadCreated = Schema.Struct({
+  lead_id: Uuid,
+  status: Schema.Literal("created"),
+  lead_url: Uri.annotate({ description: "Direct link to the lead in the dashboard." }),
+  request_id: RequestId,
+  replay: Replay
+})
+  .annotate({ identifier: "LeadCreated", description: "A new lead was created." })
+  .pipe(HttpApiSchema.status(201))
+
+export const LeadEnriched = Schema.Struct({
+  lead_id: Uuid,
+  status: Schema.Literal("enriched"),
+  matched_on: Schema.Literal("telefono"),
+  lead_url: Uri,
+  request_id: RequestId,
+  replay: Replay
+}).annotate({
+  identifier: "LeadEnriched",
+  description: "The existing lead with the same phone was enriched."
+})
+
+export const DryRunResult = Schema.Struct({
+  status: Schema.Literal("dry_run"),
+  would: Schema.Literals(["create", "enrich"]),
+  would_match: Schema.NullOr(Schema.Struct({ lead_id: Uuid, matched_on: Schema.Literal("telefono") })),
+  resolved: Schema.Struct({
+    organizacion: Uuid,
+    origen: Schema.String,
+    development_id: Schema.NullOr(Uuid),
+    nombre: Schema.String,
+    telefono: Schema.NullOr(Schema.String),
+    email: Schema.NullOr(Schema.String),
+    extras: Schema.Record(Schema.String, Schema.String)
+  }),
+  request_id: RequestId
+}).annotate({ identifier: "DryRunResult", description: "What the request would do. Nothing was written." })
+
+export const IndexResponse = Schema.Struct({
+  name: Schema.String,
+  version: Schema.Literal("1"),
+  openapi: Uri,
+  docs: Uri,
+  endpoints: Schema.Array(Schema.String),
+  request_id: RequestId
+}).annotate({ identifier: "IndexResponse" })
+
+const printableAscii = /^[\x20-\x7E]+$/
+
+export const isIdempotencyKey = (key: string) =>
+  key.length <= Limits.idempotencyKey && printableAscii.test(key)
+
+/** The first lead header that fails, in the contract's order; the schema below rejects the same ones. */
+export const leadHeaderProblem = (headers: {
+  readonly "x-service-dry-run"?: string | undefined
+  readonly "idempotency-key"?: string | undefined
+}) => {
+  const dryRun = headers["x-service-dry-run"]
+  if (dryRun !== undefined && dryRun !== "true") {
+    return { field: "X-Service-Dry-Run", message: "X-Service-Dry-Run only accepts the value true" } as const
+  }
+  const key = headers["idempotency-key"]
+  if (dryRun === undefined && key !== undefined && !isIdempotencyKey(key)) {
+    return {
+      field: "Idempotency-Key",
+      message: "Idempotency-Key must be 1 to 200 printable ASCII characters"
+    } as const
+  }
+  return undefined
+}
+
+export const LeadHeaders = Schema.Struct({
+  "x-service-dry-run": Schema.optionalKey(
+    Schema.Literal("true").annotate({
+      description:
+        "Only allowed value `true`: validate, resolve the property and look for a match, write nothing."
+    })
+  ),
+  "idempotency-key": Schema.optionalKey(
+    Schema.String.annotate({
+      description:
+        "1 to 200 printable ASCII characters. Remembered for 24 hours per origin for successful responses. Ignored (not even validated) in dry-run."
+    })
+  )
+}).check(
+  Schema.makeFilter((headers) => {
+    const key = headers["idempotency-key"]
+    if (headers["x-service-dry-run"] === "true" || key === undefined || isIdempotencyKey(key)) return true
+    return { path: ["idempotency-key"], issue: "Expected 1 to 200 printable ASCII characters" }
+  })
+)
+
+export interface CallerShape {
+  readonly keyId: string
+  readonly prefix: string
+  readonly originId: string
+  readonly originLabel: string
+  readonly organizationId: string
+  readonly country: string
+  readonly rateLimit: number
+}
+
+/** The origin (and so the organization) that a valid API key identifies. */
+export class Caller extends Context.Service<Caller, CallerShape>()("lead-intake/Caller") {}
+
+/** The lead a body describes once it passed contract order 4-7: media type, size, headers, fields. */
+export class ValidLead extends Context.Service<ValidLead, LeadInput>()("lead-intake/ValidLead") {}
+
+export class Journal extends HttpApiMiddleware.Service<Journal>()("lead-intake/Journal") {}
+
+/** Contract order 2-7 of `POST /v1/leads`: the key, the rate limit, the media type, the size, the headers, the body. */
+export class Admission extends HttpApiMiddleware.Service<Admission, { provides: Caller | ValidLead }>()(
+  "lead-intake/Admission",
+  {
+    security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Format, "lk_live_…")) },
+    error: [
+      InvalidKey,
+      TemporarilyUnavailable,
+      RateLimited,
+      UnsupportedMediaType,
+      PayloadTooLarge,
+      ValidationError
+    ]
+  }
+) {}
+
+export class LeadsGroup extends HttpApiGroup.make("leads")
+  .add(
+    HttpApiEndpoint.post("createOrEnrich", "/v1/leads", {
+      payload: LeadRequest,
+      headers: LeadHeaders,
+      success: [LeadCreated, LeadEnriched, DryRunResult],
+      error: [
+        ValidationError,
+        PropertyNotFound,
+        IdempotencyConflict,
+        IdempotencyInProgress,
+        InternalError,
+        TemporarilyUnavailable
+      ]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Create or enrich a lead",
+        description:
+          "Creates a lead (201), or enriches the existing lead with the same phone in the caller's organization (200). Checks run in this order: key (401/503), rate limit (429), Content-Type (415), size (413), headers (400), body (400), dry-run, idempotency (409), property (422), write (500/503).",
+        transform: (operation) =>
+          documentIdempotencyKey(Limits.idempotencyKey)(documentHeaders(leadResponseHeaders)(operation))
+      })
+    )
+  )
+  .middleware(Admission)
+  .middleware(Journal) {}
+
+const publicHeaders = documentHeaders(() => ({}))
+
+export class PublicGroup extends HttpApiGroup.make("public").add(
+  HttpApiEndpoint.get("index", "/v1", { success: IndexResponse }).annotateMerge(
+    OpenApi.annotations({ summary: "API index", transform: publicHeaders })
+  ),
+  HttpApiEndpoint.get("openapi", "/v1/openapi.json", {
+    success: Schema.Record(Schema.String, Schema.Json).annotate({ description: "The OpenAPI 3.1 document." })
+  }).annotateMerge(
+    OpenApi.annotations({
+      summary: "This OpenAPI 3.1 document",
+      description: "Cacheable for 5 minutes (`Cache-Control: public, max-age=300`).",
+      transform: documentHeaders((status) => (status === "200" ? cacheControlHeader : {}))
+    })
+  ),
+  HttpApiEndpoint.get("docs", "/v1/docs", {
+    success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
+  }).annotateMerge(
+    OpenApi.annotations({
+      summary: "Human documentation, with an anchor per error code",
+      transform: publicHeaders
+    })
+  )
+) {}
+
+export class Api extends HttpApi.make("lead-intake")
+  .add(PublicGroup)
+  .add(LeadsGroup)
+  .annotateMerge(
+    OpenApi.annotations({
+      title: "Lead Intake API",
+      version: "1.0.0",
+      description:
+        "Server-to-server API that receives leads from outside systems (web forms, chatbots, automation tools, call centres) into an organization's CRM. Call it from a backend only: no CORS headers are ever sent.",
+      transform: shareErrorSchema
+    })
+  ) {}

@@ -1,0 +1,123 @@
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { decodeRows } from "../Platform/Sql.ts"
+import { ConsoleMemory } from "./Operators.ts"
+
+export interface AuditEvent {
+  readonly organizationId: string | null
+  readonly operatorId: string | null
+  readonly operatorEmail: string
+  /** What was done, e.g. `origin.create`, `key.rotate`, `session.login_failed`. */
+  readonly action: string
+  /** What it was done to (an id, a label); never a key or a password. */
+  readonly target: string | null
+  readonly ip: string | null
+}
+
+export interface AuditEntry extends AuditEvent {
+  readonly id: string
+  readonly at: Date
+}
+
+export interface AuditPage {
+  readonly items: ReadonlyArray<AuditEntry>
+  readonly nextCursor: string | null
+}
+
+export interface AuditScope {
+  readonly organizationId: string
+  /** Platform administrators also see what was done outside any organization (their own sign-ins). */
+  readonly includePlatform: boolean
+}
+
+const AuditRecord = Schema.Struct({
+  id: Schema.String,
+  at: Schema.Date,
+  organization_id: Schema.NullOr(Schema.String),
+  operator_id: Schema.NullOr(Schema.String),
+  operator_email: Schema.String,
+  action: Schema.String,
+  target: Schema.NullOr(Schema.String),
+  ip: Schema.NullOr(Schema.String)
+})
+
+const cursorOf = (cursor: string | undefined) =>
+  cursor !== undefined && /^[1-9][0-9]{0,17}$/.test(cursor) ? cursor : null
+
+/** Every operator action, newest first; entries are kept (nothing here deletes them). */
+export class Audit extends Context.Service<
+  Audit,
+  {
+    record(event: AuditEvent): Effect.Effect<void>
+    list(
+      scope: AuditScope,
+      options: { readonly cursor?: string; readonly limit: number }
+    ): Effect.Effect<AuditPage>
+  }
+>()("lead-intake/Audit") {
+  static readonly layer = Layer.effect(
+    Audit,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      return Audit.of({
+        record: Effect.fn("Audit.record")(function* (event) {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          yield* sql`
+            INSERT INTO audit_log (at, organization_id, operator_id, operator_email, action, target, ip)
+            VALUES (${now}, ${event.organizationId}, ${event.operatorId}, ${event.operatorEmail}, ${event.action},
+                    ${event.target}, ${event.ip})`.pipe(Effect.orDie)
+        }),
+        list: Effect.fn("Audit.list")(function* (scope, options) {
+          const before = cursorOf(options.cursor)
+          const rows = yield* sql`
+            SELECT id::text, at, organization_id, operator_id, operator_email, action, target, ip FROM audit_log
+            WHERE (organization_id = ${scope.organizationId}
+                   ${scope.includePlatform ? sql`OR organization_id IS NULL` : sql``})
+              ${before === null ? sql`` : sql`AND audit_log.id < ${before}::bigint`}
+            ORDER BY audit_log.id DESC
+            LIMIT ${options.limit + 1}`.pipe(decodeRows(AuditRecord))
+          const items = rows.slice(0, options.limit).map((row) => ({
+            id: row.id,
+            at: row.at,
+            organizationId: row.organization_id,
+            operatorId: row.operator_id,
+            operatorEmail: row.operator_email,
+            action: row.action,
+            target: row.target,
+            ip: row.ip
+          }))
+          return { items, nextCursor: rows.length > options.limit ? (items.at(-1)?.id ?? null) : null }
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    Audit,
+    Effect.gen(function* () {
+      const state = yield* ConsoleMemory
+      return Audit.of({
+        record: Effect.fn("Audit.record")(function* (event) {
+          state.audit.push({ id: state.audit.length + 1, at: yield* Clock.currentTimeMillis, ...event })
+        }),
+        list: Effect.fn("Audit.list")(function* (scope, options) {
+          const before = cursorOf(options.cursor)
+          const rows = state.audit
+            .filter(
+              (entry) =>
+                (entry.organizationId === scope.organizationId ||
+                  (scope.includePlatform && entry.organizationId === null)) &&
+                (before === null || entry.id < Number(before))
+            )
+            .reverse()
+          const items = rows.slice(0, options.limit).map((entry) => ({
+            ...entry,
+            id: String(entry.id),
+            at: new Date(entry.at)
+          }))
+          return { items, nextCursor: rows.length > options.limit ? (items.at(-1)?.id ?? null) : null }
+        })
+      })
+    })
+  )
+}

@@ -1,0 +1,48 @@
+import { Effect } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api } from "../../Api/Api.ts"
+import { openApiDocument } from "../../Api/OpenApiDocument.ts"
+import { endpointList } from "../../Api/Routes.ts"
+import { AppConfig } from "../../Platform/Config.ts"
+import { docsPage } from "./Docs.ts"
+import { RequestContext } from "./RequestContext.ts"
+
+export { openApiDocument } from "../../Api/OpenApiDocument.ts"
+
+/** The body of `GET /v1`; also answered ahead of the router (`FastPath.ts`). */
+export const indexBody = (publicBaseUrl: string, requestId: string) => ({
+  name: "Lead Intake API",
+  version: "1" as const,
+  openapi: `${publicBaseUrl}/v1/openapi.json`,
+  docs: `${publicBaseUrl}/v1/docs`,
+  endpoints: endpointList,
+  request_id: requestId
+})
+
+export const layerPublicHandlers = HttpApiBuilder.group(
+  Api,
+  "public",
+  Effect.fn(function* (handlers) {
+    const config = yield* AppConfig
+    const document = JSON.stringify(openApiDocument(config.publicBaseUrl))
+    const page = docsPage(config.publicBaseUrl)
+    return handlers
+      .handle("index", () =>
+        Effect.map(Effect.service(RequestContext), (context) =>
+          indexBody(config.publicBaseUrl, context.requestId)
+        )
+      )
+      .handle("openapi", () =>
+        Effect.succeed(
+          HttpServerResponse.text(document, {
+            contentType: "application/json",
+            headers: { "cache-control": "public, max-age=300" }
+          })
+        )
+      )
+      .handle("docs", () =>
+        Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8" }))
+      )
+  })
+)

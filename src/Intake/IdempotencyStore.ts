@@ -1,0 +1,138 @@
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
+import { step } from "../Platform/Observability/Steps.ts"
+import { type StoreUnavailable, writeOrFail } from "../Platform/Sql.ts"
+
+export const leaseMillis = 30_000
+export const memoryMillis = 24 * 60 * 60 * 1000
+
+/** What a completed request wrote, as the lead write stored it (rows before migration 0003 also hold `lead_url`). */
+export const StoredResponse = Schema.Struct({
+  lead_id: Schema.String,
+  status: Schema.Literals(["created", "enriched"])
+})
+export type StoredResponse = typeof StoredResponse.Type
+
+const ReserveRow = Schema.Struct({
+  reserved: Schema.Boolean,
+  state: Schema.NullOr(Schema.Literals(["in_progress", "completed"])),
+  fingerprint: Schema.NullOr(Schema.String),
+  response: Schema.NullOr(StoredResponse)
+})
+const decodeReserveRow = Schema.decodeUnknownEffect(Schema.Array(ReserveRow))
+
+/** What the first step of a request with an Idempotency-Key found. */
+export type Reservation =
+  | { readonly _tag: "Reserved"; readonly token: string }
+  | { readonly _tag: "Replay"; readonly response: StoredResponse }
+  | { readonly _tag: "Conflict" }
+  | { readonly _tag: "InProgress" }
+
+export interface IdempotencySlot {
+  readonly originId: string
+  readonly key: string
+}
+
+/**
+ * Idempotency keys per origin. A reservation holds the key for a 30 s lease (a worker that dies
+ * frees it by itself); success is recorded by the lead write, in its own transaction, and
+ * remembered for 24 h; any failure releases the key.
+ */
+export class IdempotencyStore extends Context.Service<
+  IdempotencyStore,
+  {
+    reserve(slot: IdempotencySlot, fingerprint: string): Effect.Effect<Reservation, StoreUnavailable>
+    release(slot: IdempotencySlot, token: string): Effect.Effect<void>
+  }
+>()("lead-intake/IdempotencyStore") {
+  static readonly layer = Layer.effect(
+    IdempotencyStore,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const fn = yield* step
+      return IdempotencyStore.of({
+        reserve: fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
+          const now = yield* Clock.currentTimeMillis
+          const token = crypto.randomUUID()
+          const rows = yield* sql`
+            WITH reserved AS (
+              INSERT INTO idempotency_keys AS k (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+              VALUES (${slot.originId}, ${slot.key}, ${fingerprint}, 'in_progress', ${token}, ${new Date(now + leaseMillis)})
+              ON CONFLICT (origin_id, key) DO UPDATE
+                SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
+                    lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
+                WHERE (k.state = 'in_progress' AND k.lease_expires_at <= ${new Date(now)})
+                   OR (k.state = 'completed' AND k.completed_at <= ${new Date(now - memoryMillis)})
+              RETURNING 1
+            )
+            SELECT true AS reserved, NULL AS state, NULL AS fingerprint, NULL::jsonb AS response
+            FROM reserved
+            UNION ALL
+            SELECT false, state, fingerprint, response FROM idempotency_keys
+            WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND NOT EXISTS (SELECT 1 FROM reserved)`.pipe(
+            Effect.flatMap(decodeReserveRow),
+            writeOrFail(sql, "IdempotencyStore.reserve")
+          )
+          const row = rows[0]
+          const reservation: Reservation =
+            row?.reserved === true
+              ? { _tag: "Reserved", token }
+              : row === undefined || row.state === "in_progress" || row.response === null
+                ? { _tag: "InProgress" }
+                : row.fingerprint !== fingerprint
+                  ? { _tag: "Conflict" }
+                  : { _tag: "Replay", response: row.response }
+          yield* Effect.annotateCurrentSpan({ "idempotency.outcome": reservation._tag })
+          return reservation
+        }),
+        release: fn("IdempotencyStore.release")(function* (slot, token) {
+          yield* sql`
+            DELETE FROM idempotency_keys
+            WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(
+            Effect.timeout(2_000),
+            Effect.catchCause((cause) =>
+              Effect.logWarning("idempotency key not released; its lease will free it", cause)
+            )
+          )
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    IdempotencyStore,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+      return IdempotencyStore.of({
+        reserve: Effect.fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
+          const now = yield* Clock.currentTimeMillis
+          const id = idempotencySlot(slot.originId, slot.key)
+          const existing = store.idempotency.get(id)
+          const free =
+            existing === undefined ||
+            (existing.state === "in_progress" && existing.leaseExpiresAt <= now) ||
+            (existing.state === "completed" && existing.completedAt <= now - memoryMillis)
+          if (free) {
+            const token = crypto.randomUUID()
+            store.idempotency.set(id, {
+              state: "in_progress",
+              fingerprint,
+              token,
+              leaseExpiresAt: now + leaseMillis
+            })
+            return { _tag: "Reserved", token } as const
+          }
+          if (existing.state === "in_progress") return { _tag: "InProgress" } as const
+          if (existing.fingerprint !== fingerprint) return { _tag: "Conflict" } as const
+          return { _tag: "Replay", response: existing.response } as const
+        }),
+        release: Effect.fn("IdempotencyStore.release")(function* (slot, token) {
+          const id = idempotencySlot(slot.originId, slot.key)
+          const existing = store.idempotency.get(id)
+          if (existing?.state === "in_progress" && existing.token === token) store.idempotency.delete(id)
+        })
+      })
+    })
+  )
+}

@@ -1,0 +1,377 @@
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { UnknownEntity } from "../Domain/Errors.ts"
+import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
+import { step } from "../Platform/Observability/Steps.ts"
+import {
+  availableOrFail,
+  IdRow,
+  ReadSql,
+  requireExisting,
+  type StoreUnavailable,
+  writeOrFail
+} from "../Platform/Sql.ts"
+import { type LeadInput, noteBody } from "./LeadInput.ts"
+
+export interface LeadWrite {
+  readonly requestId: string
+  readonly organizationId: string
+  readonly originId: string
+  readonly input: LeadInput
+  readonly phoneKey: string | null
+  readonly propertyId: string | null
+  /** The reservation this write completes, so its response is stored in the same transaction. */
+  readonly idempotency: { readonly key: string; readonly token: string } | null
+}
+
+/** A lead field a write set: on creation the ones given, on enrichment the empty ones it filled. */
+export const FilledField = Schema.Literals(["email", "property"])
+export type FilledField = typeof FilledField.Type
+
+export interface LeadWritten {
+  readonly leadId: string
+  readonly outcome: "created" | "enriched"
+  readonly assigneeId: string | null
+  readonly filled: ReadonlyArray<FilledField>
+}
+
+export interface LeadDetail {
+  readonly id: string
+  readonly organization_id: string
+  readonly origin: string
+  /** NULL once the lead is erased. */
+  readonly nombre: string | null
+  readonly telefono: string | null
+  readonly email: string | null
+  readonly property_id: string | null
+  readonly property_codigo: string | null
+  readonly assignee_id: string | null
+  readonly assignee_name: string | null
+  readonly created_at: Date
+  readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: Date }>
+  readonly tasks: ReadonlyArray<{
+    readonly kind: string
+    readonly assignee_id: string | null
+    readonly assignee_name: string | null
+    readonly due_at: Date
+  }>
+  readonly events: ReadonlyArray<{ readonly type: string; readonly created_at: Date }>
+}
+
+export interface LeadSummary {
+  readonly id: string
+  readonly nombre: string | null
+  readonly telefono: string | null
+  readonly email: string | null
+  readonly origin: string
+  readonly created_at: Date
+}
+
+export const firstContactMillis = 15 * 60 * 1000
+
+const Written = Schema.Struct({
+  lead_id: Schema.String,
+  created: Schema.Boolean,
+  assignee_id: Schema.NullOr(Schema.String),
+  filled: Schema.Array(FilledField)
+})
+
+const LeadRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  origin: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
+  telefono: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  property_id: Schema.NullOr(Schema.String),
+  property_codigo: Schema.NullOr(Schema.String),
+  assignee_id: Schema.NullOr(Schema.String),
+  assignee_name: Schema.NullOr(Schema.String),
+  created_at: Schema.Date
+})
+const NoteRow = Schema.Struct({ body: Schema.String, created_at: Schema.Date })
+const TaskRow = Schema.Struct({
+  kind: Schema.String,
+  assignee_id: Schema.NullOr(Schema.String),
+  assignee_name: Schema.NullOr(Schema.String),
+  due_at: Schema.Date
+})
+const EventRow = Schema.Struct({ type: Schema.String, created_at: Schema.Date })
+const SummaryRow = Schema.Struct({
+  id: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
+  telefono: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  origin: Schema.String,
+  created_at: Schema.Date
+})
+
+/**
+ * Leads and everything a write sets off. `createOrEnrich` is one round trip (the function of
+ * migration 0002), so a lead, its note, task, outbox event, capture assignment and stored
+ * idempotent response commit together or not at all; the unique (organization, phone key) index
+ * decides races, not timing, and only a real creation takes a round-robin turn.
+ */
+export class LeadRepository extends Context.Service<
+  LeadRepository,
+  {
+    findMatch(
+      organizationId: string,
+      phoneKey: string
+    ): Effect.Effect<Option.Option<string>, StoreUnavailable>
+    createOrEnrich(write: LeadWrite): Effect.Effect<LeadWritten, StoreUnavailable>
+    show(id: string): Effect.Effect<LeadDetail, UnknownEntity>
+    list(organizationId: string, limit: number): Effect.Effect<ReadonlyArray<LeadSummary>, UnknownEntity>
+  }
+>()("lead-intake/LeadRepository") {
+  static readonly layer = Layer.effect(
+    LeadRepository,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const fn = yield* step
+      const read = (yield* ReadSql) ?? sql
+
+      const findMatch = SqlSchema.findOneOption({
+        Request: Schema.Struct({ organizationId: Schema.String, phoneKey: Schema.String }),
+        Result: IdRow,
+        execute: ({ organizationId, phoneKey }) =>
+          read`SELECT id FROM leads WHERE organization_id = ${organizationId} AND phone_key = ${phoneKey}`
+      })
+      const decodeWritten = Schema.decodeUnknownEffect(Written)
+      const write = (lead: LeadWrite, now: Date) =>
+        sql`
+          SELECT lead_id, created, assignee_id, filled FROM create_or_enrich_lead(
+            ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
+            ${lead.input.email}, ${lead.propertyId}::uuid, ${noteBody(lead.input)}::text, ${lead.requestId}, ${now},
+            ${new Date(now.getTime() + firstContactMillis)}, ${lead.idempotency?.key ?? null}::text,
+            ${lead.idempotency?.token ?? null}::uuid
+          )`.pipe(Effect.flatMap(([row]) => decodeWritten(row)))
+      const findLead = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: LeadRow,
+        execute: (id) => sql`
+          SELECT l.id, l.organization_id, o.label AS origin, l.nombre, l.telefono, l.email, l.property_id,
+                 p.codigo AS property_codigo, l.assignee_id, a.name AS assignee_name, l.created_at
+          FROM leads l
+          JOIN origins o ON o.id = l.origin_id
+          LEFT JOIN properties p ON p.id = l.property_id
+          LEFT JOIN agents a ON a.id = l.assignee_id
+          WHERE l.id = ${id}`
+      })
+      const findNotes = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: NoteRow,
+        execute: (id) =>
+          sql`SELECT body, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`
+      })
+      const findTasks = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: TaskRow,
+        execute: (id) =>
+          sql`
+            SELECT t.kind, t.assignee_id, a.name AS assignee_name, t.due_at
+            FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id
+            WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`
+      })
+      const findEvents = SqlSchema.findAll({
+        Request: Schema.String,
+        Result: EventRow,
+        execute: (id) => sql`SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`
+      })
+      const findLeads = SqlSchema.findAll({
+        Request: Schema.Struct({ organizationId: Schema.String, limit: Schema.Number }),
+        Result: SummaryRow,
+        execute: ({ organizationId, limit }) => sql`
+          SELECT l.id, l.nombre, l.telefono, l.email, o.label AS origin, l.created_at
+          FROM leads l JOIN origins o ON o.id = l.origin_id
+          WHERE l.organization_id = ${organizationId}
+          ORDER BY l.created_at DESC, l.id
+          LIMIT ${limit}`
+      })
+
+      return LeadRepository.of({
+        findMatch: fn("LeadRepository.findMatch")(function* (organizationId, phoneKey) {
+          const found = yield* findMatch({ organizationId, phoneKey }).pipe(
+            availableOrFail("LeadRepository.findMatch")
+          )
+          return Option.map(found, (row) => row.id)
+        }),
+
+        createOrEnrich: fn("LeadRepository.createOrEnrich")(function* (lead) {
+          const row = yield* write(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
+            writeOrFail(sql, "LeadRepository.createOrEnrich")
+          )
+          const written: LeadWritten = {
+            leadId: row.lead_id,
+            outcome: row.created ? "created" : "enriched",
+            assigneeId: row.assignee_id,
+            filled: row.filled
+          }
+          yield* Effect.annotateCurrentSpan({ "lead.id": written.leadId, "lead.outcome": written.outcome })
+          return written
+        }),
+
+        show: Effect.fn("LeadRepository.show")(function* (id) {
+          const found = yield* findLead(id).pipe(Effect.orDie)
+          if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id })
+          const [notes, tasks, events] = yield* Effect.all([findNotes(id), findTasks(id), findEvents(id)], {
+            concurrency: "unbounded"
+          }).pipe(Effect.orDie)
+          return { ...found.value, notes, tasks, events }
+        }),
+
+        list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
+          yield* requireExisting(sql, "organization", organizationId)
+          return yield* findLeads({ organizationId, limit }).pipe(Effect.orDie)
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    LeadRepository,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+      const at = (millis: number) => new Date(millis)
+
+      const matching = (organizationId: string, phoneKey: string | null) =>
+        phoneKey === null
+          ? undefined
+          : [...store.leads.values()].find(
+              (lead) => lead.organizationId === organizationId && lead.phoneKey === phoneKey
+            )
+
+      const assign = (write: LeadWrite): string | null => {
+        const rule = store.rules
+          .filter(
+            (r) =>
+              r.organizationId === write.organizationId &&
+              (r.originId === null || r.originId === write.originId) &&
+              (r.propertyId === null || r.propertyId === write.propertyId)
+          )
+          .sort((a, b) => a.priority - b.priority || a.seq - b.seq)[0]
+        if (rule === undefined) return null
+        if (!rule.roundRobin) return rule.agentIds[0] ?? null
+        const agent = rule.agentIds[rule.rotation % rule.agentIds.length] ?? null
+        rule.rotation += 1
+        return agent
+      }
+
+      return LeadRepository.of({
+        findMatch: Effect.fn("LeadRepository.findMatch")(function* (organizationId, phoneKey) {
+          return Option.fromNullishOr(matching(organizationId, phoneKey)?.id)
+        }),
+        createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (write) {
+          const now = yield* Clock.currentTimeMillis
+          const { input } = write
+          const existing = matching(write.organizationId, write.phoneKey)
+          const lead = existing ?? {
+            id: crypto.randomUUID(),
+            organizationId: write.organizationId,
+            originId: write.originId,
+            nombre: input.nombre,
+            telefono: input.telefono,
+            phoneKey: write.phoneKey,
+            email: input.email,
+            propertyId: write.propertyId,
+            assigneeId: assign(write),
+            createdAt: now
+          }
+          if (existing === undefined) {
+            store.leads.set(lead.id, lead)
+            store.tasks.push({
+              leadId: lead.id,
+              kind: "first_contact",
+              assigneeId: lead.assigneeId,
+              dueAt: now + firstContactMillis,
+              createdAt: now
+            })
+          }
+          const filled: Array<FilledField> = []
+          if (input.email !== null && (existing === undefined || existing.email === null))
+            filled.push("email")
+          if (write.propertyId !== null && (existing === undefined || existing.propertyId === null))
+            filled.push("property")
+          if (existing !== undefined) {
+            existing.email ??= input.email
+            existing.propertyId ??= write.propertyId
+          }
+          const note = noteBody(input)
+          if (note !== null)
+            store.notes.push({ leadId: lead.id, body: note, requestId: write.requestId, createdAt: now })
+          const outcome = existing === undefined ? "created" : "enriched"
+          store.events.push({
+            leadId: lead.id,
+            organizationId: write.organizationId,
+            type: `lead.${outcome}`,
+            createdAt: now
+          })
+          if (write.idempotency !== null) {
+            const slot = idempotencySlot(write.originId, write.idempotency.key)
+            const reservation = store.idempotency.get(slot)
+            if (reservation?.state === "in_progress" && reservation.token === write.idempotency.token) {
+              store.idempotency.set(slot, {
+                state: "completed",
+                fingerprint: reservation.fingerprint,
+                status: outcome === "created" ? 201 : 200,
+                response: { lead_id: lead.id, status: outcome },
+                completedAt: now
+              })
+            }
+          }
+          return { leadId: lead.id, outcome, assigneeId: lead.assigneeId, filled } as const
+        }),
+        show: Effect.fn("LeadRepository.show")(function* (id) {
+          const lead = store.leads.get(id)
+          if (lead === undefined) return yield* new UnknownEntity({ entity: "lead", id })
+          return {
+            id: lead.id,
+            organization_id: lead.organizationId,
+            origin: store.origins.get(lead.originId)?.label ?? "",
+            nombre: lead.nombre,
+            telefono: lead.telefono,
+            email: lead.email,
+            property_id: lead.propertyId,
+            property_codigo:
+              lead.propertyId === null ? null : (store.properties.get(lead.propertyId)?.codigo ?? null),
+            assignee_id: lead.assigneeId,
+            assignee_name:
+              lead.assigneeId === null ? null : (store.agents.get(lead.assigneeId)?.name ?? null),
+            created_at: at(lead.createdAt),
+            notes: store.notes
+              .filter((n) => n.leadId === id)
+              .map((n) => ({ body: n.body, created_at: at(n.createdAt) })),
+            tasks: store.tasks
+              .filter((t) => t.leadId === id)
+              .map((t) => ({
+                kind: t.kind,
+                assignee_id: t.assigneeId,
+                assignee_name: t.assigneeId === null ? null : (store.agents.get(t.assigneeId)?.name ?? null),
+                due_at: at(t.dueAt)
+              })),
+            events: store.events
+              .filter((e) => e.leadId === id)
+              .map((e) => ({ type: e.type, created_at: at(e.createdAt) }))
+          }
+        }),
+        list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
+          if (!store.organizations.has(organizationId)) {
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          }
+          return [...store.leads.values()]
+            .filter((lead) => lead.organizationId === organizationId)
+            .sort((a, b) => b.createdAt - a.createdAt)
+            .slice(0, limit)
+            .map((lead) => ({
+              id: lead.id,
+              nombre: lead.nombre,
+              telefono: lead.telefono,
+              email: lead.email,
+              origin: store.origins.get(lead.originId)?.label ?? "",
+              created_at: at(lead.createdAt)
+            }))
+        })
+      })
+    })
+  )
+}

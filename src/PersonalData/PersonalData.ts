@@ -1,0 +1,766 @@
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { isAcceptablePhone } from "../Api/LeadRequest.ts"
+import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
+import { phoneMatchKey } from "../Domain/Phone.ts"
+import { type ErasureRow, MemoryStore } from "../Platform/MemoryStore.ts"
+import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql.ts"
+import { fanOut, WebhookMemory } from "../Webhooks/Memory.ts"
+
+export interface ExportedLead {
+  readonly id: string
+  readonly organization_id: string
+  readonly origin_id: string
+  readonly origin: string
+  readonly nombre: string | null
+  readonly telefono: string | null
+  /** The match key derived from `telefono` (E.164 when it parses). */
+  readonly phone_key: string | null
+  readonly email: string | null
+  readonly property: {
+    readonly id: string
+    readonly codigo: string
+    readonly external_code: string | null
+  } | null
+  readonly assignee_id: string | null
+  readonly created_at: string
+  readonly erased_at: string | null
+}
+
+export interface Erasure {
+  readonly lead_id: string
+  readonly organization_id: string
+  readonly erased_at: string
+  readonly erased_by: string
+  readonly reason: string
+  /** Rows erased or scrubbed, per table. */
+  readonly removed: Readonly<Record<string, number>>
+}
+
+/** Everything held about one lead, as `lead export` prints it. No secret: keys appear as their prefix. */
+export interface LeadExport {
+  readonly exported_at: string
+  readonly lead: ExportedLead
+  readonly notes: ReadonlyArray<{
+    readonly body: string
+    readonly request_id: string
+    readonly created_at: string
+  }>
+  readonly tasks: ReadonlyArray<{
+    readonly kind: string
+    readonly assignee_id: string | null
+    readonly due_at: string
+    readonly created_at: string
+  }>
+  readonly events: ReadonlyArray<{
+    readonly type: string
+    readonly payload: unknown
+    readonly created_at: string
+    readonly published_at: string | null
+  }>
+  readonly requests: ReadonlyArray<{
+    readonly request_id: string
+    readonly at: string
+    readonly origin_id: string | null
+    readonly key_prefix: string | null
+    readonly status: number
+    readonly outcome: string
+    readonly idempotency_key: string | null
+    readonly duration_ms: number
+  }>
+  readonly idempotent_replies: ReadonlyArray<{
+    readonly origin_id: string
+    readonly idempotency_key: string
+    readonly status: number
+    readonly reply: unknown
+    readonly completed_at: string
+  }>
+  /** The lead's events as queued for the organization's webhook endpoints (never a secret). */
+  readonly webhook_deliveries: ReadonlyArray<ExportedDelivery>
+  readonly erasure: Erasure | null
+}
+
+export interface ExportedDelivery {
+  readonly endpoint_id: string
+  readonly url: string
+  readonly event_id: string
+  readonly type: string
+  readonly state: "pending" | "delivered" | "failed"
+  readonly attempts: number
+  readonly last_status: number | null
+  readonly last_error: string | null
+  readonly created_at: string
+  readonly last_attempt_at: string | null
+  readonly next_attempt_at: string | null
+  readonly delivered_at: string | null
+}
+
+/** Why an erasure failed a delivery that was still pending; it is never sent afterwards. */
+export const erasedDeliveryError = "cancelled: the lead was erased"
+
+export interface EraseRequest {
+  readonly leadId: string
+  readonly reason: string
+  readonly actor: string
+}
+
+export interface Erased {
+  readonly id: string
+  readonly erased_at: string
+  readonly already_erased: boolean
+}
+
+export const maxReasonLength = 500
+
+/**
+ * What may stay in an outbox payload and in a stored reply after erasure: ids, the outcome and
+ * the dashboard link (`<DASHBOARD_URL>/leads/<id>`), so a replay still answers as it first did.
+ */
+export const eventPayloadKeys = [
+  "event_id",
+  "type",
+  "timestamp",
+  "lead_id",
+  "organization_id",
+  "origin_id",
+  "assignee_id",
+  "request_id",
+  "lead_url"
+] as const
+/** The lead in a webhook event's snapshot after erasure: the tombstone's fields. */
+const erasedSnapshotLead = { nombre: null, telefono: null, email: null, property_id: null, assignee_id: null }
+export const replyKeys = ["lead_id", "status", "lead_url", "matched_on"] as const
+
+const ErasureRecordRow = Schema.Struct({
+  lead_id: Schema.String,
+  organization_id: Schema.String,
+  erased_at: Schema.Date,
+  erased_by: Schema.String,
+  reason: Schema.String,
+  removed: Schema.Record(Schema.String, Schema.Number)
+})
+const CountryRow = Schema.Struct({ country: Schema.String })
+const ExportLeadRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  origin_id: Schema.String,
+  origin: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
+  telefono: Schema.NullOr(Schema.String),
+  phone_key: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  property: Schema.NullOr(
+    Schema.Struct({ id: Schema.String, codigo: Schema.String, external_code: Schema.NullOr(Schema.String) })
+  ),
+  assignee_id: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  erased_at: Schema.NullOr(Schema.Date)
+})
+const NoteRow = Schema.Struct({ body: Schema.String, request_id: Schema.String, created_at: Schema.Date })
+const TaskRow = Schema.Struct({
+  kind: Schema.String,
+  assignee_id: Schema.NullOr(Schema.String),
+  due_at: Schema.Date,
+  created_at: Schema.Date
+})
+const EventRow = Schema.Struct({
+  type: Schema.String,
+  payload: Schema.Unknown,
+  created_at: Schema.Date,
+  published_at: Schema.NullOr(Schema.Date)
+})
+const RequestRow = Schema.Struct({
+  request_id: Schema.String,
+  at: Schema.Date,
+  origin_id: Schema.NullOr(Schema.String),
+  key_prefix: Schema.NullOr(Schema.String),
+  status: Schema.Number,
+  outcome: Schema.String,
+  idempotency_key: Schema.NullOr(Schema.String),
+  duration_ms: Schema.Number
+})
+const ReplyRow = Schema.Struct({
+  origin_id: Schema.String,
+  key: Schema.String,
+  http_status: Schema.Number,
+  response: Schema.Unknown,
+  completed_at: Schema.Date
+})
+const DeliveryRow = Schema.Struct({
+  endpoint_id: Schema.String,
+  url: Schema.String,
+  event_id: Schema.String,
+  type: Schema.String,
+  state: Schema.Literals(["pending", "delivered", "failed"]),
+  attempts: Schema.Number,
+  last_status: Schema.NullOr(Schema.Number),
+  last_error: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  last_attempt_at: Schema.NullOr(Schema.Date),
+  next_attempt_at: Schema.NullOr(Schema.Date),
+  delivered_at: Schema.NullOr(Schema.Date)
+})
+const ErasingLeadRow = Schema.Struct({
+  organization_id: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
+  telefono: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  erased_at: Schema.NullOr(Schema.Date)
+})
+
+const digitsOf = (text: string) => text.replace(/\D/g, "")
+
+const wordsOf = (text: string) =>
+  text
+    .normalize("NFC")
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((word) => word !== "")
+
+const containsWords = (haystack: ReadonlyArray<string>, needle: ReadonlyArray<string>) =>
+  needle.length > 0 &&
+  haystack.some((_, start) => needle.every((word, offset) => haystack[start + offset] === word))
+
+/** The audit trail holds no personal data, so a reason that repeats the person's is refused. */
+const checkReason = (
+  reason: string,
+  person: { readonly nombre: string | null; readonly telefono: string | null; readonly email: string | null }
+): Effect.Effect<void, Rejected> => {
+  const phoneTail = person.telefono === null ? "" : digitsOf(person.telefono).slice(-7)
+  const repeats =
+    (person.nombre !== null && containsWords(wordsOf(reason), wordsOf(person.nombre))) ||
+    (person.email !== null && reason.toLowerCase().includes(person.email.toLowerCase())) ||
+    (phoneTail.length === 7 && digitsOf(reason).includes(phoneTail))
+  return repeats
+    ? Effect.fail(
+        new Rejected({
+          reason:
+            "the reason must not contain the person's name, phone or e-mail (the audit trail keeps no personal data)"
+        })
+      )
+    : Effect.void
+}
+
+const validateErasure = (request: EraseRequest): Effect.Effect<void, Rejected> => {
+  if (request.reason.trim() === "")
+    return Effect.fail(new Rejected({ reason: "the reason must not be empty" }))
+  if ([...request.reason].length > maxReasonLength)
+    return Effect.fail(new Rejected({ reason: `the reason must be at most ${maxReasonLength} characters` }))
+  if (request.actor.trim() === "") return Effect.fail(new Rejected({ reason: "who erases must be named" }))
+  return Effect.void
+}
+
+const noLeadWithPhone = (organizationId: string) =>
+  new UnknownEntity({ entity: "lead with that phone in organization", id: organizationId })
+
+const badPhone = () =>
+  new Rejected({
+    reason:
+      "the phone must have at least 10 digits and only digits, spaces, hyphens, dots, parentheses and one leading +"
+  })
+
+/**
+ * The data subject's rights over one lead: everything held about it (`export`) and its erasure
+ * (`erase`), which leaves a tombstone and an audit row, in one transaction. Erasure walks a list
+ * of per-table steps and the export has one section per table, so a new table holding a lead's
+ * data (webhook deliveries) is one step and one section here.
+ */
+export class PersonalData extends Context.Service<
+  PersonalData,
+  {
+    /** The lead with this phone (any spelling, matched as the API matches) in the organization. */
+    findByPhone(organizationId: string, phone: string): Effect.Effect<string, UnknownEntity | Rejected>
+    export(leadId: string): Effect.Effect<LeadExport, UnknownEntity>
+    erase(request: EraseRequest): Effect.Effect<Erased, UnknownEntity | Rejected>
+    erasure(leadId: string): Effect.Effect<Option.Option<Erasure>>
+    erasures(organizationId: string, limit: number): Effect.Effect<ReadonlyArray<Erasure>, UnknownEntity>
+  }
+>()("lead-intake/PersonalData") {
+  static readonly layer = Layer.effect(
+    PersonalData,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const iso = (date: Date) => date.toISOString()
+      const isoOrNull = (date: Date | null) => (date === null ? null : date.toISOString())
+
+      const toErasure = (row: typeof ErasureRecordRow.Type): Erasure => ({
+        ...row,
+        erased_at: iso(row.erased_at)
+      })
+
+      const erasureOf = (leadId: string) =>
+        sql`
+          SELECT lead_id, organization_id, erased_at, erased_by, reason, removed
+          FROM lead_erasures WHERE lead_id = ${leadId}`.pipe(
+          decodeFirst(ErasureRecordRow),
+          Effect.map(Option.map(toErasure))
+        )
+
+      /**
+       * Each table that holds a copy of the lead's personal data, and how erasure removes it.
+       * Deliveries come before events: a worker about to send holds its delivery row (see
+       * `WebhookDeliveries.guard`), so the erasure waits for those bytes to leave, and no worker
+       * sends from a row this erasure has reached.
+       */
+      const erasureSteps: ReadonlyArray<{
+        readonly table: string
+        readonly erase: (leadId: string) => Effect.Effect<number, unknown>
+      }> = [
+        {
+          table: "lead_notes",
+          erase: (leadId) =>
+            sql`
+              WITH gone AS (DELETE FROM lead_notes WHERE lead_id = ${leadId} RETURNING 1)
+              SELECT count(*)::int AS n FROM gone`.pipe(countOf)
+        },
+        {
+          table: "webhook_deliveries",
+          erase: (leadId) =>
+            sql`
+              WITH cancelled AS (
+                UPDATE webhook_deliveries d
+                SET state = 'failed', next_attempt_at = NULL, lease_token = NULL,
+                    last_error = ${erasedDeliveryError}
+                FROM outbox_events o
+                WHERE o.id = d.outbox_id AND o.lead_id = ${leadId} AND d.state = 'pending'
+                RETURNING 1
+              )
+              SELECT count(*)::int AS n FROM cancelled`.pipe(countOf)
+        },
+        {
+          table: "outbox_events",
+          erase: (leadId) =>
+            sql`
+              WITH scrubbed AS (
+                UPDATE outbox_events e
+                SET payload = (
+                  SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
+                  FROM jsonb_each(e.payload) AS f
+                  WHERE ${JSON.stringify(eventPayloadKeys)}::jsonb ? f.key
+                ) || '{"erased": true}'::jsonb,
+                webhook_snapshot = e.webhook_snapshot || jsonb_build_object('lead', ${JSON.stringify(erasedSnapshotLead)}::jsonb)
+                WHERE e.lead_id = ${leadId}
+                RETURNING 1
+              )
+              SELECT count(*)::int AS n FROM scrubbed`.pipe(countOf)
+        },
+        {
+          table: "idempotency_keys",
+          erase: (leadId) =>
+            sql`
+              WITH scrubbed AS (
+                UPDATE idempotency_keys k
+                SET response = (
+                  SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
+                  FROM jsonb_each(k.response) AS f
+                  WHERE ${JSON.stringify(replyKeys)}::jsonb ? f.key
+                )
+                WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
+                RETURNING 1
+              )
+              SELECT count(*)::int AS n FROM scrubbed`.pipe(countOf)
+        }
+      ]
+
+      return PersonalData.of({
+        findByPhone: Effect.fn("PersonalData.findByPhone")(function* (organizationId, phone) {
+          const organization = yield* sql`
+            SELECT country FROM organizations WHERE id = ${organizationId}`.pipe(decodeFirst(CountryRow))
+          if (Option.isNone(organization))
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          if (!isAcceptablePhone(phone)) return yield* badPhone()
+          const lead = yield* sql`
+            SELECT id FROM leads
+            WHERE organization_id = ${organizationId} AND phone_key = ${phoneMatchKey(phone, organization.value.country)}`.pipe(
+            decodeFirst(IdRow)
+          )
+          if (Option.isNone(lead)) return yield* noLeadWithPhone(organizationId)
+          yield* Effect.annotateCurrentSpan({ "lead.id": lead.value.id })
+          return lead.value.id
+        }),
+
+        export: Effect.fn("PersonalData.export")(function* (leadId) {
+          yield* Effect.annotateCurrentSpan({ "lead.id": leadId })
+          const exportedAt = yield* Clock.currentTimeMillis
+          const read = Effect.gen(function* () {
+            yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`
+            const found = yield* sql`
+              SELECT l.id, l.organization_id, l.origin_id, o.label AS origin, l.nombre, l.telefono, l.phone_key,
+                     l.email,
+                     CASE WHEN p.id IS NULL THEN NULL
+                          ELSE jsonb_build_object('id', p.id, 'codigo', p.codigo, 'external_code', p.external_code)
+                     END AS property,
+                     l.assignee_id, l.created_at, l.erased_at
+              FROM leads l
+              JOIN origins o ON o.id = l.origin_id
+              LEFT JOIN properties p ON p.id = l.property_id
+              WHERE l.id = ${leadId}`.pipe(decodeFirst(ExportLeadRow))
+            if (Option.isNone(found)) return Option.none()
+            const lead = found.value
+            const notes = yield* sql`
+              SELECT body, request_id, created_at FROM lead_notes WHERE lead_id = ${leadId} ORDER BY created_at, id`.pipe(
+              decodeRows(NoteRow)
+            )
+            const tasks = yield* sql`
+              SELECT kind, assignee_id, due_at, created_at FROM lead_tasks WHERE lead_id = ${leadId}
+              ORDER BY created_at, id`.pipe(decodeRows(TaskRow))
+            const events = yield* sql`
+              SELECT type, payload, created_at, published_at FROM outbox_events WHERE lead_id = ${leadId} ORDER BY id`.pipe(
+              decodeRows(EventRow)
+            )
+            const requests = yield* sql`
+              SELECT request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms
+              FROM request_log WHERE lead_id = ${leadId} ORDER BY at, id`.pipe(decodeRows(RequestRow))
+            const replies = yield* sql`
+              SELECT origin_id, key, http_status, response, completed_at FROM idempotency_keys
+              WHERE state = 'completed' AND response ->> 'lead_id' = ${leadId}
+              ORDER BY completed_at, key`.pipe(decodeRows(ReplyRow))
+            const deliveries = yield* sql`
+              SELECT d.endpoint_id, w.url, d.event_id, d.type, d.state, d.attempts, d.last_status, d.last_error,
+                     d.created_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
+              FROM webhook_deliveries d
+              JOIN outbox_events o ON o.id = d.outbox_id
+              JOIN webhook_endpoints w ON w.id = d.endpoint_id
+              WHERE o.lead_id = ${leadId}
+              ORDER BY d.created_at, d.outbox_id, w.created_at, d.endpoint_id`.pipe(decodeRows(DeliveryRow))
+            const erasure = yield* erasureOf(leadId)
+            return Option.some({
+              exported_at: new Date(exportedAt).toISOString(),
+              lead: {
+                id: lead.id,
+                organization_id: lead.organization_id,
+                origin_id: lead.origin_id,
+                origin: lead.origin,
+                nombre: lead.nombre,
+                telefono: lead.telefono,
+                phone_key: lead.phone_key,
+                email: lead.email,
+                property: lead.property,
+                assignee_id: lead.assignee_id,
+                created_at: iso(lead.created_at),
+                erased_at: isoOrNull(lead.erased_at)
+              },
+              notes: notes.map((n) => ({
+                body: n.body,
+                request_id: n.request_id,
+                created_at: iso(n.created_at)
+              })),
+              tasks: tasks.map((t) => ({
+                kind: t.kind,
+                assignee_id: t.assignee_id,
+                due_at: iso(t.due_at),
+                created_at: iso(t.created_at)
+              })),
+              events: events.map((e) => ({
+                type: e.type,
+                payload: e.payload,
+                created_at: iso(e.created_at),
+                published_at: isoOrNull(e.published_at)
+              })),
+              requests: requests.map((r) => ({ ...r, at: iso(r.at) })),
+              idempotent_replies: replies.map((r) => ({
+                origin_id: r.origin_id,
+                idempotency_key: r.key,
+                status: r.http_status,
+                reply: r.response,
+                completed_at: iso(r.completed_at)
+              })),
+              webhook_deliveries: deliveries.map((d) => ({
+                ...d,
+                created_at: iso(d.created_at),
+                last_attempt_at: isoOrNull(d.last_attempt_at),
+                next_attempt_at: isoOrNull(d.next_attempt_at),
+                delivered_at: isoOrNull(d.delivered_at)
+              })),
+              erasure: Option.getOrNull(erasure)
+            } satisfies LeadExport)
+          })
+          const found = yield* sql.withTransaction(read).pipe(Effect.orDie)
+          if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id: leadId })
+          return found.value
+        }),
+
+        erase: Effect.fn("PersonalData.erase")(function* (request) {
+          yield* Effect.annotateCurrentSpan({ "lead.id": request.leadId })
+          yield* validateErasure(request)
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const erase = Effect.gen(function* () {
+            const found = yield* sql`
+              SELECT organization_id, nombre, telefono, email, erased_at FROM leads
+              WHERE id = ${request.leadId} FOR UPDATE`.pipe(decodeFirst(ErasingLeadRow))
+            if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id: request.leadId })
+            const lead = found.value
+            if (lead.erased_at !== null) {
+              return {
+                id: request.leadId,
+                erased_at: iso(lead.erased_at),
+                already_erased: true
+              } satisfies Erased
+            }
+            yield* checkReason(request.reason, lead)
+            const removed: Record<string, number> = {}
+            for (const step of erasureSteps) {
+              removed[step.table] = yield* step.erase(request.leadId).pipe(Effect.orDie)
+            }
+            yield* sql`
+              UPDATE leads
+              SET nombre = NULL, telefono = NULL, phone_key = NULL, email = NULL, property_id = NULL,
+                  assignee_id = NULL, erased_at = ${now}, updated_at = ${now}
+              WHERE id = ${request.leadId}`.pipe(Effect.orDie)
+            removed.leads = 1
+            yield* sql`
+              INSERT INTO lead_erasures (lead_id, organization_id, erased_at, erased_by, reason, removed)
+              VALUES (${request.leadId}, ${lead.organization_id}, ${now}, ${request.actor.trim()},
+                      ${request.reason.trim()}, ${JSON.stringify(removed)}::jsonb)`.pipe(Effect.orDie)
+            return { id: request.leadId, erased_at: iso(now), already_erased: false } satisfies Erased
+          })
+          const erased = yield* sql.withTransaction(erase).pipe(Effect.catchTag("SqlError", Effect.die))
+          yield* Effect.annotateCurrentSpan({ "lead.already_erased": erased.already_erased })
+          if (!erased.already_erased)
+            yield* Effect.logInfo("lead erased").pipe(Effect.annotateLogs({ lead_id: erased.id }))
+          return erased
+        }),
+
+        erasure: Effect.fn("PersonalData.erasure")(function* (leadId) {
+          return yield* erasureOf(leadId)
+        }),
+
+        erasures: Effect.fn("PersonalData.erasures")(function* (organizationId, limit) {
+          yield* requireExisting(sql, "organization", organizationId)
+          const rows = yield* sql`
+            SELECT lead_id, organization_id, erased_at, erased_by, reason, removed FROM lead_erasures
+            WHERE organization_id = ${organizationId}
+            ORDER BY erased_at DESC, lead_id
+            LIMIT ${limit}`.pipe(decodeRows(ErasureRecordRow))
+          return rows.map(toErasure)
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    PersonalData,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+      const webhooks = yield* WebhookMemory
+      const iso = (millis: number) => new Date(millis).toISOString()
+      const isoOrNull = (millis: number | null) => (millis === null ? null : iso(millis))
+      const toErasure = (row: ErasureRow): Erasure => ({
+        lead_id: row.leadId,
+        organization_id: row.organizationId,
+        erased_at: iso(row.erasedAt),
+        erased_by: row.erasedBy,
+        reason: row.reason,
+        removed: row.removed
+      })
+      const erasureOf = (leadId: string) =>
+        Option.map(Option.fromNullishOr(store.erasures.find((row) => row.leadId === leadId)), toErasure)
+      const repliesOf = (leadId: string) =>
+        [...store.idempotency.entries()].flatMap(([slot, record]) =>
+          record.state === "completed" && record.response.lead_id === leadId ? [{ slot, record }] : []
+        )
+
+      const erasureSteps: ReadonlyArray<{
+        readonly table: string
+        readonly erase: (leadId: string) => number
+      }> = [
+        {
+          table: "lead_notes",
+          erase: (leadId) => {
+            const before = store.notes.length
+            store.notes.splice(0, store.notes.length, ...store.notes.filter((note) => note.leadId !== leadId))
+            return before - store.notes.length
+          }
+        },
+        {
+          table: "webhook_deliveries",
+          erase: (leadId) => {
+            fanOut(store, webhooks)
+            let cancelled = 0
+            for (const [key, delivery] of webhooks.deliveries) {
+              if (delivery.event.leadId !== leadId) continue
+              const pending = delivery.state === "pending"
+              if (pending) cancelled++
+              webhooks.deliveries.set(key, {
+                ...delivery,
+                event: { ...delivery.event, lead: erasedSnapshotLead },
+                ...(pending
+                  ? { state: "failed", nextAttemptAt: null, leaseToken: null, lastError: erasedDeliveryError }
+                  : {})
+              })
+            }
+            return cancelled
+          }
+        },
+        {
+          table: "outbox_events",
+          erase: (leadId) => store.events.filter((event) => event.leadId === leadId).length
+        },
+        {
+          table: "idempotency_keys",
+          erase: (leadId) => {
+            const replies = repliesOf(leadId)
+            for (const { slot, record } of replies) {
+              const { lead_id, status } = record.response
+              store.idempotency.set(slot, { ...record, response: { lead_id, status } })
+            }
+            return replies.length
+          }
+        }
+      ]
+
+      return PersonalData.of({
+        findByPhone: Effect.fn("PersonalData.findByPhone")(function* (organizationId, phone) {
+          const organization = store.organizations.get(organizationId)
+          if (organization === undefined)
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          if (!isAcceptablePhone(phone)) return yield* badPhone()
+          const phoneKey = phoneMatchKey(phone, organization.country)
+          const lead = [...store.leads.values()].find(
+            (lead) => lead.organizationId === organizationId && lead.phoneKey === phoneKey
+          )
+          if (lead === undefined) return yield* noLeadWithPhone(organizationId)
+          return lead.id
+        }),
+
+        export: Effect.fn("PersonalData.export")(function* (leadId) {
+          const exportedAt = yield* Clock.currentTimeMillis
+          fanOut(store, webhooks)
+          const lead = store.leads.get(leadId)
+          if (lead === undefined) return yield* new UnknownEntity({ entity: "lead", id: leadId })
+          const property = lead.propertyId === null ? undefined : store.properties.get(lead.propertyId)
+          const erasure = erasureOf(leadId)
+          return {
+            exported_at: iso(exportedAt),
+            lead: {
+              id: lead.id,
+              organization_id: lead.organizationId,
+              origin_id: lead.originId,
+              origin: store.origins.get(lead.originId)?.label ?? "",
+              nombre: lead.nombre,
+              telefono: lead.telefono,
+              phone_key: lead.phoneKey,
+              email: lead.email,
+              property:
+                property === undefined
+                  ? null
+                  : { id: property.id, codigo: property.codigo, external_code: property.externalCode },
+              assignee_id: lead.assigneeId,
+              created_at: iso(lead.createdAt),
+              erased_at: Option.match(erasure, { onNone: () => null, onSome: (e) => e.erased_at })
+            },
+            notes: store.notes
+              .filter((n) => n.leadId === leadId)
+              .map((n) => ({ body: n.body, request_id: n.requestId, created_at: iso(n.createdAt) })),
+            tasks: store.tasks
+              .filter((t) => t.leadId === leadId)
+              .map((t) => ({
+                kind: t.kind,
+                assignee_id: t.assigneeId,
+                due_at: iso(t.dueAt),
+                created_at: iso(t.createdAt)
+              })),
+            events: store.events
+              .filter((e) => e.leadId === leadId)
+              .map((e) => ({
+                type: e.type,
+                payload: Option.isSome(erasure) ? { lead_id: e.leadId, erased: true } : { lead_id: e.leadId },
+                created_at: iso(e.createdAt),
+                published_at: null
+              })),
+            requests: store.requests
+              .filter((r) => r.leadId === leadId)
+              .sort((a, b) => a.at - b.at)
+              .map((r) => ({
+                request_id: r.requestId,
+                at: iso(r.at),
+                origin_id: r.originId,
+                key_prefix: r.keyPrefix,
+                status: r.status,
+                outcome: r.outcome,
+                idempotency_key: r.idempotencyKey,
+                duration_ms: r.durationMs
+              })),
+            idempotent_replies: repliesOf(leadId)
+              .sort((a, b) => a.record.completedAt - b.record.completedAt)
+              .map(({ slot, record }) => {
+                const [originId = "", key = ""] = slot.split("\u0000")
+                return {
+                  origin_id: originId,
+                  idempotency_key: key,
+                  status: record.status,
+                  reply: record.response,
+                  completed_at: iso(record.completedAt)
+                }
+              }),
+            webhook_deliveries: [...webhooks.deliveries.values()]
+              .filter((d) => d.event.leadId === leadId)
+              .sort((a, b) => a.event.createdAt.getTime() - b.event.createdAt.getTime() || a.seq - b.seq)
+              .map((d) => ({
+                endpoint_id: d.endpointId,
+                url: webhooks.endpoints.get(d.endpointId)?.url ?? "",
+                event_id: d.event.eventId,
+                type: d.event.type,
+                state: d.state,
+                attempts: d.attempts,
+                last_status: d.lastStatus,
+                last_error: d.lastError,
+                created_at: d.event.createdAt.toISOString(),
+                last_attempt_at: isoOrNull(d.lastAttemptAt),
+                next_attempt_at: isoOrNull(d.nextAttemptAt),
+                delivered_at: d.state === "delivered" ? isoOrNull(d.lastAttemptAt) : null
+              })),
+            erasure: Option.getOrNull(erasure)
+          } satisfies LeadExport
+        }),
+
+        erase: Effect.fn("PersonalData.erase")(function* (request) {
+          yield* validateErasure(request)
+          const now = yield* Clock.currentTimeMillis
+          const lead = store.leads.get(request.leadId)
+          if (lead === undefined) return yield* new UnknownEntity({ entity: "lead", id: request.leadId })
+          const previous = erasureOf(request.leadId)
+          if (Option.isSome(previous)) {
+            return { id: lead.id, erased_at: previous.value.erased_at, already_erased: true } satisfies Erased
+          }
+          yield* checkReason(request.reason, lead)
+          const removed: Record<string, number> = {}
+          for (const step of erasureSteps) removed[step.table] = step.erase(lead.id)
+          Object.assign(lead, {
+            nombre: null,
+            telefono: null,
+            phoneKey: null,
+            email: null,
+            propertyId: null,
+            assigneeId: null
+          })
+          removed.leads = 1
+          store.erasures.push({
+            leadId: lead.id,
+            organizationId: lead.organizationId,
+            erasedAt: now,
+            erasedBy: request.actor.trim(),
+            reason: request.reason.trim(),
+            removed
+          })
+          yield* Effect.logInfo("lead erased").pipe(Effect.annotateLogs({ lead_id: lead.id }))
+          return { id: lead.id, erased_at: iso(now), already_erased: false } satisfies Erased
+        }),
+
+        erasure: Effect.fn("PersonalData.erasure")(function* (leadId) {
+          return erasureOf(leadId)
+        }),
+
+        erasures: Effect.fn("PersonalData.erasures")(function* (organizationId, limit) {
+          if (!store.organizations.has(organizationId))
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          return store.erasures
+            .filter((row) => row.organizationId === organizationId)
+            .sort((a, b) => b.erasedAt - a.erasedAt || a.leadId.localeCompare(b.leadId))
+            .slice(0, limit)
+            .map(toErasure)
+        })
+      })
+    })
+  )
+}

@@ -1,0 +1,151 @@
+import {
+  Config,
+  Context,
+  Effect,
+  Layer,
+  type LogLevel,
+  Option,
+  Redacted,
+  Schema,
+  SchemaTransformation
+} from "effect"
+import { defaultSchedule, parseDelay, parseSchedule } from "../Domain/WebhookRetry.ts"
+
+export interface AppConfigShape {
+  readonly port: number
+  readonly host: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly dataDir: string
+  readonly publicBaseUrl: string
+  readonly dashboardUrl: string
+  readonly logLevel: LogLevel.LogLevel
+  readonly metricsPort: Option.Option<number>
+  readonly databasePoolSize: number
+  readonly requestLogRetentionDays: number
+  readonly adminHost: string
+  /** None when `ADMIN_PORT=off`: no console listener. */
+  readonly adminPort: Option.Option<number>
+}
+
+const HttpUrl = Schema.String.check(
+  Schema.makeFilter((raw: string) => {
+    const url = URL.parse(raw)
+    return (
+      (url !== null && (url.protocol === "http:" || url.protocol === "https:")) ||
+      "Expected an absolute http(s) URL"
+    )
+  })
+).pipe(
+  Schema.decodeTo(
+    Schema.String,
+    SchemaTransformation.transform({ decode: (url) => url.replace(/\/+$/, ""), encode: (url) => url })
+  )
+)
+
+const NonEmpty = Schema.String.check(Schema.isNonEmpty())
+
+export const appConfig = Config.all({
+  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.schema(NonEmpty, "HOST").pipe(Config.withDefault("127.0.0.1")),
+  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  dataDir: Config.schema(NonEmpty, "LEAD_INTAKE_DATA_DIR").pipe(Config.withDefault(".data")),
+  publicBaseUrl: Config.option(Config.schema(HttpUrl, "PUBLIC_BASE_URL")),
+  dashboardUrl: Config.schema(HttpUrl, "DASHBOARD_URL").pipe(Config.withDefault("http://localhost:3000")),
+  logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const)),
+  metricsPort: Config.option(Config.Port("METRICS_PORT")),
+  databasePoolSize: Config.schema(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })),
+    "DATABASE_POOL_SIZE"
+  ).pipe(Config.withDefault(16)),
+  requestLogRetentionDays: Config.schema(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 36_500 })),
+    "REQUEST_LOG_RETENTION_DAYS"
+  ).pipe(Config.withDefault(90)),
+  adminHost: Config.schema(NonEmpty, "ADMIN_HOST").pipe(Config.withDefault("127.0.0.1")),
+  adminPort: Config.schema(
+    Schema.Union([Schema.Literal("off"), Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 }))]),
+    "ADMIN_PORT"
+  ).pipe(Config.withDefault(8081))
+}).pipe(
+  Config.map(
+    (raw): AppConfigShape => ({
+      ...raw,
+      adminPort: raw.adminPort === "off" ? Option.none() : Option.some(raw.adminPort),
+      publicBaseUrl: Option.getOrElse(raw.publicBaseUrl, () => `http://${urlHost(raw.host)}:${raw.port}`)
+    })
+  )
+)
+
+const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
+
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("lead-intake/AppConfig") {
+  static readonly layer = Layer.effect(AppConfig, appConfig)
+  static readonly layerWith = (overrides: Partial<AppConfigShape>) =>
+    Layer.effect(
+      AppConfig,
+      Effect.map(appConfig, (config) => ({ ...config, ...overrides }))
+    )
+}
+
+export const redactedDatabaseUrl = (url: Redacted.Redacted): string => {
+  const parsed = URL.parse(Redacted.value(url))
+  if (parsed === null) return "<unparseable DATABASE_URL>"
+  if (parsed.password !== "") parsed.password = "****"
+  return parsed.toString()
+}
+
+export interface WebhookConfigShape {
+  /** `WEBHOOK_ALLOW_PRIVATE`: http:// and private addresses allowed (development and tests only). */
+  readonly allowPrivate: boolean
+  readonly timeoutMillis: number
+  readonly retrySchedule: ReadonlyArray<number>
+  readonly retentionDays: number
+  /** Attempts in flight per instance, in total and per endpoint. */
+  readonly concurrency: number
+  readonly concurrencyPerEndpoint: number
+  /** How often the worker looks for due retries when no NOTIFY woke it. */
+  readonly pollIntervalMillis: number
+  /** `WEBHOOK_WORKER=false` keeps `serve` from delivering (a separate `lead-intake worker` does). */
+  readonly workerInServe: boolean
+}
+
+const parsedString = <A>(name: string, parse: (raw: string) => A | string, fallback: string) =>
+  Config.schema(
+    Schema.String.check(
+      Schema.makeFilter((raw: string) => {
+        const parsed = parse(raw)
+        return typeof parsed !== "string" || parsed
+      })
+    ),
+    name
+  ).pipe(
+    Config.withDefault(fallback),
+    Config.map((raw) => parse(raw) as A)
+  )
+
+const positiveDelay = (raw: string) => {
+  const millis = parseDelay(raw)
+  return millis === 0 ? "expected a delay above 0" : millis
+}
+
+const intBetween = (name: string, minimum: number, maximum: number, fallback: number) =>
+  Config.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })), name).pipe(
+    Config.withDefault(fallback)
+  )
+
+export const webhookConfig: Config.Config<WebhookConfigShape> = Config.all({
+  allowPrivate: Config.Boolean("WEBHOOK_ALLOW_PRIVATE").pipe(Config.withDefault(false)),
+  timeoutMillis: parsedString("WEBHOOK_TIMEOUT", positiveDelay, "15s"),
+  retrySchedule: parsedString("WEBHOOK_RETRY_SCHEDULE", parseSchedule, defaultSchedule),
+  retentionDays: intBetween("WEBHOOK_RETENTION_DAYS", 1, 3650, 30),
+  concurrency: intBetween("WEBHOOK_CONCURRENCY", 1, 1000, 32),
+  concurrencyPerEndpoint: intBetween("WEBHOOK_CONCURRENCY_PER_ENDPOINT", 1, 100, 4),
+  pollIntervalMillis: parsedString("WEBHOOK_POLL_INTERVAL", positiveDelay, "1s"),
+  workerInServe: Config.Boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true))
+})
+
+export class WebhookConfig extends Context.Service<WebhookConfig, WebhookConfigShape>()(
+  "lead-intake/WebhookConfig"
+) {
+  static readonly layer = Layer.effect(WebhookConfig, webhookConfig)
+}

@@ -1,0 +1,116 @@
+import { Cause, Clock, Effect, Metric, Option, Tracer } from "effect"
+import { type HttpServerRequest, HttpTraceContext } from "effect/http"
+import type { ErrorCode } from "../../Api/Api.ts"
+import * as Metrics from "./Metrics.ts"
+
+/** How a request ended: its error's code, or what it did. */
+export type Outcome = ErrorCode | "created" | "enriched" | "dry_run" | "replay" | "ok" | "error"
+
+/** The origin a request's key named, known once the key was looked up (refused keys included). */
+export interface Attribution {
+  readonly keyPrefix: string | null
+  readonly originId: string | null
+}
+
+export const unattributed: Attribution = { keyPrefix: null, originId: null }
+
+/** What the request log, the metrics, the span and the log line say about one finished request. */
+export interface RequestReport {
+  readonly requestId: string
+  readonly startedAt: number
+  /** The contract's path, or null when the path is not one. */
+  readonly route: string | null
+  readonly status: number
+  readonly outcome: Outcome
+  readonly attribution: Attribution
+  readonly leadId: string | null
+}
+
+const methods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"])
+
+/** The span the request runs in, if traced; unlike `Effect.currentSpan` it builds no error (and stack) when not. */
+const activeSpan = Effect.map(
+  Effect.serviceOption(Tracer.ParentSpan),
+  Option.filter((span): span is Tracer.Span => span._tag === "Span")
+)
+
+/** What the log line and metrics read of the request itself. */
+export type ObservedRequest = Pick<HttpServerRequest.HttpServerRequest, "method" | "headers">
+
+const callerTraceId = (request: ObservedRequest) =>
+  Option.match(HttpTraceContext.fromHeaders(request.headers), {
+    onNone: () => ({}),
+    onSome: (parent) => ({ trace_id: parent.traceId })
+  })
+
+const isErrorCode = (outcome: Outcome): outcome is ErrorCode =>
+  outcome !== "created" &&
+  outcome !== "enriched" &&
+  outcome !== "dry_run" &&
+  outcome !== "replay" &&
+  outcome !== "ok" &&
+  outcome !== "error"
+
+/**
+ * Metrics, span attributes and the log line of one finished request, whatever it ended with
+ * (404s, typed errors and the last-resort 500 included).
+ */
+export const observeRequest = Effect.fnUntraced(function* (request: ObservedRequest, report: RequestReport) {
+  const durationMs = performance.now() - report.startedAt
+  const { outcome, attribution, leadId } = report
+  const labels = {
+    method: methods.has(request.method) ? request.method : "other",
+    route: report.route ?? "unmatched",
+    status: String(report.status)
+  }
+  yield* Metric.update(Metrics.requestsWith({ ...labels, outcome }), 1)
+  yield* Metric.update(Metrics.requestDurationWith(labels), durationMs / 1000)
+  if (outcome === "rate_limited") yield* Metric.update(Metrics.rateLimited, 1)
+  if (outcome === "replay") yield* Metric.update(Metrics.replays, 1)
+  if (outcome === "idempotency_conflict" || outcome === "idempotency_in_progress") {
+    const reason = outcome === "idempotency_conflict" ? "conflict" : "in_progress"
+    yield* Metric.update(Metric.withAttributes(Metrics.idempotencyConflicts, { reason }), 1)
+  }
+
+  yield* Effect.annotateCurrentSpan({
+    "request.id": report.requestId,
+    "request.outcome": outcome,
+    ...(isErrorCode(outcome) ? { "error.code": outcome } : {}),
+    ...(attribution.keyPrefix === null ? {} : { "key.prefix": attribution.keyPrefix }),
+    ...(attribution.originId === null ? {} : { "origin.id": attribution.originId }),
+    ...(leadId === null ? {} : { "lead.id": leadId })
+  })
+
+  const traced = yield* activeSpan
+  const line = {
+    request_id: report.requestId,
+    ...(Option.isNone(traced) ? callerTraceId(request) : {}),
+    method: request.method,
+    route: labels.route,
+    status: report.status,
+    outcome,
+    duration_ms: Math.round(durationMs * 10) / 10,
+    ...(attribution.keyPrefix === null ? {} : { key_prefix: attribution.keyPrefix }),
+    ...(attribution.originId === null ? {} : { origin_id: attribution.originId }),
+    ...(leadId === null ? {} : { lead_id: leadId })
+  }
+  const log = report.status >= 500 ? Effect.logError : Effect.logInfo
+  yield* log("request").pipe(Effect.annotateLogs(line))
+})
+
+/** A defect on the request's span, as OpenTelemetry records exceptions, and in the log; never in the response. */
+export const reportDefect = (cause: Cause.Cause<unknown>) =>
+  Effect.gen(function* () {
+    const span = yield* activeSpan
+    if (Option.isSome(span)) {
+      const now = yield* Clock.currentTimeNanos
+      for (const error of Cause.prettyErrors(cause)) {
+        span.value.event("exception", now, {
+          "exception.type": error.name,
+          "exception.message": error.message,
+          "exception.stacktrace": error.stack ?? ""
+        })
+      }
+    }
+    yield* Effect.logError("request failed with a defect", cause)
+  })

@@ -1,0 +1,372 @@
+import { PgClient, PgConnection } from "@effect/sql-pg"
+import {
+  Array as Arr,
+  Context,
+  Duration,
+  Effect,
+  Layer,
+  Option,
+  Predicate,
+  Redacted,
+  Schema,
+  Scope
+} from "effect"
+import { Reactivity } from "effect/reactivity"
+import { Migrator, SqlClient, type SqlConnection, type SqlError } from "effect/sql"
+import { migrations } from "../../migrations/index.ts"
+import { UnknownEntity } from "../Domain/Errors.ts"
+import { AppConfig, redactedDatabaseUrl } from "./Config.ts"
+import { acquireEmbeddedCluster } from "./EmbeddedPostgres.ts"
+
+/** The store could not be reached in bounded time: the request may be retried, nothing was written. */
+export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("StoreUnavailable", {
+  operation: Schema.String
+}) {}
+
+const unavailableReasons = new Set(["ConnectionError", "AuthenticationError", "StatementTimeoutError"])
+
+/**
+ * A server shutting down, starting up (crash recovery), out of connections, or a statement cancelled
+ * (a pipelined read shares its connection's cancel with its neighbours): an outage, not a bug.
+ */
+const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300", "57014"])
+
+export const sqlStateOf = (cause: unknown) =>
+  typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
+
+export const isOutage = (error: SqlError.SqlError) =>
+  unavailableReasons.has(error.reason._tag) || unavailableStates.has(sqlStateOf(error.reason.cause))
+
+export const statementTimeout = Duration.seconds(2)
+
+/**
+ * Connection loss and timeouts become `StoreUnavailable` (503); every other SQL failure, and a
+ * row that does not decode, is a defect (500): it means a bug or a broken schema rather than a
+ * transient outage.
+ */
+export const availableOrFail =
+  (operation: string) =>
+  <A, R>(
+    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
+  ): Effect.Effect<A, StoreUnavailable, R> =>
+    self.pipe(within(statementTimeout, operation), outageOrDefect(operation))
+
+/**
+ * `self` run in a fiber of its own (with `context`) and awaited, unless abandoned first: `arm` gets
+ * the function that abandons it (the fiber is interrupted and `StoreUnavailable` answers instead)
+ * and returns the one that disarms it once `self` has answered. One fiber and whatever `arm` sets
+ * (a timer), where `Effect.timeoutOrElse` races `self` against a sleeping fiber: two fibers and two
+ * timers per statement (README, "Library findings").
+ */
+const abandonable = <A, E, R>(
+  context: Context.Context<R>,
+  self: Effect.Effect<A, E, R>,
+  operation: string,
+  arm: (abandon: () => void) => () => void
+) =>
+  Effect.callback<A, E | StoreUnavailable>((resume) => {
+    const running = Effect.runForkWith(context)(self)
+    let settled = false
+    let disarm = () => {}
+    /** True the first time: whichever of answer, deadline or interruption comes first decides. */
+    const settle = () => {
+      if (settled) return false
+      settled = true
+      disarm()
+      return true
+    }
+    disarm = arm(() => {
+      if (!settle()) return
+      running.interruptUnsafe()
+      resume(Effect.fail(new StoreUnavailable({ operation })))
+    })
+    running.addObserver((exit) => {
+      if (settle()) resume(exit)
+    })
+    return Effect.sync(() => {
+      settle()
+      running.interruptUnsafe()
+    })
+  })
+
+/** `self` bounded by `duration`: past it `self` is interrupted and `StoreUnavailable` answers. */
+const within =
+  (duration: Duration.Duration, operation: string) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailable, R> =>
+    Effect.withFiber((parent) =>
+      abandonable(parent.context as Context.Context<R>, self, operation, (abandon) => {
+        const timer = setTimeout(abandon, Duration.toMillis(duration))
+        return () => clearTimeout(timer)
+      })
+    )
+
+const outageOrDefect =
+  (operation: string) =>
+  <A, R>(
+    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError | StoreUnavailable, R>
+  ): Effect.Effect<A, StoreUnavailable, R> =>
+    Effect.catch(self, (error) => {
+      if (error._tag === "StoreUnavailable") return Effect.fail(error)
+      if (error._tag === "SqlError" && isOutage(error))
+        return Effect.fail(new StoreUnavailable({ operation }))
+      return Effect.die(error)
+    })
+
+const isPgConnection = (u: unknown): u is PgConnection.PgConnection =>
+  Predicate.hasProperty(u, PgConnection.TypeId)
+
+/** A reserved `PgClient` connection carries its session, whose running statement a `CancelRequest` stops. */
+const cancelRunning = (connection: SqlConnection.Connection): Effect.Effect<void> =>
+  Predicate.hasProperty(connection, "connection") && isPgConnection(connection.connection)
+    ? connection.connection.interrupt
+    : Effect.void
+
+/**
+ * A write whose outcome PostgreSQL decides, so `StoreUnavailable` (503) always means nothing was
+ * written. The wait for a connection is bounded and may be abandoned: nothing was sent. A sent
+ * statement is never abandoned (an interrupted one can still commit while it drains): at the
+ * deadline it is cancelled and its answer awaited, and a write that committed first is a write.
+ *
+ * One timer bounds both (the deadline is `statementTimeout` from the start): until a connection
+ * is reserved it abandons the wait, after that it cancels the statement. Racing the wait against a
+ * sleep and forking a sleeping canceller cost three fibers and three timers per write, about 6 %
+ * of a replay's CPU (README, "Library findings").
+ */
+export const writeOrFail =
+  (sql: SqlClient.SqlClient, operation: string) =>
+  <A, R>(
+    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
+  ): Effect.Effect<A, StoreUnavailable, R> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const context = yield* Effect.context<Scope.Scope>()
+          let atDeadline = () => {}
+          const timer = setTimeout(() => atDeadline(), Duration.toMillis(statementTimeout))
+          yield* Scope.addFinalizer(
+            Context.get(context, Scope.Scope),
+            Effect.sync(() => clearTimeout(timer))
+          )
+          // The reservation runs in this scope, so a connection it got is released with it, even
+          // one that arrived as the deadline abandoned the wait.
+          const connection = yield* restore(
+            abandonable(context, sql.reserve, operation, (abandon) => {
+              atDeadline = abandon
+              return () => {
+                atDeadline = () => {}
+              }
+            })
+          )
+          atDeadline = () => {
+            atDeadline = () => {}
+            Effect.runForkWith(context)(cancelRunning(connection))
+          }
+          return yield* Effect.provideService(self, sql.transactionService, [connection, 0])
+        })
+      )
+    ).pipe(outageOrDefect(operation))
+
+/**
+ * Operator statements: the rows decoded with `row`. Any failure, a row that does not decode
+ * included, is a defect: operator commands have no outage to report but the error itself.
+ */
+export const decodeRows =
+  <T, E>(row: Schema.Codec<T, E>) =>
+  <R>(
+    self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>
+  ): Effect.Effect<ReadonlyArray<T>, never, R> =>
+    self.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(row))), Effect.orDie)
+
+/** The first row decoded with `row`, if there is one. */
+export const decodeFirst =
+  <T, E>(row: Schema.Codec<T, E>) =>
+  <R>(
+    self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>
+  ): Effect.Effect<Option.Option<T>, never, R> =>
+    self.pipe(decodeRows(row), Effect.map(Arr.head))
+
+/** The one row a statement always returns (`INSERT … RETURNING`), decoded with `row`. */
+export const decodeSingle =
+  <T, E>(row: Schema.Codec<T, E>) =>
+  <R>(self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>): Effect.Effect<T, never, R> =>
+    self.pipe(
+      Effect.flatMap(([first]) => Schema.decodeUnknownEffect(row)(first)),
+      Effect.orDie
+    )
+
+export const IdRow = Schema.Struct({ id: Schema.String })
+
+const decodeCountRow = Schema.decodeUnknownEffect(Schema.Struct({ n: Schema.Number }))
+
+/** The `n` of a `SELECT count(*)::int AS n` statement; a row that does not decode is a defect. */
+export const countOf = <E, R>(
+  self: Effect.Effect<ReadonlyArray<unknown>, E, R>
+): Effect.Effect<number, E, R> =>
+  Effect.flatMap(self, ([row]) => Effect.orDie(Effect.map(decodeCountRow(row), (decoded) => decoded.n)))
+
+const tables = { organization: "organizations", origin: "origins" } as const
+
+/** Fails with `UnknownEntity` when no organization (or origin) has this id. */
+export const requireExisting = (sql: SqlClient.SqlClient, entity: keyof typeof tables, id: string) =>
+  Effect.flatMap(
+    sql`SELECT id FROM ${sql(tables[entity])} WHERE id = ${id}`.pipe(decodeFirst(IdRow)),
+    (row) => (Option.isNone(row) ? Effect.fail(new UnknownEntity({ entity, id })) : Effect.void)
+  )
+
+export interface DatabaseLocation {
+  readonly description: string
+}
+
+export class Database extends Context.Service<Database, DatabaseLocation>()("lead-intake/Database") {}
+
+const log = (line: string) => process.stderr.write(`${line}\n`)
+
+const embeddedClient = (dataDir: string, maxConnections: number) =>
+  Effect.gen(function* () {
+    const cluster = yield* Effect.acquireRelease(
+      Effect.promise(() => acquireEmbeddedCluster(dataDir, log)),
+      (cluster) => Effect.promise(() => cluster.release())
+    )
+    const connect = {
+      host: "127.0.0.1",
+      port: cluster.port,
+      username: cluster.user,
+      password: Redacted.make(cluster.password)
+    }
+    yield* ensureDatabase(connect, "lead_intake")
+    const client = yield* PgClient.make({
+      ...connect,
+      database: "lead_intake",
+      ...poolOptions(maxConnections)
+    })
+    const read = yield* PgClient.make({ ...connect, database: "lead_intake", ...readOptions })
+    return {
+      client,
+      read,
+      description: `embedded PostgreSQL at 127.0.0.1:${cluster.port}, data in ${cluster.clusterDir}`
+    }
+  })
+
+/** Names this process's connections in `pg_stat_activity`, which is where the pool gauge counts them. */
+export const instanceId = crypto.randomUUID().slice(0, 8)
+export const applicationName = `lead-intake/${instanceId}`
+
+const poolOptions = (maxConnections: number) => ({
+  maxConnections,
+  minConnections: 1,
+  connectTimeout: Duration.millis(1500),
+  idleTimeout: Duration.minutes(5),
+  applicationName
+})
+
+/**
+ * The read-only statements of the request path (property lookup, phone match) pipelined on a
+ * client of their own: they need no connection of the pool to themselves, so writes queue less.
+ * Writes never go there: a pipelined statement cannot be cancelled alone, and a write answered 503
+ * could then still commit. Its connections are named apart, so the pool gauge counts the pool only.
+ */
+const readOptions = {
+  maxConnections: 2,
+  minConnections: 1,
+  connectTimeout: Duration.millis(1500),
+  idleTimeout: Duration.minutes(5),
+  applicationName: `${applicationName}/read`,
+  multiplex: true
+}
+
+/** The multiplexed client for read-only statements; unset (tests, CLI), they use the `SqlClient`. */
+export const ReadSql = Context.Reference<SqlClient.SqlClient | undefined>("lead-intake/ReadSql", {
+  defaultValue: () => undefined
+})
+
+/**
+ * SQL spans take `db.namespace`/`server.address` from explicit options only; read them from the URL
+ * when it states them plainly (query parameters can override, so then leave the driver's defaults).
+ */
+const spanTargetOf = (url: Redacted.Redacted) => {
+  const parsed = URL.parse(Redacted.value(url))
+  if (parsed === null || parsed.hostname === "" || [...parsed.searchParams.keys()].length > 0) return {}
+  let database: string
+  let host: string
+  try {
+    database = decodeURIComponent(parsed.pathname.slice(1))
+    host = decodeURIComponent(parsed.hostname.replace(/^\[(.*)\]$/, "$1"))
+  } catch {
+    return {}
+  }
+  return {
+    host,
+    ...(parsed.port === "" ? {} : { port: Number(parsed.port) }),
+    ...(database === "" ? {} : { database })
+  }
+}
+
+const ensureDatabase = (
+  connect: { host: string; port: number; username: string; password: Redacted.Redacted },
+  database: string
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const admin = yield* PgClient.makeClient({ ...connect, database: "postgres" })
+      const rows = yield* admin<{
+        exists: boolean
+      }>`SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = ${database}) AS exists`
+      if (rows[0]?.exists !== true) {
+        yield* admin.unsafe(`CREATE DATABASE ${database}`).pipe(
+          Effect.catchIf(
+            (error) => error.reason._tag === "UniqueViolation",
+            () => Effect.void
+          )
+        )
+      }
+    })
+  )
+
+/** PgClient + SqlClient on `DATABASE_URL`, or on the embedded cluster under the data directory. */
+export const layerClient = Layer.effectContext(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const { client, read, description } = yield* Option.match(config.databaseUrl, {
+      onNone: () => embeddedClient(config.dataDir, config.databasePoolSize),
+      onSome: (url) =>
+        Effect.all({
+          client: PgClient.make({ url, ...spanTargetOf(url), ...poolOptions(config.databasePoolSize) }),
+          read: PgClient.make({ url, ...spanTargetOf(url), ...readOptions }),
+          description: Effect.succeed(`PostgreSQL at ${redactedDatabaseUrl(url)}`)
+        })
+    })
+    return Context.make(PgClient.PgClient, client).pipe(
+      Context.add(SqlClient.SqlClient, client),
+      Context.add(ReadSql, read),
+      Context.add(Database, { description })
+    )
+  })
+).pipe(Layer.provide(Reactivity.layer))
+
+const migrationLockKey = 4_812_775_001
+
+const runMigrations = Migrator.make({})
+
+/** Applies pending migrations; an advisory lock makes concurrent starts wait for each other. */
+export const migrate = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql.withTransaction(
+    Effect.andThen(
+      sql`SELECT pg_advisory_xact_lock(${migrationLockKey})`,
+      runMigrations({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
+    )
+  )
+}).pipe(
+  Effect.map((applied) => applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)),
+  Effect.withSpan("Sql.migrate")
+)
+
+export const layerMigrated = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const applied = yield* migrate
+    if (applied.length > 0) yield* Effect.logInfo("migrations applied").pipe(Effect.annotateLogs({ applied }))
+  }).pipe(Effect.orDie)
+)
+
+/** The client with the schema brought up to date: what the server and the CLI run on. */
+export const layer = layerMigrated.pipe(Layer.provideMerge(layerClient))

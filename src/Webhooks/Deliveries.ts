@@ -1,0 +1,506 @@
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { UnknownEntity } from "../Domain/Errors.ts"
+import { type EventType, eventTypes, type WebhookEvent } from "../Domain/WebhookPayload.ts"
+import { MemoryStore } from "../Platform/MemoryStore.ts"
+import { availableOrFail, countOf, decodeRows, StoreUnavailable } from "../Platform/Sql.ts"
+import { deliveryKey, fanOut, WebhookMemory } from "./Memory.ts"
+
+/** One attempt's worth of work, leased to this worker until `leaseUntil`. */
+export interface ClaimedDelivery {
+  readonly endpointId: string
+  readonly token: string
+  /** This attempt's number, counting every attempt since the event was first queued. */
+  readonly attempt: number
+  /** Failed attempts since the delivery was last queued (by the fan-out or `resend`). */
+  readonly failures: number
+  readonly url: string
+  /** The secrets to sign with: during a rotation the old one first, then the new. */
+  readonly secrets: ReadonlyArray<string>
+  readonly event: WebhookEvent
+}
+
+export interface ClaimRequest {
+  readonly limit: number
+  readonly perEndpoint: number
+  /** Endpoints this worker already has as many attempts in flight for as it allows. */
+  readonly excludeEndpoints: ReadonlyArray<string>
+  readonly leaseMillis: number
+}
+
+export type AttemptResult =
+  | { readonly _tag: "Delivered"; readonly status: number; readonly attemptedAt: number }
+  | {
+      readonly _tag: "Failed"
+      readonly status: number | null
+      readonly error: string
+      readonly attemptedAt: number
+      /** `undefined`: the schedule is spent (or the endpoint is gone) and the delivery is failed. */
+      readonly retryAt: number | undefined
+      /** `410 Gone`: the endpoint is disabled at once. */
+      readonly disableEndpoint: boolean
+    }
+
+export interface DeliveryView {
+  readonly event_id: string
+  readonly type: EventType
+  readonly state: "pending" | "delivered" | "failed"
+  readonly attempts: number
+  readonly last_status: number | null
+  readonly last_attempt_at: string | null
+  readonly next_attempt_at: string | null
+}
+
+export interface PendingStats {
+  readonly count: number
+  readonly oldestCreatedAt: number | null
+}
+
+/** What migration 0004's trigger stores with the outbox row (`webhook_snapshot`). */
+const Snapshot = Schema.Struct({
+  origin: Schema.Struct({ id: Schema.String, label: Schema.String }),
+  request_id: Schema.NullOr(Schema.String),
+  lead: Schema.Struct({
+    nombre: Schema.NullOr(Schema.String),
+    telefono: Schema.NullOr(Schema.String),
+    email: Schema.NullOr(Schema.String),
+    property_id: Schema.NullOr(Schema.String),
+    assignee_id: Schema.NullOr(Schema.String)
+  }),
+  filled: Schema.Array(Schema.String)
+})
+type Snapshot = typeof Snapshot.Type
+
+const EventTypeSchema = Schema.Literals(eventTypes)
+
+const ClaimedRow = Schema.Struct({
+  endpoint_id: Schema.String,
+  event_id: Schema.String,
+  attempts: Schema.Number,
+  failures: Schema.Number,
+  url: Schema.String,
+  secret: Schema.String,
+  previous_secret: Schema.NullOr(Schema.String),
+  previous_secret_expires_at: Schema.NullOr(Schema.Date),
+  type: EventTypeSchema,
+  created_at: Schema.Date,
+  organization_id: Schema.String,
+  lead_id: Schema.String,
+  snapshot: Snapshot
+})
+
+const SnapshotRow = Schema.Struct({ snapshot: Snapshot })
+
+const DeliveryRow = Schema.Struct({
+  event_id: Schema.String,
+  type: EventTypeSchema,
+  state: Schema.Literals(["pending", "delivered", "failed"]),
+  attempts: Schema.Number,
+  last_status: Schema.NullOr(Schema.Number),
+  last_attempt_at: Schema.NullOr(Schema.Date),
+  next_attempt_at: Schema.NullOr(Schema.Date)
+})
+
+const PendingRow = Schema.Struct({ count: Schema.Number, oldest: Schema.NullOr(Schema.Date) })
+
+const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedRow))
+const decodeSnapshots = Schema.decodeUnknownEffect(Schema.Array(SnapshotRow))
+const decodePending = Schema.decodeUnknownEffect(Schema.Array(PendingRow))
+
+const eventOf = (
+  event: Pick<WebhookEvent, "eventId" | "type" | "createdAt" | "organizationId" | "leadId">,
+  snapshot: Snapshot
+): WebhookEvent => ({
+  eventId: event.eventId,
+  type: event.type,
+  createdAt: event.createdAt,
+  organizationId: event.organizationId,
+  leadId: event.leadId,
+  requestId: snapshot.request_id,
+  origin: snapshot.origin,
+  lead: snapshot.lead,
+  filled: snapshot.filled
+})
+
+/**
+ * The queue of webhook deliveries: one row per (endpoint, event), claimed with a lease so several
+ * instances share the work without sending one attempt twice, and a crashed worker's claim comes
+ * back when its lease ends.
+ */
+export class WebhookDeliveries extends Context.Service<
+  WebhookDeliveries,
+  {
+    claim(request: ClaimRequest): Effect.Effect<ReadonlyArray<ClaimedDelivery>, StoreUnavailable>
+    /** `false` when the lease was lost (another worker took the row, or it was resent meanwhile). */
+    record(claimed: ClaimedDelivery, result: AttemptResult): Effect.Effect<boolean, StoreUnavailable>
+    /**
+     * Runs `send` with the event as its rows hold it now, holding the delivery's row until `send`
+     * ends; none when the claim no longer stands (the lead was erased, the event resent, the lease
+     * lost). An erasure cancels deliveries before it scrubs events, so it waits for a `send` in
+     * progress, and a `send` after it finds the delivery failed: bytes built from personal data
+     * never leave once the erasure has committed.
+     */
+    guard<A, E>(
+      claimed: ClaimedDelivery,
+      send: (event: WebhookEvent) => Effect.Effect<A, E>
+    ): Effect.Effect<Option.Option<A>, E | StoreUnavailable>
+    /** Gives a claim back unfinished (the process is stopping): the delivery is due again at once. */
+    release(claimed: ClaimedDelivery): Effect.Effect<void, StoreUnavailable>
+    list(endpointId: string, limit: number): Effect.Effect<ReadonlyArray<DeliveryView>, UnknownEntity>
+    resend(endpointId: string, eventId: string): Effect.Effect<void, UnknownEntity>
+    pending(): Effect.Effect<PendingStats, StoreUnavailable>
+    /** Deletes finished deliveries and outbox events older than `before` that nothing still waits on. */
+    prune(
+      before: number
+    ): Effect.Effect<{ readonly deliveries: number; readonly events: number }, StoreUnavailable>
+  }
+>()("lead-intake/WebhookDeliveries") {
+  static readonly layer = Layer.effect(
+    WebhookDeliveries,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
+      const endpointExists = (id: string) =>
+        sql`SELECT 1 FROM webhook_endpoints WHERE id = ${id}`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) =>
+            rows.length === 0 ? Effect.fail(new UnknownEntity({ entity: "webhook", id })) : Effect.void
+          )
+        )
+
+      return WebhookDeliveries.of({
+        claim: Effect.fn("WebhookDeliveries.claim")(function* (request) {
+          const now = yield* Clock.currentTimeMillis
+          const token = crypto.randomUUID()
+          const rows = yield* sql`
+            WITH picked AS (
+              SELECT d.endpoint_id, d.event_id
+              FROM webhook_endpoints e
+              CROSS JOIN LATERAL (
+                SELECT x.endpoint_id, x.event_id, x.next_attempt_at
+                FROM webhook_deliveries x
+                WHERE x.endpoint_id = e.id AND x.state = 'pending' AND x.next_attempt_at <= ${new Date(now)}
+                ORDER BY x.next_attempt_at
+                LIMIT ${request.perEndpoint}
+                FOR UPDATE OF x SKIP LOCKED
+              ) d
+              WHERE e.disabled_at IS NULL
+                AND NOT (e.id = ANY (${`{${request.excludeEndpoints.join(",")}}`}::uuid[]))
+              ORDER BY d.next_attempt_at
+              LIMIT ${request.limit}
+            )
+            UPDATE webhook_deliveries w
+            SET attempts = w.attempts + 1, next_attempt_at = ${new Date(now + request.leaseMillis)},
+                lease_token = ${token}
+            FROM picked, webhook_endpoints e, outbox_events o
+            WHERE w.endpoint_id = picked.endpoint_id AND w.event_id = picked.event_id
+              AND e.id = w.endpoint_id AND o.id = w.outbox_id
+            RETURNING w.endpoint_id, w.event_id, w.attempts, w.failures, e.url, e.secret, e.previous_secret,
+                      e.previous_secret_expires_at, o.type, o.created_at, o.organization_id, o.lead_id,
+                      o.webhook_snapshot AS snapshot`.pipe(
+            Effect.flatMap(decodeClaimed),
+            availableOrFail("WebhookDeliveries.claim")
+          )
+          return rows.map(
+            (row): ClaimedDelivery => ({
+              endpointId: row.endpoint_id,
+              token,
+              attempt: row.attempts,
+              failures: row.failures,
+              url: row.url,
+              secrets:
+                row.previous_secret !== null &&
+                row.previous_secret_expires_at !== null &&
+                row.previous_secret_expires_at.getTime() > now
+                  ? [row.previous_secret, row.secret]
+                  : [row.secret],
+              event: eventOf(
+                {
+                  eventId: row.event_id,
+                  type: row.type,
+                  createdAt: row.created_at,
+                  organizationId: row.organization_id,
+                  leadId: row.lead_id
+                },
+                row.snapshot
+              )
+            })
+          )
+        }),
+
+        record: Effect.fn("WebhookDeliveries.record")(function* (claimed, result) {
+          const attemptedAt = new Date(result.attemptedAt)
+          const failed = result._tag === "Failed"
+          const nextAttemptAt = failed && result.retryAt !== undefined ? new Date(result.retryAt) : null
+          const state = failed ? (nextAttemptAt === null ? "failed" : "pending") : "delivered"
+          const rows = yield* sql`
+            WITH recorded AS (
+              UPDATE webhook_deliveries
+              SET state = ${state}, failures = failures + ${failed ? 1 : 0}, last_status = ${result.status},
+                  last_error = ${failed ? result.error : null}, last_attempt_at = ${attemptedAt},
+                  next_attempt_at = ${nextAttemptAt}, lease_token = NULL,
+                  delivered_at = ${failed ? null : attemptedAt}
+              WHERE endpoint_id = ${claimed.endpointId} AND event_id = ${claimed.event.eventId}
+                AND lease_token = ${claimed.token}
+              RETURNING endpoint_id
+            ), disabled AS (
+              UPDATE webhook_endpoints SET disabled_at = ${attemptedAt}, disabled_reason = '410 Gone'
+              WHERE ${failed && result.disableEndpoint} AND id = ${claimed.endpointId} AND disabled_at IS NULL
+              RETURNING id
+            )
+            SELECT endpoint_id FROM recorded`.pipe(availableOrFail("WebhookDeliveries.record"))
+          return rows.length > 0
+        }),
+
+        guard: (claimed, send) =>
+          sql
+            .withTransaction(
+              Effect.gen(function* () {
+                const [row] = yield* sql`
+                  SELECT o.webhook_snapshot AS snapshot
+                  FROM webhook_deliveries d JOIN outbox_events o ON o.id = d.outbox_id
+                  WHERE d.endpoint_id = ${claimed.endpointId} AND d.event_id = ${claimed.event.eventId}
+                    AND d.state = 'pending' AND d.lease_token = ${claimed.token}
+                  FOR SHARE OF d`.pipe(
+                  Effect.flatMap(decodeSnapshots),
+                  availableOrFail("WebhookDeliveries.guard")
+                )
+                if (row === undefined) return Option.none()
+                return Option.some(yield* send(eventOf(claimed.event, row.snapshot)))
+              })
+            )
+            .pipe(
+              Effect.catchTag("SqlError", () =>
+                Effect.fail(new StoreUnavailable({ operation: "WebhookDeliveries.guard" }))
+              ),
+              Effect.withSpan("WebhookDeliveries.guard")
+            ),
+
+        release: Effect.fn("WebhookDeliveries.release")(function* (claimed) {
+          const now = yield* Clock.currentTimeMillis
+          yield* sql`
+            UPDATE webhook_deliveries SET next_attempt_at = ${new Date(now)}, lease_token = NULL
+            WHERE endpoint_id = ${claimed.endpointId} AND event_id = ${claimed.event.eventId}
+              AND lease_token = ${claimed.token}`.pipe(availableOrFail("WebhookDeliveries.release"))
+        }),
+
+        list: Effect.fn("WebhookDeliveries.list")(function* (endpointId, limit) {
+          yield* endpointExists(endpointId)
+          const rows = yield* sql`
+            SELECT event_id, type, state, attempts, last_status, last_attempt_at, next_attempt_at
+            FROM webhook_deliveries WHERE endpoint_id = ${endpointId}
+            ORDER BY created_at DESC, outbox_id DESC
+            LIMIT ${limit}`.pipe(decodeRows(DeliveryRow))
+          return rows.map((row) => ({
+            ...row,
+            last_attempt_at: iso(row.last_attempt_at),
+            next_attempt_at: iso(row.next_attempt_at)
+          }))
+        }),
+
+        resend: Effect.fn("WebhookDeliveries.resend")(function* (endpointId, eventId) {
+          yield* endpointExists(endpointId)
+          const now = yield* Clock.currentTimeMillis
+          const rows = yield* sql`
+            UPDATE webhook_deliveries
+            SET state = 'pending', failures = 0, next_attempt_at = ${new Date(now)}, lease_token = NULL,
+                delivered_at = NULL
+            WHERE endpoint_id = ${endpointId} AND event_id = ${eventId}
+            RETURNING event_id`.pipe(Effect.orDie)
+          if (rows.length === 0) return yield* new UnknownEntity({ entity: "event", id: eventId })
+          yield* sql`SELECT pg_notify('lead_intake_webhooks', '')`.pipe(Effect.orDie)
+        }),
+
+        pending: Effect.fn("WebhookDeliveries.pending")(function* () {
+          const [row] = yield* sql`
+            SELECT count(*)::int AS count, min(created_at) AS oldest
+            FROM webhook_deliveries WHERE state = 'pending'`.pipe(
+            Effect.flatMap(decodePending),
+            availableOrFail("WebhookDeliveries.pending")
+          )
+          return { count: row?.count ?? 0, oldestCreatedAt: row?.oldest?.getTime() ?? null }
+        }),
+
+        prune: Effect.fn("WebhookDeliveries.prune")(function* (before) {
+          const cutoff = new Date(before)
+          const deliveries = yield* sql`
+            WITH gone AS (
+              DELETE FROM webhook_deliveries WHERE state <> 'pending' AND created_at < ${cutoff} RETURNING 1
+            )
+            SELECT count(*)::int AS n FROM gone`.pipe(countOf, availableOrFail("WebhookDeliveries.prune"))
+          const events = yield* sql`
+            WITH gone AS (
+              DELETE FROM outbox_events o
+              WHERE o.created_at < ${cutoff}
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = o.id)
+              RETURNING 1
+            )
+            SELECT count(*)::int AS n FROM gone`.pipe(countOf, availableOrFail("WebhookDeliveries.prune"))
+          return { deliveries, events }
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    WebhookDeliveries,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+      const state = yield* WebhookMemory
+      const iso = (millis: number | null) => (millis === null ? null : new Date(millis).toISOString())
+      const endpointExists = (id: string) => {
+        fanOut(store, state)
+        return state.endpoints.has(id)
+          ? Effect.void
+          : Effect.fail(new UnknownEntity({ entity: "webhook", id }))
+      }
+      return WebhookDeliveries.of({
+        claim: Effect.fn("WebhookDeliveries.claim")(function* (request) {
+          fanOut(store, state)
+          const now = yield* Clock.currentTimeMillis
+          const token = crypto.randomUUID()
+          const perEndpoint = new Map<string, number>()
+          const due = [...state.deliveries.values()]
+            .filter((d) => {
+              const endpoint = state.endpoints.get(d.endpointId)
+              return (
+                d.state === "pending" &&
+                d.nextAttemptAt !== null &&
+                d.nextAttemptAt <= now &&
+                endpoint !== undefined &&
+                endpoint.disabledAt === null &&
+                !request.excludeEndpoints.includes(d.endpointId)
+              )
+            })
+            .sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.seq - b.seq)
+            .filter((d) => {
+              const taken = perEndpoint.get(d.endpointId) ?? 0
+              perEndpoint.set(d.endpointId, taken + 1)
+              return taken < request.perEndpoint
+            })
+            .slice(0, request.limit)
+          return due.map((d): ClaimedDelivery => {
+            const endpoint = state.endpoints.get(d.endpointId)!
+            d.attempts += 1
+            d.nextAttemptAt = now + request.leaseMillis
+            d.leaseToken = token
+            return {
+              endpointId: d.endpointId,
+              token,
+              attempt: d.attempts,
+              failures: d.failures,
+              url: endpoint.url,
+              secrets:
+                endpoint.previousSecret !== null &&
+                endpoint.previousSecretExpiresAt !== null &&
+                endpoint.previousSecretExpiresAt > now
+                  ? [endpoint.previousSecret, endpoint.secret]
+                  : [endpoint.secret],
+              event: d.event
+            }
+          })
+        }),
+
+        record: Effect.fn("WebhookDeliveries.record")(function* (claimed, result) {
+          const delivery = state.deliveries.get(deliveryKey(claimed.endpointId, claimed.event.eventId))
+          if (delivery === undefined || delivery.leaseToken !== claimed.token) return false
+          delivery.leaseToken = null
+          delivery.lastStatus = result.status
+          delivery.lastAttemptAt = result.attemptedAt
+          if (result._tag === "Delivered") {
+            delivery.state = "delivered"
+            delivery.lastError = null
+            delivery.nextAttemptAt = null
+          } else {
+            delivery.failures += 1
+            delivery.lastError = result.error
+            delivery.nextAttemptAt = result.retryAt ?? null
+            delivery.state = result.retryAt === undefined ? "failed" : "pending"
+            const endpoint = state.endpoints.get(claimed.endpointId)
+            if (result.disableEndpoint && endpoint !== undefined && endpoint.disabledAt === null) {
+              fanOut(store, state)
+              endpoint.disabledAt = result.attemptedAt
+            }
+          }
+          return true
+        }),
+
+        guard: (claimed, send) =>
+          Effect.suspend(() => {
+            const delivery = state.deliveries.get(deliveryKey(claimed.endpointId, claimed.event.eventId))
+            return delivery === undefined ||
+              delivery.state !== "pending" ||
+              delivery.leaseToken !== claimed.token
+              ? Effect.succeedNone
+              : Effect.asSome(send(delivery.event))
+          }).pipe(Effect.withSpan("WebhookDeliveries.guard")),
+
+        release: Effect.fn("WebhookDeliveries.release")(function* (claimed) {
+          const delivery = state.deliveries.get(deliveryKey(claimed.endpointId, claimed.event.eventId))
+          if (delivery === undefined || delivery.leaseToken !== claimed.token) return
+          delivery.leaseToken = null
+          delivery.nextAttemptAt = yield* Clock.currentTimeMillis
+        }),
+
+        list: Effect.fn("WebhookDeliveries.list")(function* (endpointId, limit) {
+          yield* endpointExists(endpointId)
+          return [...state.deliveries.values()]
+            .filter((d) => d.endpointId === endpointId)
+            .sort((a, b) => b.event.createdAt.getTime() - a.event.createdAt.getTime() || b.seq - a.seq)
+            .slice(0, limit)
+            .map((d) => ({
+              event_id: d.event.eventId,
+              type: d.event.type,
+              state: d.state,
+              attempts: d.attempts,
+              last_status: d.lastStatus,
+              last_attempt_at: iso(d.lastAttemptAt),
+              next_attempt_at: iso(d.nextAttemptAt)
+            }))
+        }),
+
+        resend: Effect.fn("WebhookDeliveries.resend")(function* (endpointId, eventId) {
+          yield* endpointExists(endpointId)
+          const delivery = state.deliveries.get(deliveryKey(endpointId, eventId))
+          if (delivery === undefined) return yield* new UnknownEntity({ entity: "event", id: eventId })
+          delivery.state = "pending"
+          delivery.failures = 0
+          delivery.nextAttemptAt = yield* Clock.currentTimeMillis
+          delivery.leaseToken = null
+        }),
+
+        pending: Effect.fn("WebhookDeliveries.pending")(function* () {
+          fanOut(store, state)
+          const pending = [...state.deliveries.values()].filter((d) => d.state === "pending")
+          return {
+            count: pending.length,
+            oldestCreatedAt:
+              pending.length === 0 ? null : Math.min(...pending.map((d) => d.event.createdAt.getTime()))
+          }
+        }),
+
+        prune: Effect.fn("WebhookDeliveries.prune")(function* (before) {
+          fanOut(store, state)
+          let deliveries = 0
+          for (const [key, d] of state.deliveries) {
+            if (d.state !== "pending" && d.event.createdAt.getTime() < before) {
+              state.deliveries.delete(key)
+              deliveries++
+            }
+          }
+          const waiting = new Set([...state.deliveries.values()].map((d) => d.event.eventId))
+          const kept = store.events.filter(
+            (event) => event.createdAt >= before || waiting.has(state.eventIds.get(event) ?? "")
+          )
+          const events = store.events.length - kept.length
+          if (events > 0) {
+            ;(store.events as Array<(typeof store.events)[number]>).splice(0, store.events.length, ...kept)
+            state.cursor = store.events.length
+          }
+          return { deliveries, events }
+        })
+      })
+    })
+  )
+}

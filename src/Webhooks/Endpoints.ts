@@ -1,0 +1,201 @@
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
+import { type EventType, eventTypes } from "../Domain/WebhookPayload.ts"
+import { generateSecret } from "../Domain/WebhookSignature.ts"
+import { WebhookConfig } from "../Platform/Config.ts"
+import { MemoryStore } from "../Platform/MemoryStore.ts"
+import { decodeFirst, decodeRows, decodeSingle, requireExisting } from "../Platform/Sql.ts"
+import { fanOut, WebhookMemory } from "./Memory.ts"
+import { vetUrl } from "./Network.ts"
+
+export interface WebhookEndpoint {
+  readonly id: string
+  readonly url: string
+  readonly events: ReadonlyArray<EventType>
+  readonly disabled: boolean
+  readonly createdAt: Date
+}
+
+export interface NewEndpoint {
+  readonly organizationId: string
+  readonly url: string
+  readonly events: ReadonlyArray<EventType>
+}
+
+const EndpointRow = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  events: Schema.Array(Schema.Literals(eventTypes)),
+  disabled_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.Date
+})
+
+/** The old secret keeps signing beside the new one this long, so receivers can switch without a gap. */
+export const rotationGraceMillis = 24 * 60 * 60 * 1000
+
+/**
+ * Where an organization's lead events go. The secret is returned by `add` and `rotateSecret`
+ * only; it is stored because every attempt must sign with it, and nothing else reads it back.
+ */
+export class WebhookEndpoints extends Context.Service<
+  WebhookEndpoints,
+  {
+    add(
+      endpoint: NewEndpoint
+    ): Effect.Effect<
+      { readonly endpoint: WebhookEndpoint; readonly secret: string },
+      UnknownEntity | Rejected
+    >
+    list(organizationId: string): Effect.Effect<ReadonlyArray<WebhookEndpoint>, UnknownEntity>
+    remove(id: string): Effect.Effect<void, UnknownEntity>
+    enable(id: string): Effect.Effect<WebhookEndpoint, UnknownEntity>
+    rotateSecret(id: string): Effect.Effect<{ readonly id: string; readonly secret: string }, UnknownEntity>
+  }
+>()("lead-intake/WebhookEndpoints") {
+  static readonly layer = Layer.effect(
+    WebhookEndpoints,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const config = yield* WebhookConfig
+      const view = (row: typeof EndpointRow.Type): WebhookEndpoint => ({
+        id: row.id,
+        url: row.url,
+        events: row.events,
+        disabled: row.disabled_at !== null,
+        createdAt: row.created_at
+      })
+      const columns = sql`id, url, events, disabled_at, created_at`
+      return WebhookEndpoints.of({
+        add: Effect.fn("WebhookEndpoints.add")(function* (endpoint) {
+          const target = yield* vetUrl(endpoint.url, config).pipe(
+            Effect.mapError((refused) => new Rejected({ reason: `URL not allowed: ${refused.reason}` }))
+          )
+          yield* requireExisting(sql, "organization", endpoint.organizationId)
+          const secret = generateSecret()
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const row = yield* sql`
+            INSERT INTO webhook_endpoints (organization_id, url, events, secret, created_at)
+            VALUES (${endpoint.organizationId}, ${target.url.href}, ${`{${endpoint.events.join(",")}}`}::text[],
+                    ${secret}, ${now})
+            RETURNING ${columns}`.pipe(decodeSingle(EndpointRow))
+          yield* Effect.annotateCurrentSpan({ "webhook.endpoint_id": row.id })
+          return { endpoint: view(row), secret }
+        }),
+        list: Effect.fn("WebhookEndpoints.list")(function* (organizationId) {
+          yield* requireExisting(sql, "organization", organizationId)
+          const rows = yield* sql`
+            SELECT ${columns} FROM webhook_endpoints WHERE organization_id = ${organizationId}
+            ORDER BY created_at, id`.pipe(decodeRows(EndpointRow))
+          return rows.map(view)
+        }),
+        remove: Effect.fn("WebhookEndpoints.remove")(function* (id) {
+          const rows = yield* sql`DELETE FROM webhook_endpoints WHERE id = ${id} RETURNING id`.pipe(
+            Effect.orDie
+          )
+          if (rows.length === 0) return yield* new UnknownEntity({ entity: "webhook", id })
+        }),
+        enable: Effect.fn("WebhookEndpoints.enable")(function* (id) {
+          const row = yield* sql`
+            UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL WHERE id = ${id}
+            RETURNING ${columns}`.pipe(decodeFirst(EndpointRow))
+          if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "webhook", id })
+          return view(row.value)
+        }),
+        rotateSecret: Effect.fn("WebhookEndpoints.rotateSecret")(function* (id) {
+          const secret = generateSecret()
+          const now = yield* Clock.currentTimeMillis
+          const rows = yield* sql`
+            UPDATE webhook_endpoints
+            SET previous_secret = secret, previous_secret_expires_at = ${new Date(now + rotationGraceMillis)},
+                secret = ${secret}
+            WHERE id = ${id} RETURNING id`.pipe(Effect.orDie)
+          if (rows.length === 0) return yield* new UnknownEntity({ entity: "webhook", id })
+          return { id, secret }
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    WebhookEndpoints,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+      const state = yield* WebhookMemory
+      const config = yield* WebhookConfig
+      const view = (e: {
+        id: string
+        url: string
+        events: ReadonlyArray<EventType>
+        disabledAt: number | null
+        createdAt: number
+      }): WebhookEndpoint => ({
+        id: e.id,
+        url: e.url,
+        events: e.events,
+        disabled: e.disabledAt !== null,
+        createdAt: new Date(e.createdAt)
+      })
+      const find = (id: string) => {
+        fanOut(store, state)
+        const endpoint = state.endpoints.get(id)
+        return endpoint === undefined
+          ? Effect.fail(new UnknownEntity({ entity: "webhook", id }))
+          : Effect.succeed(endpoint)
+      }
+      return WebhookEndpoints.of({
+        add: Effect.fn("WebhookEndpoints.add")(function* (endpoint) {
+          const target = yield* vetUrl(endpoint.url, config).pipe(
+            Effect.mapError((refused) => new Rejected({ reason: `URL not allowed: ${refused.reason}` }))
+          )
+          if (!store.organizations.has(endpoint.organizationId)) {
+            return yield* new UnknownEntity({ entity: "organization", id: endpoint.organizationId })
+          }
+          fanOut(store, state)
+          const stored = {
+            id: crypto.randomUUID(),
+            organizationId: endpoint.organizationId,
+            url: target.url.href,
+            events: [...endpoint.events],
+            secret: generateSecret(),
+            previousSecret: null,
+            previousSecretExpiresAt: null,
+            disabledAt: null,
+            createdAt: yield* Clock.currentTimeMillis
+          }
+          state.endpoints.set(stored.id, stored)
+          return { endpoint: view(stored), secret: stored.secret }
+        }),
+        list: Effect.fn("WebhookEndpoints.list")(function* (organizationId) {
+          if (!store.organizations.has(organizationId)) {
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          }
+          return [...state.endpoints.values()]
+            .filter((e) => e.organizationId === organizationId)
+            .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
+            .map(view)
+        }),
+        remove: Effect.fn("WebhookEndpoints.remove")(function* (id) {
+          yield* find(id)
+          state.endpoints.delete(id)
+          for (const [key, delivery] of state.deliveries) {
+            if (delivery.endpointId === id) state.deliveries.delete(key)
+          }
+        }),
+        enable: Effect.fn("WebhookEndpoints.enable")(function* (id) {
+          const endpoint = yield* find(id)
+          endpoint.disabledAt = null
+          return view(endpoint)
+        }),
+        rotateSecret: Effect.fn("WebhookEndpoints.rotateSecret")(function* (id) {
+          const endpoint = yield* find(id)
+          const now = yield* Clock.currentTimeMillis
+          endpoint.previousSecret = endpoint.secret
+          endpoint.previousSecretExpiresAt = now + rotationGraceMillis
+          endpoint.secret = generateSecret()
+          return { id, secret: endpoint.secret }
+        })
+      })
+    })
+  )
+}
