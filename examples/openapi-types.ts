@@ -145,27 +145,23 @@ export interface components {
         };
         /** @description A lead to create, or to enrich the existing lead with the same phone. Unknown fields are rejected. */
         LeadRequest: {
-            /** @description Contact name. Trimmed, inner whitespace collapsed and NFC-normalised, then 1 to 200 characters. */
-            nombre: string;
+            nombre: string & unknown;
             telefono?: string | null;
-            email?: string | null;
+            email?: (string & unknown) | null;
             mensaje?: string | null;
-            propiedad?: ({
+            propiedad?: {
                 /** @description The service's own property code: three letters, a hyphen and four digits (letters case-insensitive). */
-                codigo: string;
-            } | {
-                /** @description The organization's own code for the property, as in its catalog. */
-                external_code: string;
-            } | {
+                codigo?: string;
+                external_code?: string & unknown;
                 /**
                  * Format: uuid
                  * @description Internal UUID of the property record.
                  */
-                id: string;
-            }) | null;
-            extras?: {
-                [key: string]: string | number | boolean | null;
+                id?: string;
             } | null;
+            extras?: ({
+                [key: string]: string | number | boolean | null;
+            } & unknown) | null;
         };
         IndexResponse: {
             name: string;

@@ -1,16 +1,9 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { type Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerAdminServer } from "./Console/Http/App.ts"
 import { layerApp } from "./Intake/Http/App.ts"
-import {
-  answerCreateDirectly,
-  type DirectCreate,
-  type DirectCreateServices
-} from "./Intake/Http/DirectCreate.ts"
-import { answerIndexDirectly } from "./Intake/Http/FastPath.ts"
-import { indexBody } from "./Intake/Http/Public.ts"
 import { layerJanitor } from "./Intake/Janitor.ts"
 import { layerServices } from "./Intake/Services.ts"
 import { AppConfig } from "./Platform/Config.ts"
@@ -26,47 +19,25 @@ const bodyDeadlineMillis = 15_000
  * The HTTP listener: Node's own timeouts cut off clients that trickle headers or a body. Node
  * enforces them only when it checks its connections (every 30 s by default), so it checks every
  * second: otherwise a trickling client holds its socket for up to 30 s whatever the timeouts say.
- * `GET /v1`, a create that writes and a refused key are answered ahead of the router (`FastPath.ts`,
- * `Http/DirectCreate.ts`); the router answers everything else.
  */
-export const makeListener = (
-  context: Context.Context<DirectCreateServices>,
-  index: (requestId: string) => unknown
-) => {
-  const server = answerIndexDirectly(
-    createServer({
-      requestTimeout: bodyDeadlineMillis,
-      headersTimeout: 10_000,
-      keepAliveTimeout: 5_000,
-      maxHeaderSize: 16_384,
-      connectionsCheckingInterval: 1_000
-    }),
-    index,
-    context
-  )
-  return { server, direct: answerCreateDirectly(server, context) }
-}
-
-/** The listener on the configured port; on shutdown it waits for the direct creates still running. */
-const layerListener = Layer.unwrap(
-  Effect.gen(function* () {
-    const config = yield* AppConfig
-    const context = yield* Effect.context<DirectCreateServices>()
-    const index = (requestId: string) => indexBody(config.publicBaseUrl, requestId)
-    const started: Array<DirectCreate> = []
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(() => Promise.all(started.map((direct) => direct.drained())))
-    )
-    return NodeHttpServer.layer(
-      () => {
-        const { server, direct } = makeListener(context, index)
-        started.push(direct)
-        return server
-      },
-      { port: config.port, host: config.host, gracefulShutdownTimeout: "10 seconds" }
-    )
+export const makeListener = () =>
+  createServer({
+    requestTimeout: bodyDeadlineMillis,
+    headersTimeout: 10_000,
+    keepAliveTimeout: 5_000,
+    maxHeaderSize: 16_384,
+    connectionsCheckingInterval: 1_000
   })
-).pipe(Layer.provide(layerServices))
+
+const layerListener = Layer.unwrap(
+  Effect.map(AppConfig, (config) =>
+    NodeHttpServer.layer(makeListener, {
+      port: config.port,
+      host: config.host,
+      gracefulShutdownTimeout: "10 seconds"
+    })
+  )
+)
 
 const announce = Layer.effectDiscard(
   Effect.gen(function* () {

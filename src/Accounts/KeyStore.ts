@@ -1,9 +1,71 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
-import { generateApiKey } from "../Domain/ApiKey.ts"
+import { SqlClient, SqlSchema } from "effect/sql"
+import type { CallerShape } from "../Api/Api.ts"
+import { generateApiKey, hashApiKey, hashesEqual, parseApiKey, visiblePrefixOf } from "../Domain/ApiKey.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
-import { decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql.ts"
+import { step } from "../Platform/Observability/Steps.ts"
+import {
+  availableOrFail,
+  decodeFirst,
+  decodeRows,
+  IdRow,
+  ReadSql,
+  requireExisting,
+  type StoreUnavailable
+} from "../Platform/Sql.ts"
+
+/** Why a bearer token was refused; `originId` is known when the prefix names a key (a revoked one, say). */
+export class KeyRejected extends Schema.TaggedError<KeyRejected>()("KeyRejected", {
+  reason: Schema.Literals(["missing", "malformed", "unknown", "revoked"]),
+  prefix: Schema.NullOr(Schema.String),
+  originId: Schema.NullOr(Schema.String)
+}) {}
+
+/** What the lookup finds for a token's public id: the key, its origin and organization. */
+const KeyRow = Schema.Struct({
+  key_id: Schema.String,
+  key_hash: Schema.String,
+  revoked: Schema.Boolean,
+  origin_id: Schema.String,
+  label: Schema.String,
+  rate_limit: Schema.Number,
+  organization_id: Schema.String,
+  country: Schema.String
+})
+type KeyRow = typeof KeyRow.Type
+
+/** A missing or malformed token is refused here, before any lookup (decisions.md §6). */
+const parseToken = (token: string) => {
+  if (token === "") return Effect.fail(new KeyRejected({ reason: "missing", prefix: null, originId: null }))
+  const parsed = parseApiKey(token)
+  return parsed === undefined
+    ? Effect.fail(
+        new KeyRejected({ reason: "malformed", prefix: visiblePrefixOf(token) ?? null, originId: null })
+      )
+    : Effect.succeed(parsed)
+}
+
+/** The caller a key row stands for, or why the token does not match it. */
+const callerOf = (
+  token: string,
+  prefix: string,
+  row: KeyRow | undefined
+): Effect.Effect<CallerShape, KeyRejected> => {
+  if (row === undefined || !hashesEqual(row.key_hash, hashApiKey(token))) {
+    return Effect.fail(new KeyRejected({ reason: "unknown", prefix, originId: row?.origin_id ?? null }))
+  }
+  if (row.revoked) return Effect.fail(new KeyRejected({ reason: "revoked", prefix, originId: row.origin_id }))
+  return Effect.succeed({
+    keyId: row.key_id,
+    prefix,
+    originId: row.origin_id,
+    originLabel: row.label,
+    organizationId: row.organization_id,
+    country: row.country,
+    rateLimit: row.rate_limit
+  })
+}
 
 const OriginSummaryRow = Schema.Struct({
   id: Schema.String,
@@ -23,12 +85,14 @@ export interface IssuedKey {
 }
 
 /**
- * Key administration for operators: origins, their rate limits and their keys. The request
- * path's key check is `KeyCheck`.
+ * Origins and their keys: `authenticate` turns a bearer token into its caller on every request (no
+ * cache, so a revocation holds on the next request of every instance); operators create origins,
+ * set their rate limits, rotate and revoke keys.
  */
 export class KeyStore extends Context.Service<
   KeyStore,
   {
+    authenticate(token: string): Effect.Effect<CallerShape, KeyRejected | StoreUnavailable>
     createOrigin(input: {
       readonly organizationId: string
       readonly label: string
@@ -50,6 +114,19 @@ export class KeyStore extends Context.Service<
     KeyStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const read = (yield* ReadSql) ?? sql
+      const fn = yield* step
+      const lookup = SqlSchema.findOneOption({
+        Request: Schema.String,
+        Result: KeyRow,
+        execute: (publicId) => read`
+          SELECT k.id AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, o.id AS origin_id, o.label,
+                 o.rate_limit, g.id AS organization_id, g.country
+          FROM api_keys k
+          JOIN origins o ON o.id = k.origin_id
+          JOIN organizations g ON g.id = o.organization_id
+          WHERE k.public_id = ${publicId}`
+      })
 
       const insertKey = (originId: string) => {
         const issued = generateApiKey()
@@ -66,6 +143,13 @@ export class KeyStore extends Context.Service<
       })
 
       return KeyStore.of({
+        authenticate: fn("KeyStore.authenticate")(function* (token) {
+          const { publicId, prefix } = yield* parseToken(token)
+          yield* Effect.annotateCurrentSpan({ "key.prefix": prefix })
+          const row = yield* lookup(publicId).pipe(availableOrFail("KeyStore.authenticate"))
+          return yield* callerOf(token, prefix, Option.getOrUndefined(row))
+        }),
+
         createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
           yield* requireExisting(sql, "organization", input.organizationId)
           return yield* sql
@@ -183,7 +267,30 @@ export class KeyStore extends Context.Service<
         return keys.find((key) => key.revokedAt === null) ?? keys.at(-1)
       }
 
+      const lookup = (publicId: string): KeyRow | undefined => {
+        const key = store.keys.get(publicId)
+        const origin = key === undefined ? undefined : store.origins.get(key.originId)
+        const organization = origin === undefined ? undefined : store.organizations.get(origin.organizationId)
+        if (key === undefined || origin === undefined || organization === undefined) return undefined
+        return {
+          key_id: key.id,
+          key_hash: key.hash,
+          revoked: key.revokedAt !== null,
+          origin_id: origin.id,
+          label: origin.label,
+          rate_limit: origin.rateLimit,
+          organization_id: organization.id,
+          country: organization.country
+        }
+      }
+
       return KeyStore.of({
+        authenticate: Effect.fn("KeyStore.authenticate")(function* (token) {
+          const { publicId, prefix } = yield* parseToken(token)
+          yield* Effect.annotateCurrentSpan({ "key.prefix": prefix })
+          return yield* callerOf(token, prefix, lookup(publicId))
+        }),
+
         createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
           if (!store.organizations.has(input.organizationId)) {
             return yield* new UnknownEntity({ entity: "organization", id: input.organizationId })

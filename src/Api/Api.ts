@@ -27,7 +27,7 @@ import {
   UnsupportedMediaType,
   ValidationError
 } from "./Errors.ts"
-import { type LeadInput, LeadRequest, Limits } from "./LeadRequest.ts"
+import { LeadRequest, Limits } from "./LeadRequest.ts"
 
 export * from "./Errors.ts"
 
@@ -92,24 +92,11 @@ const printableAscii = /^[\x20-\x7E]+$/
 export const isIdempotencyKey = (key: string) =>
   key.length <= Limits.idempotencyKey && printableAscii.test(key)
 
-/** The first lead header that fails, in the contract's order; the schema below rejects the same ones. */
-export const leadHeaderProblem = (headers: {
-  readonly "x-service-dry-run"?: string | undefined
-  readonly "idempotency-key"?: string | undefined
-}) => {
-  const dryRun = headers["x-service-dry-run"]
-  if (dryRun !== undefined && dryRun !== "true") {
-    return { field: "X-Service-Dry-Run", message: "X-Service-Dry-Run only accepts the value true" } as const
-  }
-  const key = headers["idempotency-key"]
-  if (dryRun === undefined && key !== undefined && !isIdempotencyKey(key)) {
-    return {
-      field: "Idempotency-Key",
-      message: "Idempotency-Key must be 1 to 200 printable ASCII characters"
-    } as const
-  }
-  return undefined
-}
+/** The lead headers by their names on the wire, as a failing one is named in the error. */
+export const leadHeaderNames = {
+  "x-service-dry-run": "X-Service-Dry-Run",
+  "idempotency-key": "Idempotency-Key"
+} as const
 
 export const LeadHeaders = Schema.Struct({
   "x-service-dry-run": Schema.optionalKey(
@@ -128,7 +115,7 @@ export const LeadHeaders = Schema.Struct({
   Schema.makeFilter((headers) => {
     const key = headers["idempotency-key"]
     if (headers["x-service-dry-run"] === "true" || key === undefined || isIdempotencyKey(key)) return true
-    return { path: ["idempotency-key"], issue: "Expected 1 to 200 printable ASCII characters" }
+    return { path: ["idempotency-key"], issue: "must be 1 to 200 printable ASCII characters" }
   })
 )
 
@@ -145,26 +132,22 @@ export interface CallerShape {
 /** The origin (and so the organization) that a valid API key identifies. */
 export class Caller extends Context.Service<Caller, CallerShape>()("lead-intake/Caller") {}
 
-/** The lead a body describes once it passed contract order 4-7: media type, size, headers, fields. */
-export class ValidLead extends Context.Service<ValidLead, LeadInput>()("lead-intake/ValidLead") {}
-
-export class Journal extends HttpApiMiddleware.Service<Journal>()("lead-intake/Journal") {}
-
-/** Contract order 2-7 of `POST /v1/leads`: the key, the rate limit, the media type, the size, the headers, the body. */
-export class Admission extends HttpApiMiddleware.Service<Admission, { provides: Caller | ValidLead }>()(
+/** Contract order 2-3 of `POST /v1/leads`: the key names the caller, then the request counts in its rate window. */
+export class Admission extends HttpApiMiddleware.Service<Admission, { provides: Caller }>()(
   "lead-intake/Admission",
   {
     security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Format, "lk_live_…")) },
-    error: [
-      InvalidKey,
-      TemporarilyUnavailable,
-      RateLimited,
-      UnsupportedMediaType,
-      PayloadTooLarge,
-      ValidationError
-    ]
+    error: [InvalidKey, TemporarilyUnavailable, RateLimited]
   }
 ) {}
+
+/**
+ * Contract order 4-7: the media type, the size, then the headers and the body, which the endpoint's
+ * schemas decode; their failures are answered as the contract's 400 naming the first failing field.
+ */
+export class Decoding extends HttpApiMiddleware.Service<Decoding>()("lead-intake/Decoding", {
+  error: [UnsupportedMediaType, PayloadTooLarge, ValidationError]
+}) {}
 
 export class LeadsGroup extends HttpApiGroup.make("leads")
   .add(
@@ -190,8 +173,10 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
       })
     )
   )
+  .middleware(Decoding)
   .middleware(Admission)
-  .middleware(Journal) {}
+  // Every issue of the body is collected, so the first failing field in the contract's order answers.
+  .annotate(HttpApi.PayloadParseOptions, { errors: "all", onExcessProperty: "error" }) {}
 
 const publicHeaders = documentHeaders(() => ({}))
 

@@ -103,20 +103,9 @@ export const errorCatalog = {
 
 export type ErrorCode = keyof typeof errorCatalog
 
-export const errorCodes: ReadonlyArray<ErrorCode> = [
-  "validation_error",
-  "invalid_key",
-  "not_found",
-  "method_not_allowed",
-  "idempotency_conflict",
-  "idempotency_in_progress",
-  "payload_too_large",
-  "unsupported_media_type",
-  "property_not_found",
-  "rate_limited",
-  "internal_error",
-  "temporarily_unavailable"
-]
+export const isErrorCode = (value: string): value is ErrorCode => Object.hasOwn(errorCatalog, value)
+
+export const errorCodes = Object.keys(errorCatalog) as ReadonlyArray<ErrorCode>
 
 /** The headers the error with this code is always sent with. */
 export const errorHeaders = (code: ErrorCode): Readonly<Record<string, string>> => {
@@ -136,94 +125,39 @@ const envelope = <const Code extends ErrorCode>(code: Code) => ({
   request_id: Schema.String.annotate({ description: "Same as the X-Request-Id header." })
 })
 
-const describe = (code: ErrorCode) => ({
-  httpApiStatus: errorCatalog[code].status,
-  description: `${errorCatalog[code].title}. ${errorCatalog[code].description}`
-})
-
-export class ValidationError extends Schema.Error<ValidationError>("ValidationError")(
-  envelope("validation_error"),
-  describe("validation_error")
-) {
-  readonly _tag = "ValidationError"
+/**
+ * The base of the wire error for `code`: its envelope as the schema (so OpenAPI documents it) and
+ * its status and description from the catalog. Each error below is this, named once.
+ */
+const WireErrorBase = <const Tag extends string, const Code extends ErrorCode>(tag: Tag, code: Code) => {
+  class Base extends Schema.Error<Base>(tag)(envelope(code), {
+    httpApiStatus: errorCatalog[code].status,
+    description: `${errorCatalog[code].title}. ${errorCatalog[code].description}`
+  }) {
+    readonly _tag: Tag = tag
+    static readonly code: Code = code
+  }
+  return Base
 }
 
-export class InvalidKey extends Schema.Error<InvalidKey>("InvalidKey")(
-  envelope("invalid_key"),
-  describe("invalid_key")
-) {
-  readonly _tag = "InvalidKey"
-}
-
-export class NotFound extends Schema.Error<NotFound>("NotFound")(
-  envelope("not_found"),
-  describe("not_found")
-) {
-  readonly _tag = "NotFound"
-}
-
-export class MethodNotAllowed extends Schema.Error<MethodNotAllowed>("MethodNotAllowed")(
-  envelope("method_not_allowed"),
-  describe("method_not_allowed")
-) {
-  readonly _tag = "MethodNotAllowed"
-}
-
-export class IdempotencyConflict extends Schema.Error<IdempotencyConflict>("IdempotencyConflict")(
-  envelope("idempotency_conflict"),
-  describe("idempotency_conflict")
-) {
-  readonly _tag = "IdempotencyConflict"
-}
-
-export class IdempotencyInProgress extends Schema.Error<IdempotencyInProgress>("IdempotencyInProgress")(
-  envelope("idempotency_in_progress"),
-  describe("idempotency_in_progress")
-) {
-  readonly _tag = "IdempotencyInProgress"
-}
-
-export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(
-  envelope("payload_too_large"),
-  describe("payload_too_large")
-) {
-  readonly _tag = "PayloadTooLarge"
-}
-
-export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("UnsupportedMediaType")(
-  envelope("unsupported_media_type"),
-  describe("unsupported_media_type")
-) {
-  readonly _tag = "UnsupportedMediaType"
-}
-
-export class PropertyNotFound extends Schema.Error<PropertyNotFound>("PropertyNotFound")(
-  envelope("property_not_found"),
-  describe("property_not_found")
-) {
-  readonly _tag = "PropertyNotFound"
-}
-
-export class RateLimited extends Schema.Error<RateLimited>("RateLimited")(
-  envelope("rate_limited"),
-  describe("rate_limited")
-) {
-  readonly _tag = "RateLimited"
-}
-
-export class InternalError extends Schema.Error<InternalError>("InternalError")(
-  envelope("internal_error"),
-  describe("internal_error")
-) {
-  readonly _tag = "InternalError"
-}
-
-export class TemporarilyUnavailable extends Schema.Error<TemporarilyUnavailable>("TemporarilyUnavailable")(
-  envelope("temporarily_unavailable"),
-  describe("temporarily_unavailable")
-) {
-  readonly _tag = "TemporarilyUnavailable"
-}
+export class ValidationError extends WireErrorBase("ValidationError", "validation_error") {}
+export class InvalidKey extends WireErrorBase("InvalidKey", "invalid_key") {}
+export class NotFound extends WireErrorBase("NotFound", "not_found") {}
+export class MethodNotAllowed extends WireErrorBase("MethodNotAllowed", "method_not_allowed") {}
+export class IdempotencyConflict extends WireErrorBase("IdempotencyConflict", "idempotency_conflict") {}
+export class IdempotencyInProgress extends WireErrorBase(
+  "IdempotencyInProgress",
+  "idempotency_in_progress"
+) {}
+export class PayloadTooLarge extends WireErrorBase("PayloadTooLarge", "payload_too_large") {}
+export class UnsupportedMediaType extends WireErrorBase("UnsupportedMediaType", "unsupported_media_type") {}
+export class PropertyNotFound extends WireErrorBase("PropertyNotFound", "property_not_found") {}
+export class RateLimited extends WireErrorBase("RateLimited", "rate_limited") {}
+export class InternalError extends WireErrorBase("InternalError", "internal_error") {}
+export class TemporarilyUnavailable extends WireErrorBase(
+  "TemporarilyUnavailable",
+  "temporarily_unavailable"
+) {}
 
 /** The envelope every error is answered with, for the error with this code. */
 export interface Envelope<Code extends ErrorCode> {
@@ -235,30 +169,6 @@ export interface Envelope<Code extends ErrorCode> {
   }
   readonly request_id: string
 }
-
-const wireErrors = {
-  validation_error: (fields: Envelope<"validation_error">) => new ValidationError(fields),
-  invalid_key: (fields: Envelope<"invalid_key">) => new InvalidKey(fields),
-  not_found: (fields: Envelope<"not_found">) => new NotFound(fields),
-  method_not_allowed: (fields: Envelope<"method_not_allowed">) => new MethodNotAllowed(fields),
-  idempotency_conflict: (fields: Envelope<"idempotency_conflict">) => new IdempotencyConflict(fields),
-  idempotency_in_progress: (fields: Envelope<"idempotency_in_progress">) => new IdempotencyInProgress(fields),
-  payload_too_large: (fields: Envelope<"payload_too_large">) => new PayloadTooLarge(fields),
-  unsupported_media_type: (fields: Envelope<"unsupported_media_type">) => new UnsupportedMediaType(fields),
-  property_not_found: (fields: Envelope<"property_not_found">) => new PropertyNotFound(fields),
-  rate_limited: (fields: Envelope<"rate_limited">) => new RateLimited(fields),
-  internal_error: (fields: Envelope<"internal_error">) => new InternalError(fields),
-  temporarily_unavailable: (fields: Envelope<"temporarily_unavailable">) => new TemporarilyUnavailable(fields)
-} satisfies { readonly [Code in ErrorCode]: (fields: Envelope<Code>) => unknown }
-
-/** The wire error declared for `code`. */
-export type WireErrorOf<Code extends ErrorCode> = ReturnType<(typeof wireErrors)[Code]>
-
-/** Every error the API answers with: the only way any endpoint, middleware or fallback fails. */
-export type WireError = WireErrorOf<ErrorCode>
-
-const constructors: { readonly [Code in ErrorCode]: (fields: Envelope<Code>) => WireErrorOf<Code> } =
-  wireErrors
 
 const wireErrorClasses = [
   ValidationError,
@@ -275,9 +185,27 @@ const wireErrorClasses = [
   TemporarilyUnavailable
 ] as const
 
+type WireErrorClass = (typeof wireErrorClasses)[number]
+
+/** The wire error declared for `code`. */
+export type WireErrorOf<Code extends ErrorCode> = InstanceType<
+  Extract<WireErrorClass, { readonly code: Code }>
+>
+
+/** Every error the API answers with: the only way any endpoint, middleware or fallback fails. */
+export type WireError = WireErrorOf<ErrorCode>
+
+const classOf = new Map<ErrorCode, WireErrorClass>(
+  wireErrorClasses.map((WireError) => [WireError.code, WireError])
+)
+
 export const isWireError = (u: unknown): u is WireError =>
   wireErrorClasses.some((WireErrorClass) => u instanceof WireErrorClass)
 
 /** The wire error for `code`, in the envelope. */
-export const makeWireError = <Code extends ErrorCode>(fields: Envelope<Code>): WireErrorOf<Code> =>
-  constructors[fields.error.code](fields)
+export const makeWireError = <Code extends ErrorCode>(fields: Envelope<Code>): WireErrorOf<Code> => {
+  const WireError = classOf.get(fields.error.code) as unknown as new (
+    fields: Envelope<Code>
+  ) => WireErrorOf<Code>
+  return new WireError(fields)
+}

@@ -18,28 +18,43 @@ const codePoints = (text: string) => {
   return count
 }
 
-/** A string rule with the JSON Schema it stands for, so the OpenAPI document states exactly what is checked. */
-const rule = (check: (text: string) => boolean, expected: string, jsonSchema: Record<string, unknown>) =>
-  Schema.makeFilter((text: string) => check(text) || `Expected ${expected}`, {
-    expected,
+/**
+ * A rule with the message a partner reads (after the field's name) and the JSON Schema it stands
+ * for, so the OpenAPI document states exactly what is checked.
+ */
+const rule = <T>(check: (value: T) => boolean, message: string, jsonSchema: Record<string, unknown> = {}) =>
+  Schema.makeFilter((value: T) => check(value) || message, {
+    message,
+    expected: message,
     toJsonSchema: () => jsonSchema
   })
 
-/** PostgreSQL text cannot hold U+0000, so no stored text may contain it. */
-const withoutNul = rule((text) => !text.includes("\u0000"), "text without NUL (U+0000) characters", {})
+/** PostgreSQL text holds neither U+0000 nor an unpaired surrogate, so no stored text may contain one. */
+export const isStorableText = (text: string) => !text.includes("\u0000") && text.isWellFormed()
+
+const storable = rule(isStorableText, "must not contain NUL (U+0000) or unpaired surrogate characters", {
+  pattern: "^[^\\u0000]*$"
+})
 
 const maxCodePoints = (max: number) =>
-  rule((text) => codePoints(text) <= max, `at most ${max} characters`, { maxLength: max })
+  rule((text: string) => codePoints(text) <= max, `must be at most ${max} characters`, { maxLength: max })
 
-const betweenCodePoints = (min: number, max: number, prepare: (text: string) => string = (text) => text) =>
+const betweenCodePoints = (min: number, max: number, normalize: (text: string) => string, after: string) =>
   rule(
-    (text) => {
-      const length = codePoints(prepare(text))
+    (text: string) => {
+      const length = codePoints(normalize(text))
       return length >= min && length <= max
     },
-    `${min} to ${max} characters`,
-    { minLength: min, maxLength: max }
+    `must be ${min} to ${max} characters ${after}`,
+    // the document states the bound on what is sent; the rule counts after normalising
+    { minLength: min, maxLength: max, pattern: "\\S" }
   )
+
+/** `nombre` as stored: trimmed, inner whitespace collapsed to one space, NFC. */
+export const normalizeNombre = (raw: string) => raw.normalize("NFC").trim().replace(/\s+/gu, " ")
+
+/** `email` as stored: trimmed and lower-case. */
+export const normalizeEmail = (raw: string) => raw.trim().toLowerCase()
 
 const MINIMUM_PHONE_DIGITS = 10
 const ACCEPTABLE_PHONE_CHARACTERS = /^\+?[0-9 ().-]*$/
@@ -48,77 +63,131 @@ const ACCEPTABLE_PHONE_CHARACTERS = /^\+?[0-9 ().-]*$/
 export const isAcceptablePhone = (raw: string): boolean =>
   ACCEPTABLE_PHONE_CHARACTERS.test(raw) && raw.replace(/\D/g, "").length >= MINIMUM_PHONE_DIGITS
 
-export const Nombre = Schema.String.check(betweenCodePoints(1, Limits.nombre), withoutNul).annotate({
+export const Nombre = Schema.String.check(
+  storable,
+  betweenCodePoints(1, Limits.nombre, normalizeNombre, "after trimming")
+).annotate({
   description:
-    "Contact name. Trimmed, inner whitespace collapsed and NFC-normalised, then 1 to 200 characters."
+    "Contact name. Trimmed, inner whitespace collapsed and NFC-normalised, then 1 to 200 characters (Unicode code points)."
 })
 
 export const Telefono = Schema.String.check(
-  rule(isAcceptablePhone, "a phone with at least 10 digits", {
-    pattern: "^\\+?[0-9 .()-]*([0-9][ .()-]*){10,}$"
-  })
+  rule(
+    isAcceptablePhone,
+    "must have at least 10 digits and only digits, spaces, hyphens, dots, parentheses and one leading +",
+    { pattern: "^\\+?[0-9 .()-]*([0-9][ .()-]*){10,}$" }
+  )
 ).annotate({
   description:
     "Phone in any format: at least 10 digits; only digits, spaces, hyphens, dots, parentheses and one leading +. The only matching criterion for an existing lead."
 })
 
+/** `local@domain.tld`: no spaces, one @, a dot-separated domain with at least two non-empty labels. */
 const emailShape = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
 
 export const Email = Schema.String.check(
-  withoutNul,
-  rule((text) => text.length <= Limits.email && emailShape.test(text), "an e-mail address", {
-    format: "email",
-    maxLength: Limits.email
-  })
+  storable,
+  rule(
+    (text: string) => {
+      const email = normalizeEmail(text)
+      return email.length <= Limits.email && emailShape.test(email)
+    },
+    "must look like local@domain.tld (no spaces, at most 254 characters)",
+    { maxLength: Limits.email, pattern: "^\\s*[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+\\s*$" }
+  )
 ).annotate({
-  description: "E-mail address (local@domain.tld, no spaces, at most 254 characters). Stored lowercase."
+  description:
+    "E-mail address: local@domain.tld, no spaces, at most 254 characters (surrounding spaces are trimmed). Stored lowercase."
 })
 
-export const Mensaje = Schema.String.check(maxCodePoints(Limits.mensaje), withoutNul).annotate({
-  description: "Free text, stored as a note. Longer than 2000 characters is rejected, never trimmed."
+export const Mensaje = Schema.String.check(storable, maxCodePoints(Limits.mensaje)).annotate({
+  description:
+    "Free text, stored as a note. Longer than 2000 characters (Unicode code points) is rejected, never trimmed."
 })
 
-export const Codigo = Schema.String.check(Schema.isPattern(/^[A-Za-z]{3}-[0-9]{4}$/u)).annotate({
+export const Codigo = Schema.String.check(
+  rule(
+    (text: string) => /^[A-Za-z]{3}-[0-9]{4}$/u.test(text),
+    "must be three letters, a hyphen and four digits",
+    {
+      pattern: "^[A-Za-z]{3}-[0-9]{4}$"
+    }
+  )
+).annotate({
   description:
     "The service's own property code: three letters, a hyphen and four digits (letters case-insensitive)."
 })
 
 export const ExternalCode = Schema.String.check(
-  betweenCodePoints(1, Limits.externalCode),
-  withoutNul
-).annotate({
-  description: "The organization's own code for the property, as in its catalog."
+  storable,
+  betweenCodePoints(1, Limits.externalCode, (text) => text, "")
+).annotate({ description: "The organization's own code for the property, as in its catalog." })
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/iu
+
+export const PropertyId = Schema.String.check(
+  rule((text: string) => uuid.test(text), "must be a UUID", { format: "uuid" })
+).annotate({ description: "Internal UUID of the property record." })
+
+export const Propiedad = Schema.Struct({
+  codigo: Schema.optionalKey(Codigo),
+  external_code: Schema.optionalKey(ExternalCode),
+  id: Schema.optionalKey(PropertyId)
 })
-
-export const PropertyId = Schema.String.check(Schema.isUUID()).annotate({
-  description: "Internal UUID of the property record."
-})
-
-export const Propiedad = Schema.Union([
-  Schema.Struct({ codigo: Codigo }),
-  Schema.Struct({ external_code: ExternalCode }),
-  Schema.Struct({ id: PropertyId })
-]).annotate({
-  title: "PropertyReference",
-  description: "Property of interest: exactly one of `codigo`, `external_code` or `id`."
-})
-
-export const ExtrasKey = Schema.String.check(
-  betweenCodePoints(1, Limits.extrasKey, (key) => key.trim()),
-  withoutNul
-)
-
-const ExtrasText = Schema.String.check(maxCodePoints(Limits.extrasValue), withoutNul)
-
-export const ExtrasValue = Schema.Union([ExtrasText, Schema.Finite, Schema.Boolean, Schema.Null])
-
-export const Extras = Schema.Record(ExtrasKey, ExtrasValue)
-  .check(Schema.isMaxProperties(Limits.extrasEntries))
+  .check(
+    rule(
+      (reference: object) => Object.keys(reference).length === 1,
+      "must have exactly one of codigo, external_code or id",
+      { minProperties: 1, maxProperties: 1 }
+    )
+  )
   .annotate({
-    description:
-      "Up to 20 key-value pairs appended to the lead's notes as `key: value`. Keys 1-60 characters (trimmed), values a string of at most 200 characters, a number, a boolean or null. Null and blank values are ignored but count toward the 20."
+    title: "PropertyReference",
+    description: "Property of interest: exactly one of `codigo`, `external_code` or `id`."
   })
 
+export const ExtrasKey = Schema.String.check(
+  storable,
+  rule(
+    (key: string) => codePoints(key.trim()) <= Limits.extrasKey,
+    `must be at most ${Limits.extrasKey} characters`,
+    {
+      maxLength: Limits.extrasKey
+    }
+  )
+)
+
+const ExtrasText = Schema.String.check(storable, maxCodePoints(Limits.extrasValue))
+
+export const ExtrasValue = Schema.Union([ExtrasText, Schema.Finite, Schema.Boolean, Schema.Null]).annotate({
+  description: "A string of at most 200 characters, a number, a boolean or null.",
+  message: "must be a string of at most 200 characters, a number, a boolean or null"
+})
+
+export const Extras = Schema.Record(ExtrasKey, ExtrasValue)
+  .check(
+    rule(
+      (extras: object) => Object.keys(extras).length <= Limits.extrasEntries,
+      `must have at most ${Limits.extrasEntries} entries`,
+      { maxProperties: Limits.extrasEntries }
+    ),
+    rule(
+      (extras: object) => Object.keys(extras).every((key) => key.trim() !== ""),
+      "keys must not be blank",
+      {
+        propertyNames: { pattern: "\\S" }
+      }
+    )
+  )
+  .annotate({
+    description:
+      "Up to 20 key-value pairs appended to the lead's notes as `key: value`. Keys 1-60 characters (trimmed, not blank), values a string of at most 200 characters, a number, a boolean or null. Null and blank values are ignored but count toward the 20."
+  })
+
+/**
+ * The body of `POST /v1/leads` as sent: HttpApi decodes it with these schemas (unknown fields
+ * refused, every issue collected) and the first failing field in the contract's order answers.
+ */
 export const LeadRequest = Schema.Struct({
   nombre: Nombre,
   telefono: Schema.optionalKey(Schema.NullOr(Telefono)),
@@ -131,19 +200,37 @@ export const LeadRequest = Schema.Struct({
   description:
     "A lead to create, or to enrich the existing lead with the same phone. Unknown fields are rejected."
 })
+export type LeadRequest = typeof LeadRequest.Type
 
-/** A lead request once it has passed every check: what the create handler works with. */
-export type PropertyReference =
-  | { readonly by: "codigo"; readonly value: string }
-  | { readonly by: "external_code"; readonly value: string }
-  | { readonly by: "id"; readonly value: string }
+/** The body's fields in the order decisions.md names the first failing one; unknown fields come last. */
+export const fieldOrder: ReadonlyArray<keyof LeadRequest> = [
+  "nombre",
+  "telefono",
+  "email",
+  "mensaje",
+  "propiedad",
+  "extras"
+]
 
-export interface LeadInput {
-  readonly nombre: string
-  readonly telefono: string | null
-  readonly email: string | null
-  readonly mensaje: string | null
-  readonly propiedad: PropertyReference | null
-  /** Stored extras in the order sent, values as text; null and blank values already dropped. */
-  readonly extras: ReadonlyArray<readonly [key: string, value: string]>
+/**
+ * The name a failure at `path` is reported under: the body itself, a field, `propiedad.codigo` and
+ * `propiedad.id` for a malformed reference (any other trouble with `propiedad` names `propiedad`),
+ * `extras.<key>` as sent for an entry.
+ */
+export const fieldAt = (path: ReadonlyArray<PropertyKey>): string => {
+  const [field, key] = path
+  if (field === undefined) return "body"
+  if (field === "propiedad") {
+    return key === "codigo" || key === "id" ? `propiedad.${key}` : "propiedad"
+  }
+  if (field === "extras" && key !== undefined) return `extras.${String(key)}`
+  return String(field)
+}
+
+/** Where a field's failure ranks among several: the body first, then the contract's order, unknown fields last. */
+export const rankOf = (path: ReadonlyArray<PropertyKey>): number => {
+  const [field] = path
+  if (field === undefined) return -1
+  const index = fieldOrder.indexOf(field as keyof LeadRequest)
+  return index === -1 ? fieldOrder.length : index
 }

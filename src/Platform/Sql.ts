@@ -1,3 +1,4 @@
+import { hash } from "node:crypto"
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import {
   Array as Arr,
@@ -13,6 +14,7 @@ import {
 } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { Migrator, SqlClient, type SqlConnection, type SqlError } from "effect/sql"
+import { sqlFunctions } from "../../migrations/functions.ts"
 import { migrations } from "../../migrations/index.ts"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { AppConfig, redactedDatabaseUrl } from "./Config.ts"
@@ -347,19 +349,57 @@ const migrationLockKey = 4_812_775_001
 
 const runMigrations = Migrator.make({})
 
-/** Applies pending migrations; an advisory lock makes concurrent starts wait for each other. */
+const AppliedFunction = Schema.Struct({ name: Schema.String, checksum: Schema.String })
+
+/**
+ * The repeatable step after the versioned migrations: every SQL function whose text in
+ * `migrations/functions.ts` differs from the one last applied (by checksum) is created again.
+ */
+const applyFunctions = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE IF NOT EXISTS schema_functions (
+      name text PRIMARY KEY,
+      checksum text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`
+  const rows = yield* sql`SELECT name, checksum FROM schema_functions`.pipe(
+    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(AppliedFunction)))
+  )
+  const applied = new Map(rows.map((row) => [row.name, row.checksum]))
+  const changed: Array<string> = []
+  for (const { name, text } of sqlFunctions) {
+    const checksum = hash("sha256", text, "hex")
+    if (applied.get(name) === checksum) continue
+    yield* sql.unsafe(text)
+    yield* sql`
+      INSERT INTO schema_functions (name, checksum) VALUES (${name}, ${checksum})
+      ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()`
+    changed.push(name)
+  }
+  return changed
+})
+
+/**
+ * Applies pending migrations, then the SQL functions whose text changed; an advisory lock makes
+ * concurrent starts wait for each other.
+ */
 export const migrate = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  return yield* sql.withTransaction(
-    Effect.andThen(
-      sql`SELECT pg_advisory_xact_lock(${migrationLockKey})`,
-      runMigrations({ loader: Migrator.fromRecord(migrations), table: "schema_migrations" })
-    )
+  const [applied, functions] = yield* sql.withTransaction(
+    Effect.gen(function* () {
+      yield* sql`SELECT pg_advisory_xact_lock(${migrationLockKey})`
+      const applied = yield* runMigrations({
+        loader: Migrator.fromRecord(migrations),
+        table: "schema_migrations"
+      })
+      return [applied, yield* applyFunctions] as const
+    })
   )
-}).pipe(
-  Effect.map((applied) => applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)),
-  Effect.withSpan("Sql.migrate")
-)
+  if (functions.length > 0)
+    yield* Effect.logInfo("SQL functions applied").pipe(Effect.annotateLogs({ functions }))
+  return applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
+}).pipe(Effect.withSpan("Sql.migrate"))
 
 export const layerMigrated = Layer.effectDiscard(
   Effect.gen(function* () {

@@ -38,6 +38,16 @@ const alternatives = (document: Json, schema: Json): ReadonlyArray<Json> => {
   return members === undefined ? [resolved] : members.flatMap((member) => alternatives(document, member))
 }
 
+/** A schema with the constraints of its `allOf` members merged in (the generator puts a second rule there). */
+const flat = (document: Json, schema: Json): Json => {
+  const resolved = deref(document, schema)
+  const members = (resolved.allOf ?? []) as ReadonlyArray<Json>
+  return Object.assign({}, ...members.map((member) => flat(document, member)), {
+    ...resolved,
+    allOf: undefined
+  })
+}
+
 const lower = (names: Iterable<string>) => [...names].map((name) => name.toLowerCase())
 
 const leadsOperation = (document: Json) => at(document, "paths", "/v1/leads", "post")
@@ -319,7 +329,7 @@ layer(Contract.layer(layerMemoryServices))("GET /v1/openapi.json (memory)", (it)
         "extras"
       ])
 
-      const nombre = deref(document, at(properties, "nombre"))
+      const nombre = flat(document, at(properties, "nombre"))
       assert.strictEqual(nombre.type, "string")
       assert.strictEqual(nombre.minLength, 1)
       assert.strictEqual(nombre.maxLength, 200)
@@ -328,7 +338,7 @@ layer(Contract.layer(layerMemoryServices))("GET /v1/openapi.json (memory)", (it)
       assert.strictEqual(mensaje.type, "string")
       assert.strictEqual(mensaje.maxLength, 2000)
 
-      const email = nonNull(document, at(properties, "email"))
+      const email = flat(document, nonNull(document, at(properties, "email")))
       assert.strictEqual(email.maxLength, 254)
 
       const extras = nonNull(document, at(properties, "extras"))
@@ -342,33 +352,17 @@ layer(Contract.layer(layerMemoryServices))("GET /v1/openapi.json (memory)", (it)
       )
       assert.strictEqual(values.find((value) => value.type === "string")!.maxLength, 200)
 
-      const references = alternatives(document, nonNull(document, at(properties, "propiedad")))
-      assert.sameMembers(
-        references.map((reference) => {
-          assert.strictEqual(reference.additionalProperties, false)
-          assert.lengthOf(reference.required as Array<string>, 1)
-          return (reference.required as Array<string>)[0]
-        }),
-        ["codigo", "external_code", "id"]
+      // exactly one of the three references: no other key, at least one and at most one property
+      const reference = nonNull(document, at(properties, "propiedad"))
+      assert.strictEqual(reference.additionalProperties, false)
+      assert.strictEqual(reference.minProperties, 1)
+      assert.strictEqual(reference.maxProperties, 1)
+      assert.sameMembers(Object.keys(at(reference, "properties")), ["codigo", "external_code", "id"])
+      assert.isString(
+        deref(document, at(reference, "properties", "codigo")).pattern,
+        "codigo states its format"
       )
-      const codigo = deref(
-        document,
-        at(
-          references.find((reference) => (reference.required as Array<string>)[0] === "codigo")!,
-          "properties",
-          "codigo"
-        )
-      )
-      assert.isString(codigo.pattern, "codigo states its format")
-      const id = deref(
-        document,
-        at(
-          references.find((reference) => (reference.required as Array<string>)[0] === "id")!,
-          "properties",
-          "id"
-        )
-      )
-      assert.strictEqual(id.format, "uuid")
+      assert.strictEqual(deref(document, at(reference, "properties", "id")).format, "uuid")
     })
   )
 
@@ -389,14 +383,8 @@ layer(Contract.layer(layerMemoryServices))("GET /v1/openapi.json (memory)", (it)
         const response = yield* dryRun({ nombre: "Ana", telefono: value })
         assert.strictEqual(telefono.test(value), response.status === 200, `telefono ${JSON.stringify(value)}`)
       }
-      const references = alternatives(document, nonNull(document, at(properties, "propiedad")))
-      const codigoSchema = references.find(
-        (reference) => (reference.required as Array<string>)[0] === "codigo"
-      )!
-      const codigo = new RegExp(
-        String(deref(document, at(codigoSchema, "properties", "codigo")).pattern),
-        "u"
-      )
+      const reference = nonNull(document, at(properties, "propiedad"))
+      const codigo = new RegExp(String(deref(document, at(reference, "properties", "codigo")).pattern), "u")
       for (const value of ["ABC-1234", "abc-1234", "AB-1234", "ABC-12345", "ABC1234"]) {
         const response = yield* dryRun({ nombre: "Ana", propiedad: { codigo: value } })
         assert.strictEqual(codigo.test(value), response.status !== 400, `codigo ${JSON.stringify(value)}`)

@@ -1,8 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { errorCodes } from "../../src/Api/Api.ts"
-import { KeyCheck } from "../../src/Intake/KeyCheck.ts"
-import { admitThenAccept, LeadIntake } from "../../src/Intake/LeadIntake.ts"
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { layerMemoryServices } from "../support/Client.ts"
 import { testConfig } from "../support/Database.ts"
@@ -294,15 +292,8 @@ const layerDyingRepository = Layer.succeed(
   })
 )
 
-/** The write path dies as a bug would make it: the intake's write and the repository's reads. */
-const layerDyingWrites = Layer.effect(
-  LeadIntake,
-  Effect.gen(function* () {
-    const intake = yield* LeadIntake
-    const accept = () => Effect.die(new Error(secret))
-    return LeadIntake.of({ ...intake, accept, admitAndAccept: admitThenAccept(yield* KeyCheck, accept) })
-  })
-).pipe(Layer.provideMerge(Layer.merge(layerMemoryServices, layerDyingRepository)))
+/** The write path dies as a bug would make it: the repository's write. */
+const layerDyingWrites = Layer.merge(layerMemoryServices, layerDyingRepository)
 
 layer(Contract.layer(layerDyingWrites))("a defect in a handler (memory)", (it) => {
   it.effect("answers 500 internal_error with the bare envelope and nothing of the defect", () =>

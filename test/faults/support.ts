@@ -5,7 +5,6 @@ import { PgClient } from "@effect/sql-pg"
 import { type Context, Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
-import type { DirectCreate } from "../../src/Intake/Http/DirectCreate.ts"
 import { layerServices } from "../../src/Intake/Services.ts"
 import { AppConfig } from "../../src/Platform/Config.ts"
 import { acquireEmbeddedCluster, pgCtl, startPostmaster } from "../../src/Platform/EmbeddedPostgres.ts"
@@ -168,27 +167,22 @@ export const sleep = (millis: number) => new Promise((resolve) => setTimeout(res
 
 /**
  * The service on a real socket, on its PostgreSQL layers, with the listener `serve` uses (its
- * timeouts, `GET /v1` and the direct create ahead of the router), so client disconnects and slow
- * clients reach it the way they would in production. `direct: false` leaves every request to the
- * router, for tests that compare the two.
+ * timeouts), so client disconnects and slow clients reach it the way they would in production.
  */
 export const startPostgresServer = async (
   url: string,
   poolSize = 10,
   options: {
-    readonly direct?: boolean
     readonly seed?: Parameters<typeof seedOrganization>[0]
     /** Collects the service's JSON log lines (level Info and up) instead of discarding them. */
     readonly logLines?: Array<string>
   } = {}
 ) => {
-  const { createServer } = await import("node:http")
   const { NodeHttpServer } = await import("@effect/platform-node")
   const { HttpRouter, HttpServer } = await import("effect/http")
   const { Logger, References, Scope, Exit } = await import("effect")
   const { makeJsonLogger } = await import("../../src/Platform/Observability.ts")
   const { layerApp } = await import("../../src/Intake/Http/App.ts")
-  const { indexBody } = await import("../../src/Intake/Http/Public.ts")
   const { makeListener } = await import("../../src/Server.ts")
   const { seed } = await import("../support/Client.ts")
   const { layerTestConfig } = await import("../support/Database.ts")
@@ -210,23 +204,14 @@ export const startPostgresServer = async (
             Layer.provideMerge(Sql.layer),
             Layer.provideMerge(Layer.succeed(AppConfig, config)),
             Layer.provideMerge(layerLogs),
-            // As `serve` without an OpenTelemetry endpoint: what lets `GET /v1` and creates skip the router.
+            // As `serve` without an OpenTelemetry endpoint.
             Layer.provideMerge(Layer.succeed(References.TracerEnabled, false)),
             Layer.orDie
           )
         )
-        let direct: DirectCreate | undefined
-        const listener = () => {
-          if (options.direct === false) {
-            return createServer({ requestTimeout: 15_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 })
-          }
-          const made = makeListener(services, (requestId) => indexBody(config.publicBaseUrl, requestId))
-          direct = made.direct
-          return made.server
-        }
         const context = yield* Layer.build(
           HttpRouter.serve(layerApp, { disableLogger: true }).pipe(
-            Layer.provideMerge(NodeHttpServer.layer(listener, { port: 0, host: "127.0.0.1" })),
+            Layer.provideMerge(NodeHttpServer.layer(makeListener, { port: 0, host: "127.0.0.1" })),
             Layer.provide(Layer.succeedContext(services)),
             Layer.provide(layerTestConfig),
             Layer.provide(layerLogs)
@@ -239,9 +224,7 @@ export const startPostgresServer = async (
         return {
           port: "port" in server.address ? server.address.port : 0,
           fixture,
-          services: services as unknown as Context.Context<Services>,
-          /** Creates answered ahead of the router: always 0 with `direct: false`. */
-          answeredDirectly: () => direct?.answered() ?? 0
+          services: services as unknown as Context.Context<Services>
         }
       })
     )

@@ -80,7 +80,13 @@ describe("a real server process exporting to a local OTLP/HTTP receiver", () => 
     expect(rootAttributes["http.response.status_code"]).toBe(201)
     expect(rootAttributes["request.outcome"]).toBe("created")
     const names = new Set(spans.map((span) => span.name))
-    for (const step of ["KeyCheck.admit", "LeadRequest.validate", "LeadIntake.accept", "RequestLog.record"]) {
+    for (const step of [
+      "KeyStore.authenticate",
+      "RateLimiter.consume",
+      "Leads.write",
+      "LeadRepository.createOrEnrich",
+      "RequestLog.record"
+    ]) {
       expect(names, step).toContain(step)
     }
     const statements = spans.filter((span) => attributesOf(span.attributes)["db.query.text"] !== undefined)

@@ -7,10 +7,9 @@ import type { Organizations } from "../../src/Accounts/Organizations.ts"
 import type { CaptureRules } from "../../src/Intake/CaptureRules.ts"
 import { layerApp } from "../../src/Intake/Http/App.ts"
 import type { IdempotencyStore } from "../../src/Intake/IdempotencyStore.ts"
-import { KeyCheck } from "../../src/Intake/KeyCheck.ts"
-import { admitThenAccept, LeadIntake } from "../../src/Intake/LeadIntake.ts"
-import type { LeadRepository } from "../../src/Intake/LeadRepository.ts"
+import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import type { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
+import type { RateLimiter } from "../../src/Intake/RateLimiter.ts"
 import type { RequestLog } from "../../src/Intake/RequestLog.ts"
 import { layerTracer, makeJsonLogger } from "../../src/Platform/Observability.ts"
 import { type Fixture, layerMemoryServices, seed } from "../support/Client.ts"
@@ -18,8 +17,7 @@ import { layerTestConfig } from "../support/Database.ts"
 
 export type Services =
   | KeyStore
-  | KeyCheck
-  | LeadIntake
+  | RateLimiter
   | IdempotencyStore
   | LeadRepository
   | PropertyCatalog
@@ -213,18 +211,10 @@ export const requestLine = (requestId: string) =>
 export const layerBrokenWrites = Layer.effectContext(
   Effect.gen(function* () {
     const context = yield* Layer.build(layerMemoryServices)
-    const intake = Context.get(context, LeadIntake)
-    const accept = Effect.fn("LeadIntake.accept")(function* () {
+    const leads = Context.get(context, LeadRepository)
+    const createOrEnrich = Effect.fn("LeadRepository.createOrEnrich")(function* () {
       return yield* Effect.die(new Error("the write path is on fire"))
     })
-    return Context.add(
-      context,
-      LeadIntake,
-      LeadIntake.of({
-        ...intake,
-        accept,
-        admitAndAccept: admitThenAccept(Context.get(context, KeyCheck), accept)
-      })
-    )
+    return Context.add(context, LeadRepository, LeadRepository.of({ ...leads, createOrEnrich }))
   })
 )

@@ -3,7 +3,6 @@ import { Effect } from "effect"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
 import { apiKeyChecksum, generateApiKey, parseApiKey } from "../../src/Domain/ApiKey.ts"
-import { KeyCheck } from "../../src/Intake/KeyCheck.ts"
 import { acrossLayers, expectFailure, setClock } from "./Suite.ts"
 
 const newOrganization = (country = "MX") =>
@@ -13,11 +12,7 @@ const newOrganization = (country = "MX") =>
   })
 
 /** The caller the request path's key check finds for a token. */
-const authenticate = (token: string) =>
-  Effect.gen(function* () {
-    const check = yield* KeyCheck
-    return (yield* check.admit(token)).caller
-  })
+const authenticate = (token: string) => Effect.flatMap(KeyStore, (keys) => keys.authenticate(token))
 
 const authenticateRejected = (token: string) =>
   Effect.gen(function* () {

@@ -6,18 +6,16 @@ import type { Organizations } from "../../src/Accounts/Organizations.ts"
 import { phoneMatchKey } from "../../src/Domain/Phone.ts"
 import type { CaptureRules } from "../../src/Intake/CaptureRules.ts"
 import type { IdempotencyStore } from "../../src/Intake/IdempotencyStore.ts"
-import type { KeyCheck } from "../../src/Intake/KeyCheck.ts"
 import type { LeadInput } from "../../src/Intake/LeadInput.ts"
-import type { LeadIntake } from "../../src/Intake/LeadIntake.ts"
 import type { LeadRepository, LeadWrite } from "../../src/Intake/LeadRepository.ts"
 import type { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
+import type { RateLimiter } from "../../src/Intake/RateLimiter.ts"
 import type { RequestLog } from "../../src/Intake/RequestLog.ts"
 import { layerMemoryServices, layerPostgresServices } from "../support/Client.ts"
 
 export type Services =
   | KeyStore
-  | KeyCheck
-  | LeadIntake
+  | RateLimiter
   | IdempotencyStore
   | LeadRepository
   | PropertyCatalog

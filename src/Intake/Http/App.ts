@@ -1,8 +1,8 @@
 import { Layer } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../Api/Api.ts"
+import { layerAdmission, layerDecoding } from "./Admission.ts"
 import { layerLeadHandlers } from "./Leads.ts"
-import { layerAdmission, layerJournal } from "./Middleware.ts"
 import { layerPublicHandlers } from "./Public.ts"
 import { layerGlobalMiddleware } from "./Routing.ts"
 
@@ -10,7 +10,7 @@ import { layerGlobalMiddleware } from "./Routing.ts"
 export const layerApp = Layer.mergeAll(
   HttpApiBuilder.layer(Api).pipe(
     Layer.provide([layerPublicHandlers, layerLeadHandlers]),
-    Layer.provide([layerJournal, layerAdmission])
+    Layer.provide([layerAdmission, layerDecoding])
   ),
   layerGlobalMiddleware
 )

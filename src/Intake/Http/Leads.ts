@@ -1,123 +1,187 @@
-import { Effect, type Exit, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api, Caller, type CallerShape, ValidLead } from "../../Api/Api.ts"
+import { Api, Caller, type CallerShape } from "../../Api/Api.ts"
+import type { LeadRequest } from "../../Api/LeadRequest.ts"
+import { requestFingerprint } from "../../Domain/Fingerprint.ts"
+import { phoneMatchKey } from "../../Domain/Phone.ts"
 import { AppConfig } from "../../Platform/Config.ts"
-import type { LeadInput } from "../LeadInput.ts"
-import { type AcceptError, type Accepted, LeadIntake, type Preview } from "../LeadIntake.ts"
-import { Written } from "./Middleware.ts"
-import { fail, RequestContext, setResponseHeaders, settle } from "./RequestContext.ts"
-
-const unavailable = () =>
-  fail("temporarily_unavailable", "The database could not be reached; nothing was written")
+import { step } from "../../Platform/Observability/Steps.ts"
+import { IdempotencyStore, type Reservation } from "../IdempotencyStore.ts"
+import { type LeadInput, leadInputOf } from "../LeadInput.ts"
+import { LeadRepository, type LeadWritten } from "../LeadRepository.ts"
+import { PropertyCatalog } from "../PropertyCatalog.ts"
+import { unavailable } from "./Admission.ts"
+import { addResponseHeaders, fail, RequestContext } from "./RequestContext.ts"
 
 const propertyNotFound = () =>
   fail("property_not_found", "No active property of your organization matches propiedad", "propiedad")
 
-/**
- * The body of a written lead's answer (201 created, 200 enriched, replays included), fields in the
- * order the contract's schemas list them: the router encodes it, the direct create sends it as is.
- */
-export const leadAnswer = (accepted: Accepted, requestId: string, dashboardUrl: string) => {
-  const leadUrl = `${dashboardUrl}/leads/${accepted.leadId}`
-  const replay = accepted.replay ? { replay: true as const } : {}
-  return accepted.outcome === "created"
-    ? {
-        lead_id: accepted.leadId,
-        status: "created" as const,
-        lead_url: leadUrl,
-        request_id: requestId,
-        ...replay
-      }
-    : {
-        lead_id: accepted.leadId,
-        status: "enriched" as const,
-        matched_on: "telefono" as const,
-        lead_url: leadUrl,
-        request_id: requestId,
-        ...replay
-      }
+/** What the request did to its lead, or, for a replay, what the first request with its key did. */
+interface Answer {
+  readonly leadId: string
+  readonly outcome: "created" | "enriched"
+  readonly replay: boolean
 }
 
-/** The body of a dry run's 200: what the write would do, nothing written. */
-export const dryRunAnswer = (caller: CallerShape, input: LeadInput, preview: Preview, requestId: string) => ({
-  status: "dry_run" as const,
-  would: Option.isSome(preview.match) ? ("enrich" as const) : ("create" as const),
-  would_match: Option.match(preview.match, {
-    onNone: () => null,
-    onSome: (leadId) => ({ lead_id: leadId, matched_on: "telefono" as const })
-  }),
-  resolved: {
-    organizacion: caller.organizationId,
-    origen: caller.originLabel,
-    development_id: preview.propertyId,
-    nombre: input.nombre,
-    telefono: input.telefono,
-    email: input.email,
-    extras: Object.fromEntries(input.extras)
-  },
-  request_id: requestId
-})
+const matchKeyOf = (caller: CallerShape, input: LeadInput) =>
+  input.telefono === null ? null : phoneMatchKey(input.telefono, caller.country)
 
 export const layerLeadHandlers = HttpApiBuilder.group(
   Api,
   "leads",
   Effect.fn(function* (handlers) {
     const config = yield* AppConfig
-    const intake = yield* LeadIntake
+    const catalog = yield* PropertyCatalog
+    const idempotency = yield* IdempotencyStore
+    const leads = yield* LeadRepository
+    const fn = yield* step
 
-    /** The one place a lead response body is built, replays included. */
-    const reply = Effect.fnUntraced(function* (accepted: Accepted) {
-      const { requestId } = yield* RequestContext
-      yield* settle(accepted.replay ? "replay" : accepted.outcome, accepted.leadId)
-      if (accepted.replay) yield* setResponseHeaders({ "idempotent-replayed": "true" })
-      return leadAnswer(accepted, requestId, config.dashboardUrl)
+    /** 8, 10. The property the request names, in the caller's catalog: unknown or archived is 422. */
+    const resolveProperty = fn("Leads.resolveProperty")(function* (caller: CallerShape, input: LeadInput) {
+      if (input.propiedad === null) return null
+      const found = yield* catalog
+        .resolve(caller.organizationId, input.propiedad)
+        .pipe(Effect.catchTag("StoreUnavailable", unavailable))
+      if (Option.isNone(found)) return yield* propertyNotFound()
+      return found.value
     })
 
-    const describeDryRun = Effect.fnUntraced(function* (
+    /** 8. A dry run: resolve the property and look for the lead it would enrich; write nothing. */
+    const dryRun = fn("Leads.dryRun")(function* (caller: CallerShape, input: LeadInput) {
+      const context = yield* RequestContext
+      const propertyId = yield* resolveProperty(caller, input)
+      const phoneKey = matchKeyOf(caller, input)
+      const match =
+        phoneKey === null
+          ? Option.none<string>()
+          : yield* leads
+              .findMatch(caller.organizationId, phoneKey)
+              .pipe(Effect.catchTag("StoreUnavailable", unavailable))
+      context.outcome = "dry_run"
+      context.leadId = Option.getOrNull(match)
+      return {
+        status: "dry_run" as const,
+        would: Option.isSome(match) ? ("enrich" as const) : ("create" as const),
+        would_match: Option.match(match, {
+          onNone: () => null,
+          onSome: (leadId) => ({ lead_id: leadId, matched_on: "telefono" as const })
+        }),
+        resolved: {
+          organizacion: caller.organizationId,
+          origen: caller.originLabel,
+          development_id: propertyId,
+          nombre: input.nombre,
+          telefono: input.telefono,
+          email: input.email,
+          extras: Object.fromEntries(input.extras)
+        },
+        request_id: context.requestId
+      }
+    })
+
+    /** 9. The Idempotency-Key: a first use reserves it; a spent one replays or conflicts; a running one waits. */
+    const reserveKey = fn("Leads.reserveKey")(function* (
+      caller: CallerShape,
+      key: string,
+      body: LeadRequest
+    ) {
+      const reservation = yield* idempotency
+        .reserve({ originId: caller.originId, key }, requestFingerprint(body))
+        .pipe(Effect.catchTag("StoreUnavailable", unavailable))
+      switch (reservation._tag) {
+        case "Conflict":
+          return yield* fail(
+            "idempotency_conflict",
+            "This Idempotency-Key was used in the last 24 hours with another body"
+          )
+        case "InProgress":
+          return yield* fail(
+            "idempotency_in_progress",
+            "The original request with this Idempotency-Key is still running"
+          )
+      }
+      return reservation
+    })
+
+    /** 10-11. The property, then the lead and everything it sets off, in one transaction with the key's answer. */
+    const write = fn("Leads.write")(function* (
       caller: CallerShape,
       input: LeadInput,
-      preview: Preview
+      reservation: { readonly key: string; readonly token: string } | null
     ) {
       const { requestId } = yield* RequestContext
-      yield* settle("dry_run", Option.getOrNull(preview.match))
-      return dryRunAnswer(caller, input, preview, requestId)
+      const propertyId = yield* resolveProperty(caller, input)
+      return yield* leads
+        .createOrEnrich({
+          requestId,
+          organizationId: caller.organizationId,
+          originId: caller.originId,
+          input,
+          phoneKey: matchKeyOf(caller, input),
+          propertyId,
+          idempotency: reservation
+        })
+        .pipe(Effect.catchTag("StoreUnavailable", unavailable))
     })
 
-    /** Contract order 8: resolve the property and look for a match, write nothing. */
-    const dryRun = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
-      const preview = yield* intake
-        .preview(caller, input)
-        .pipe(Effect.catchTags({ UnknownProperty: propertyNotFound, StoreUnavailable: unavailable }))
-      return yield* describeDryRun(caller, input, preview)
+    /** The one place a lead's answer is built, replays included. */
+    const reply = Effect.fnUntraced(function* (answer: Answer) {
+      const context = yield* RequestContext
+      const leadUrl = `${config.dashboardUrl}/leads/${answer.leadId}`
+      context.outcome = answer.replay ? "replay" : answer.outcome
+      context.leadId = answer.leadId
+      if (answer.replay) addResponseHeaders(context, { "idempotent-replayed": "true" })
+      const replay = answer.replay ? { replay: true as const } : {}
+      return answer.outcome === "created"
+        ? {
+            lead_id: answer.leadId,
+            status: "created" as const,
+            lead_url: leadUrl,
+            request_id: context.requestId,
+            ...replay
+          }
+        : {
+            lead_id: answer.leadId,
+            status: "enriched" as const,
+            matched_on: "telefono" as const,
+            lead_url: leadUrl,
+            request_id: context.requestId,
+            ...replay
+          }
     })
 
-    /** Contract order 9-11, as the admission's round trip answered them: replay, 409, 422, or the write. */
-    const accepted = (written: Exit.Exit<Accepted, AcceptError> | undefined) =>
-      written === undefined
-        ? Effect.die(new Error("a write reached its handler without being admitted"))
-        : written.pipe(
-            Effect.catchTags({
-              IdempotencyKeyReused: () =>
-                fail(
-                  "idempotency_conflict",
-                  "This Idempotency-Key was used in the last 24 hours with another body"
-                ),
-              IdempotencyKeyBusy: () =>
-                fail(
-                  "idempotency_in_progress",
-                  "The original request with this Idempotency-Key is still running"
-                ),
-              UnknownProperty: propertyNotFound,
-              StoreUnavailable: unavailable
-            })
-          )
+    const written = (lead: LeadWritten): Answer => ({
+      leadId: lead.leadId,
+      outcome: lead.outcome,
+      replay: false
+    })
 
-    return handlers.handleRaw("createOrEnrich", ({ headers }) =>
+    const replayed = (reservation: Extract<Reservation, { _tag: "Replay" }>): Answer => ({
+      leadId: reservation.response.lead_id,
+      outcome: reservation.response.status,
+      replay: true
+    })
+
+    /**
+     * decisions.md §3 from step 8 on (2-7 answered by the admission and the endpoint's schemas): a dry
+     * run, or the Idempotency-Key, the property and the write. A request that fails releases its key.
+     */
+    return handlers.handle("createOrEnrich", ({ payload, headers }) =>
       Effect.gen(function* () {
         const caller = yield* Caller
-        const input = yield* ValidLead
+        const input = leadInputOf(payload)
         if (headers["x-service-dry-run"] === "true") return yield* dryRun(caller, input)
-        return yield* reply(yield* accepted(yield* Written))
+        const key = headers["idempotency-key"]
+        if (key === undefined) return yield* reply(written(yield* write(caller, input, null)))
+        const reservation = yield* reserveKey(caller, key, payload)
+        if (reservation._tag === "Replay") return yield* reply(replayed(reservation))
+        const slot = { originId: caller.originId, key }
+        const lead = yield* write(caller, input, { key, token: reservation.token }).pipe(
+          Effect.onExit((exit) =>
+            Exit.isSuccess(exit) ? Effect.void : idempotency.release(slot, reservation.token)
+          )
+        )
+        return yield* reply(written(lead))
       })
     )
   })

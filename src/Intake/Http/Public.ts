@@ -10,7 +10,7 @@ import { RequestContext } from "./RequestContext.ts"
 
 export { openApiDocument } from "../../Api/OpenApiDocument.ts"
 
-/** The body of `GET /v1`; also answered ahead of the router (`FastPath.ts`). */
+/** The body of `GET /v1`. */
 export const indexBody = (publicBaseUrl: string, requestId: string) => ({
   name: "Lead Intake API",
   version: "1" as const,

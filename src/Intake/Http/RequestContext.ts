@@ -1,30 +1,38 @@
-import { Context, Effect, Ref } from "effect"
-import { HttpEffect, HttpServerResponse } from "effect/http"
-import { type ErrorCode, errorCatalog, errorHeaders, makeWireError, type WireError } from "../../Api/Api.ts"
+import { Context, Effect } from "effect"
+import { type ErrorCode, makeWireError } from "../../Api/Api.ts"
 import { type Attribution, type Outcome, unattributed } from "../../Platform/Observability/Request.ts"
 
 /**
- * What a request settled on, each part written by the one step that knows it: the attribution by
- * the key check, the outcome by the reply or, on failure, by the journal.
+ * One request as the steps that answer it learn it: its id, when it started, and what it settled on,
+ * each part written once by the one step that knows it (the attribution by the key check, the
+ * response headers by the rate limit and the reply, the outcome by the reply or the failure). The
+ * routing middleware reads it when the response is out: the request log, the metrics, the log line,
+ * and the headers it adds to the response, error responses included. A plain record rather than a
+ * `Ref` per part: one fiber writes it, in order.
  */
-export interface RequestFacts {
-  readonly attribution: Attribution
-  readonly outcome: Outcome | null
-  readonly leadId: string | null
-}
-
 export interface RequestContextShape {
   readonly requestId: string
   readonly docsUrl: string
   readonly startedAt: number
-  readonly facts: Ref.Ref<RequestFacts>
+  attribution: Attribution
+  outcome: Outcome | null
+  leadId: string | null
+  headers: Readonly<Record<string, string>>
 }
 
-export const unsettled: RequestFacts = { attribution: unattributed, outcome: null, leadId: null }
+export const makeRequestContext = (docsUrl: string): RequestContextShape => ({
+  requestId: crypto.randomUUID(),
+  docsUrl,
+  startedAt: performance.now(),
+  attribution: unattributed,
+  outcome: null,
+  leadId: null,
+  headers: {}
+})
 
-/** Set by the global middleware for every request; the default only serves code run outside one. */
+/** Set by the routing middleware for every request; the default only serves code run outside one. */
 export const RequestContext = Context.Reference<RequestContextShape>("lead-intake/RequestContext", {
-  defaultValue: () => ({ requestId: "none", docsUrl: "", startedAt: 0, facts: Ref.makeUnsafe(unsettled) })
+  defaultValue: () => makeRequestContext("")
 })
 
 /** The wire error for `code`, in the envelope, with this request's id. */
@@ -44,34 +52,17 @@ export const wireError = <const Code extends ErrorCode>(
     request_id: context.requestId
   })
 
-/** Fails with the contract's error for `code`: the only way a step of the request path fails. */
+/** Fails the request with the contract's error for `code`, which is then its outcome. */
 export const fail = <const Code extends ErrorCode>(code: Code, message: string, field?: string) =>
-  Effect.flatMap(Effect.service(RequestContext), (context) =>
-    Effect.fail(wireError(context, code, message, field))
-  )
+  Effect.flatMap(Effect.service(RequestContext), (context) => {
+    context.outcome = code
+    return Effect.fail(wireError(context, code, message, field))
+  })
 
-/** The response for a wire error answered outside HttpApi (404, 405, the last-resort 500). */
-export const errorResponse = (error: WireError, headers?: Readonly<Record<string, string>>) =>
-  HttpServerResponse.jsonUnsafe(
-    { error: error.error, request_id: error.request_id },
-    {
-      status: errorCatalog[error.error.code].status,
-      headers: { ...errorHeaders(error.error.code), ...headers }
-    }
-  )
-
-/** Sets headers on whatever response this request ends with, error responses included. */
-export const setResponseHeaders = (headers: Readonly<Record<string, string>>) =>
-  HttpEffect.appendPreResponseHandler((_, response) =>
-    Effect.succeed(HttpServerResponse.setHeaders(response, headers))
-  )
-
-export const attribute = (attribution: Attribution) =>
-  Effect.flatMap(Effect.service(RequestContext), (context) =>
-    Ref.update(context.facts, (facts) => ({ ...facts, attribution }))
-  )
-
-export const settle = (outcome: Outcome, leadId: string | null) =>
-  Effect.flatMap(Effect.service(RequestContext), (context) =>
-    Ref.update(context.facts, (facts) => ({ ...facts, outcome, leadId }))
-  )
+/** Adds headers to whatever response this request ends with. */
+export const addResponseHeaders = (
+  context: RequestContextShape,
+  headers: Readonly<Record<string, string>>
+) => {
+  context.headers = { ...context.headers, ...headers }
+}

@@ -1,11 +1,18 @@
-import { Cause, Effect, Exit, Ref } from "effect"
-import { HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
-import type { WireError } from "../../Api/Api.ts"
+import { Cause, Clock, Effect, Exit, Option } from "effect"
+import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { isIdempotencyKey } from "../../Api/Api.ts"
+import { errorCatalog, errorHeaders, isErrorCode, isWireError, type WireError } from "../../Api/Errors.ts"
 import { routeTable } from "../../Api/Routes.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { observeRequest, reportDefect } from "../../Platform/Observability/Request.ts"
-import { handoffOf } from "./Handoff.ts"
-import { errorResponse, RequestContext, setResponseHeaders, unsettled, wireError } from "./RequestContext.ts"
+import { RequestLog } from "../RequestLog.ts"
+import {
+  addResponseHeaders,
+  makeRequestContext,
+  RequestContext,
+  type RequestContextShape,
+  wireError
+} from "./RequestContext.ts"
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")
@@ -20,57 +27,104 @@ const isRouteNotFound = (cause: Cause.Cause<unknown>) =>
       reason.error.reason._tag === "RouteNotFound"
   )
 
+/** The response for a wire error answered outside HttpApi (404, 405, the last-resort 500). */
+const errorResponse = (error: WireError) =>
+  HttpServerResponse.jsonUnsafe(
+    { error: error.error, request_id: error.request_id },
+    { status: errorCatalog[error.error.code].status }
+  )
+
+/** The Idempotency-Key a write carried, when it is one the request could use (a dry run uses none). */
+const idempotencyKeyOf = (headers: Readonly<Record<string, string | undefined>>) => {
+  const key = headers["idempotency-key"]
+  return headers["x-service-dry-run"] === undefined && key !== undefined && isIdempotencyKey(key) ? key : null
+}
+
 /**
  * Wraps routing for every request: a fresh `X-Request-Id`, the contract's 404 and 405, a
- * last-resort 500 that records the defect but shows nothing of it to the caller, and the
- * request's metrics, span attributes and log line.
+ * last-resort 500 that records the defect but shows nothing of it to the caller; then, whatever the
+ * answer, the headers its steps set (rate window, `Retry-After`, `WWW-Authenticate`), the metrics,
+ * the span attributes and the log line, and for `POST /v1/leads` its row in the request log (a
+ * log failure never changes the answer).
  */
 export const layerGlobalMiddleware = HttpRouter.middleware(
   Effect.gen(function* () {
     const config = yield* AppConfig
+    const requestLog = yield* RequestLog
     const docsUrl = `${config.publicBaseUrl}/v1/docs`
+
+    const journal = (
+      request: HttpServerRequest.HttpServerRequest,
+      context: RequestContextShape,
+      status: number
+    ) =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((at) =>
+          requestLog.record({
+            requestId: context.requestId,
+            at,
+            originId: context.attribution.originId,
+            keyPrefix: context.attribution.keyPrefix,
+            status,
+            outcome: context.outcome ?? "unknown",
+            leadId: context.leadId,
+            idempotencyKey: idempotencyKeyOf(request.headers),
+            durationMs: performance.now() - context.startedAt
+          })
+        ),
+        Effect.catchCause((cause) => Effect.logError("request log write failed", cause))
+      )
+
     return (httpEffect) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const handoff = handoffOf(request)
-        const context = {
-          requestId: handoff?.requestId ?? crypto.randomUUID(),
-          docsUrl,
-          startedAt: handoff?.startedAt ?? performance.now(),
-          facts: yield* Ref.make(unsettled)
-        }
-        yield* setResponseHeaders({ "x-request-id": context.requestId })
+        const context = makeRequestContext(docsUrl)
         const path = pathOf(request.url)
         const allowed = routeTable.get(path)
 
-        const answer = (response: HttpServerResponse.HttpServerResponse, failure?: WireError) =>
-          Effect.gen(function* () {
-            const facts = yield* Ref.get(context.facts)
-            yield* observeRequest(request, {
-              requestId: context.requestId,
-              startedAt: context.startedAt,
-              route: allowed === undefined ? null : path,
-              status: response.status,
-              outcome: failure?.error.code ?? facts.outcome ?? (response.status >= 400 ? "error" : "ok"),
-              attribution: facts.attribution,
-              leadId: failure === undefined ? facts.leadId : null
-            })
-            return response
-          })
-        const fallback = (error: WireError, headers?: Readonly<Record<string, string>>) =>
-          answer(errorResponse(error, headers), error)
-
         // The router also matches `/v1/`, `//v1` and `/V1`; the contract serves its exact paths only.
-        if (allowed === undefined) return yield* fallback(wireError(context, "not_found", `No route ${path}`))
-        const exit = yield* Effect.exit(httpEffect.pipe(Effect.provideService(RequestContext, context)))
-        if (Exit.isSuccess(exit)) return yield* answer(exit.value)
-        if (isRouteNotFound(exit.cause)) {
-          const error = wireError(context, "method_not_allowed", `${request.method} is not allowed here`)
-          return yield* fallback(error, { allow: allowed.join(", ") })
+        const exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown> =
+          allowed === undefined
+            ? Exit.fail(wireError(context, "not_found", `No route ${path}`))
+            : yield* Effect.exit(httpEffect.pipe(Effect.provideService(RequestContext, context)))
+        if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* exit
+        const response = Exit.isSuccess(exit) ? exit.value : yield* outsideHttpApi(exit.cause)
+        yield* observeRequest(request, {
+          requestId: context.requestId,
+          startedAt: context.startedAt,
+          route: allowed === undefined ? null : path,
+          status: response.status,
+          outcome: context.outcome ?? (response.status >= 400 ? "error" : "ok"),
+          attribution: context.attribution,
+          leadId: response.status >= 400 ? null : context.leadId
+        })
+        if (path === "/v1/leads" && request.method === "POST")
+          yield* journal(request, context, response.status)
+        return HttpServerResponse.setHeaders(response, {
+          "x-request-id": context.requestId,
+          ...context.headers,
+          ...(context.outcome !== null && isErrorCode(context.outcome) ? errorHeaders(context.outcome) : {})
+        })
+
+        /** 404, 405 and the last-resort 500: the failures HttpApi leaves to the router. */
+        function outsideHttpApi(cause: Cause.Cause<unknown>) {
+          return Effect.gen(function* () {
+            const failure = Cause.findErrorOption(cause)
+            let error: WireError
+            if (Option.isSome(failure) && isWireError(failure.value)) {
+              error = failure.value
+            } else if (allowed !== undefined && isRouteNotFound(cause)) {
+              error = wireError(context, "method_not_allowed", `${request.method} is not allowed here`)
+              addResponseHeaders(context, { allow: allowed.join(", ") })
+            } else {
+              yield* reportDefect(cause)
+              error = wireError(context, "internal_error", "An unexpected error occurred")
+            }
+            context.outcome = error.error.code
+            context.leadId = null
+            return errorResponse(error)
+          })
         }
-        if (Cause.hasInterruptsOnly(exit.cause)) return yield* exit
-        yield* reportDefect(exit.cause)
-        return yield* fallback(wireError(context, "internal_error", "An unexpected error occurred"))
       })
   }),
   { global: true }

@@ -1,6 +1,6 @@
 import { Cause, Clock, Effect, Metric, Option, Tracer } from "effect"
 import { type HttpServerRequest, HttpTraceContext } from "effect/http"
-import type { ErrorCode } from "../../Api/Api.ts"
+import { type ErrorCode, isErrorCode } from "../../Api/Errors.ts"
 import * as Metrics from "./Metrics.ts"
 
 /** How a request ended: its error's code, or what it did. */
@@ -42,14 +42,6 @@ const callerTraceId = (request: ObservedRequest) =>
     onNone: () => ({}),
     onSome: (parent) => ({ trace_id: parent.traceId })
   })
-
-const isErrorCode = (outcome: Outcome): outcome is ErrorCode =>
-  outcome !== "created" &&
-  outcome !== "enriched" &&
-  outcome !== "dry_run" &&
-  outcome !== "replay" &&
-  outcome !== "ok" &&
-  outcome !== "error"
 
 /**
  * Metrics, span attributes and the log line of one finished request, whatever it ended with

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { generateApiKey } from "../../src/Domain/ApiKey.ts"
-import { KeyCheck } from "../../src/Intake/KeyCheck.ts"
+import { RateLimiter } from "../../src/Intake/RateLimiter.ts"
 import { seed } from "../support/Client.ts"
 import { acrossLayers, expectFailure, setClock } from "./Suite.ts"
 
@@ -17,16 +17,20 @@ const originWithLimit = (limit: number) =>
     return fixture
   })
 
-const admitWindow = (key: string) =>
+/** The request path's admission: the key names the caller, then the request counts in its window. */
+const admit = (key: string) =>
   Effect.gen(function* () {
-    const check = yield* KeyCheck
-    return (yield* check.admit(key)).window
+    const caller = yield* (yield* KeyStore).authenticate(key)
+    return yield* (yield* RateLimiter).consume(caller)
   })
+
+const admitWindow = (key: string) =>
+  admit(key).pipe(Effect.catchTag("RateLimitExceeded", (exceeded) => Effect.succeed(exceeded.window)))
 
 const admitTimes = (key: string, times: number) =>
   Effect.forEach(Array.from({ length: times }), () => admitWindow(key))
 
-acrossLayers("KeyCheck", (it) => {
+acrossLayers("RateLimiter", (it) => {
   it.effect("admits the limit within a Unix minute, then refuses, with the window in every answer", () =>
     Effect.gen(function* () {
       const { key } = yield* originWithLimit(60)
@@ -82,7 +86,7 @@ acrossLayers("KeyCheck", (it) => {
       yield* setClock("2026-05-04T09:34:00.000Z")
       const forged = `${key.slice(0, -6)}${generateApiKey().key.slice(-6)}`
       for (let attempt = 0; attempt < 3; attempt++) {
-        const error = yield* expectFailure((yield* KeyCheck).admit(forged))
+        const error = yield* expectFailure(admit(forged))
         assert.strictEqual(error._tag, "KeyRejected")
       }
       assert.deepStrictEqual(
@@ -90,7 +94,7 @@ acrossLayers("KeyCheck", (it) => {
         [1, 0]
       )
       yield* (yield* KeyStore).revoke(originId)
-      const revoked = yield* expectFailure((yield* KeyCheck).admit(key))
+      const revoked = yield* expectFailure(admit(key))
       assert.deepStrictEqual(revoked._tag === "KeyRejected" ? [revoked.reason, revoked.originId] : [], [
         "revoked",
         originId

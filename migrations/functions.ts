@@ -1,0 +1,212 @@
+/**
+ * Today's text of every SQL function, one entry each: the migrator applies the ones whose text
+ * changed after the versioned migrations (`Sql.migrate`), so a rule is read, and changed, here.
+ * The versioned migrations that first created them are history and stay as they landed.
+ *
+ * Old and new instances run side by side during a deploy: a new text keeps the signature (change
+ * one by a versioned migration that adds the new function beside the old) and stays correct for
+ * the code of the release before.
+ */
+export const sqlFunctions: ReadonlyArray<{ readonly name: string; readonly text: string }> = [
+  {
+    name: "capture_rule_turns_sequence",
+    text: `
+CREATE OR REPLACE FUNCTION capture_rule_turns_sequence(p_rule_id uuid) RETURNS text
+LANGUAGE sql IMMUTABLE AS $fn$ SELECT 'capture_rule_turns_' || replace(p_rule_id::text, '-', '') $fn$`
+  },
+  {
+    name: "capture_rule_take_turn",
+    text: `
+CREATE OR REPLACE FUNCTION capture_rule_take_turn(p_rule_id uuid) RETURNS bigint
+LANGUAGE sql AS $fn$ SELECT nextval(capture_rule_turns_sequence(p_rule_id)::regclass) $fn$`
+  },
+  {
+    name: "capture_rule_turns_taken",
+    text: `
+CREATE OR REPLACE FUNCTION capture_rule_turns_taken(p_rule_id uuid) RETURNS bigint
+LANGUAGE sql STABLE AS $fn$
+  SELECT COALESCE(s.last_value, 0) FROM pg_sequences s
+  WHERE s.schemaname = current_schema() AND s.sequencename = capture_rule_turns_sequence(p_rule_id)
+$fn$`
+  },
+  {
+    name: "capture_rules_turns",
+    text: `
+CREATE OR REPLACE FUNCTION capture_rules_turns() RETURNS trigger
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    EXECUTE format('CREATE SEQUENCE %I', capture_rule_turns_sequence(NEW.id));
+    RETURN NEW;
+  END IF;
+  EXECUTE format('DROP SEQUENCE IF EXISTS %I', capture_rule_turns_sequence(OLD.id));
+  RETURN OLD;
+END
+$fn$`
+  },
+  {
+    name: "create_or_enrich_lead",
+    text: `
+CREATE OR REPLACE FUNCTION create_or_enrich_lead(
+  p_organization_id uuid,
+  p_origin_id uuid,
+  p_nombre text,
+  p_telefono text,
+  p_phone_key text,
+  p_email text,
+  p_property_id uuid,
+  p_note text,
+  p_request_id text,
+  p_now timestamptz,
+  p_due_at timestamptz,
+  p_idempotency_key text,
+  p_lease_token uuid
+) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_lead_id uuid;
+  v_assignee uuid;
+  v_created boolean := false;
+  v_filled text[] := '{}';
+  v_rule record;
+  v_before record;
+  v_attempt integer := 0;
+BEGIN
+  <<attempts>>
+  LOOP
+  v_attempt := v_attempt + 1;
+  INSERT INTO leads (organization_id, origin_id, nombre, telefono, phone_key, email, property_id, created_at, updated_at)
+  VALUES (p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email, p_property_id, p_now, p_now)
+  ON CONFLICT (organization_id, phone_key) DO NOTHING
+  RETURNING id INTO v_lead_id;
+
+  IF v_lead_id IS NOT NULL THEN
+    v_created := true;
+    IF p_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
+    IF p_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
+    SELECT r.id, r.agent_ids, r.round_robin INTO v_rule
+    FROM capture_rules r
+    WHERE r.organization_id = p_organization_id
+      AND (r.origin_id IS NULL OR r.origin_id = p_origin_id)
+      AND (r.property_id IS NULL OR r.property_id = p_property_id)
+    ORDER BY r.priority, r.created_at, r.id
+    LIMIT 1;
+    IF FOUND THEN
+      IF v_rule.round_robin THEN
+        v_assignee := v_rule.agent_ids[((capture_rule_take_turn(v_rule.id) - 1) % cardinality(v_rule.agent_ids)) + 1];
+      ELSE
+        v_assignee := v_rule.agent_ids[1];
+      END IF;
+      UPDATE leads l SET assignee_id = v_assignee WHERE l.id = v_lead_id;
+    END IF;
+    INSERT INTO lead_tasks (lead_id, kind, assignee_id, due_at, created_at)
+    VALUES (v_lead_id, 'first_contact', v_assignee, p_due_at, p_now);
+  ELSE
+    SELECT l.id, l.email, l.property_id INTO v_before
+    FROM leads l
+    WHERE l.organization_id = p_organization_id AND l.phone_key = p_phone_key
+    FOR UPDATE;
+    IF NOT FOUND THEN
+      IF v_attempt >= 3 THEN
+        RAISE EXCEPTION 'lead for phone key vanished during enrichment';
+      END IF;
+      CONTINUE attempts;
+    END IF;
+    UPDATE leads l
+    SET email = COALESCE(l.email, p_email),
+        property_id = COALESCE(l.property_id, p_property_id),
+        updated_at = p_now
+    WHERE l.id = v_before.id
+    RETURNING l.id, l.assignee_id INTO v_lead_id, v_assignee;
+    IF v_before.email IS NULL AND p_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
+    IF v_before.property_id IS NULL AND p_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
+  END IF;
+  EXIT attempts;
+  END LOOP;
+
+  IF p_note IS NOT NULL THEN
+    INSERT INTO lead_notes (lead_id, body, request_id, created_at) VALUES (v_lead_id, p_note, p_request_id, p_now);
+  END IF;
+
+  INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at)
+  VALUES (
+    p_organization_id, v_lead_id, CASE WHEN v_created THEN 'lead.created' ELSE 'lead.enriched' END,
+    jsonb_build_object('lead_id', v_lead_id, 'origin_id', p_origin_id, 'assignee_id', v_assignee,
+                       'request_id', p_request_id),
+    p_now
+  );
+
+  IF p_idempotency_key IS NOT NULL THEN
+    UPDATE idempotency_keys k
+    SET state = 'completed',
+        http_status = CASE WHEN v_created THEN 201 ELSE 200 END,
+        response = jsonb_build_object('lead_id', v_lead_id,
+                                      'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
+        completed_at = p_now, lease_token = NULL, lease_expires_at = NULL
+    WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.lease_token = p_lease_token;
+  END IF;
+
+  RETURN QUERY SELECT v_lead_id, v_created, v_assignee, v_filled;
+END
+$fn$`
+  },
+  {
+    name: "leads_note_filled",
+    text: `
+CREATE OR REPLACE FUNCTION leads_note_filled() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM set_config('lead_intake.filled', (
+    SELECT COALESCE(jsonb_agg(field), '[]'::jsonb)::text
+    FROM unnest(ARRAY[
+      CASE WHEN OLD.email IS NULL AND NEW.email IS NOT NULL THEN 'email' END,
+      CASE WHEN OLD.property_id IS NULL AND NEW.property_id IS NOT NULL THEN 'property_id' END
+    ]) AS field
+    WHERE field IS NOT NULL), true);
+  RETURN NEW;
+END
+$fn$`
+  },
+  {
+    name: "outbox_webhook_snapshot",
+    text: `
+CREATE OR REPLACE FUNCTION outbox_webhook_snapshot() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_filled text := current_setting('lead_intake.filled', true);
+BEGIN
+  IF v_filled IS NOT NULL AND v_filled <> '' THEN
+    PERFORM set_config('lead_intake.filled', '', true);
+  END IF;
+  IF EXISTS (SELECT 1 FROM webhook_endpoints e
+             WHERE e.organization_id = NEW.organization_id AND e.disabled_at IS NULL
+               AND NEW.type = ANY (e.events)) THEN
+    SELECT jsonb_build_object(
+      'origin', jsonb_build_object('id', o.id, 'label', o.label),
+      'request_id', NEW.payload ->> 'request_id',
+      'lead', jsonb_build_object('nombre', l.nombre, 'telefono', l.telefono, 'email', l.email,
+                                 'property_id', l.property_id, 'assignee_id', l.assignee_id),
+      'filled', CASE WHEN NEW.type = 'lead.enriched' AND v_filled IS NOT NULL AND v_filled <> ''
+                     THEN v_filled::jsonb ELSE '[]'::jsonb END)
+    INTO NEW.webhook_snapshot
+    FROM leads l
+    JOIN origins o ON o.id = COALESCE((NEW.payload ->> 'origin_id')::uuid, l.origin_id)
+    WHERE l.id = NEW.lead_id;
+  END IF;
+  RETURN NEW;
+END
+$fn$`
+  },
+  {
+    name: "outbox_webhook_fan_out",
+    text: `
+CREATE OR REPLACE FUNCTION outbox_webhook_fan_out() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  INSERT INTO webhook_deliveries (endpoint_id, event_id, outbox_id, type, next_attempt_at, created_at)
+  SELECT e.id, NEW.event_id, NEW.id, NEW.type, NEW.created_at, NEW.created_at
+  FROM webhook_endpoints e
+  WHERE e.organization_id = NEW.organization_id AND e.disabled_at IS NULL AND NEW.type = ANY (e.events);
+  PERFORM pg_notify('lead_intake_webhooks', '');
+  RETURN NULL;
+END
+$fn$`
+  }
+]

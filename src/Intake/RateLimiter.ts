@@ -1,0 +1,93 @@
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { type RateWindowShape, windowIndexOf, windowOf, windowStartOf } from "../Domain/RateWindow.ts"
+import { MemoryStore } from "../Platform/MemoryStore.ts"
+import { step } from "../Platform/Observability/Steps.ts"
+import { availableOrFail, type StoreUnavailable } from "../Platform/Sql.ts"
+
+/** The origin's window is full: nothing was counted. */
+export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("RateLimitExceeded", {
+  window: Schema.Struct({
+    allowed: Schema.Boolean,
+    limit: Schema.Number,
+    remaining: Schema.Number,
+    resetAt: Schema.Number,
+    retryAfter: Schema.Number
+  })
+}) {}
+
+export interface RateSubject {
+  readonly originId: string
+  /** Requests per minute. */
+  readonly rateLimit: number
+}
+
+/**
+ * The per-origin request window of decisions.md §4: fixed 60-second windows aligned to Unix
+ * minutes, counted in the database so every instance shares one count. A request over the limit
+ * counts nothing. effect's `RateLimiter` (effect/persistence) was the first candidate; its
+ * "fixed-window" is a counter that drains one token per `window / limit`, not a calendar minute,
+ * and its store interface couples token buckets and adaptive limits that the contract has no use
+ * for, so the window is counted here in one statement.
+ */
+export class RateLimiter extends Context.Service<
+  RateLimiter,
+  {
+    consume(subject: RateSubject): Effect.Effect<RateWindowShape, RateLimitExceeded | StoreUnavailable>
+  }
+>()("lead-intake/RateLimiter") {
+  /**
+   * One UPSERT per request on its own short statement: the counter row is hot for its origin, so it
+   * is never held inside the lead's transaction (notes/performance.md).
+   */
+  static readonly layer = Layer.effect(
+    RateLimiter,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const fn = yield* step
+      const count = SqlSchema.findAll({
+        Request: Schema.Struct({ originId: Schema.String, windowStart: Schema.Date, limit: Schema.Number }),
+        Result: Schema.Struct({ count: Schema.Number }),
+        execute: ({ originId, windowStart, limit }) => sql`
+          INSERT INTO rate_limit_windows AS w (origin_id, window_start, count)
+          VALUES (${originId}, ${windowStart}, 1)
+          ON CONFLICT (origin_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count < ${limit}
+          RETURNING count`
+      })
+      return RateLimiter.of({
+        consume: fn("RateLimiter.consume")(function* ({ originId, rateLimit }) {
+          const now = yield* Clock.currentTimeMillis
+          const [row] = yield* count({ originId, windowStart: windowStartOf(now), limit: rateLimit }).pipe(
+            availableOrFail("RateLimiter.consume")
+          )
+          return yield* decide(windowOf(now, rateLimit, row?.count ?? null))
+        })
+      })
+    })
+  )
+
+  static readonly layerMemory = Layer.effect(
+    RateLimiter,
+    Effect.gen(function* () {
+      const store = yield* MemoryStore
+      return RateLimiter.of({
+        consume: Effect.fn("RateLimiter.consume")(function* ({ originId, rateLimit }) {
+          const now = yield* Clock.currentTimeMillis
+          const slot = `${originId}@${windowIndexOf(now)}`
+          const counted = store.windows.get(slot) ?? 0
+          if (counted < rateLimit) store.windows.set(slot, counted + 1)
+          return yield* decide(windowOf(now, rateLimit, counted < rateLimit ? counted + 1 : null))
+        })
+      })
+    })
+  )
+}
+
+const decide = (window: RateWindowShape) =>
+  Effect.gen(function* () {
+    yield* Effect.annotateCurrentSpan({
+      "ratelimit.remaining": window.remaining,
+      "ratelimit.allowed": window.allowed
+    })
+    return window.allowed ? window : yield* new RateLimitExceeded({ window })
+  })
