@@ -67,6 +67,9 @@ const callerOf = (
   })
 }
 
+const annotateCaller = (caller: CallerShape) =>
+  Effect.annotateCurrentSpan({ "origin.id": caller.originId, "organization.id": caller.organizationId })
+
 const OriginSummaryRow = Schema.Struct({
   id: Schema.String,
   label: Schema.String,
@@ -147,7 +150,7 @@ export class KeyStore extends Context.Service<
           const { publicId, prefix } = yield* parseToken(token)
           yield* Effect.annotateCurrentSpan({ "key.prefix": prefix })
           const row = yield* lookup(publicId).pipe(availableOrFail("KeyStore.authenticate"))
-          return yield* callerOf(token, prefix, Option.getOrUndefined(row))
+          return yield* callerOf(token, prefix, Option.getOrUndefined(row)).pipe(Effect.tap(annotateCaller))
         }),
 
         createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {
@@ -288,7 +291,7 @@ export class KeyStore extends Context.Service<
         authenticate: Effect.fn("KeyStore.authenticate")(function* (token) {
           const { publicId, prefix } = yield* parseToken(token)
           yield* Effect.annotateCurrentSpan({ "key.prefix": prefix })
-          return yield* callerOf(token, prefix, lookup(publicId))
+          return yield* callerOf(token, prefix, lookup(publicId)).pipe(Effect.tap(annotateCaller))
         }),
 
         createOrigin: Effect.fn("KeyStore.createOrigin")(function* (input) {

@@ -22,6 +22,17 @@ const ReserveRow = Schema.Struct({
 })
 const decodeReserveRow = Schema.decodeUnknownEffect(Schema.Array(ReserveRow))
 
+/** The `idempotency.result` span attribute for what a reservation found. */
+const results = {
+  Reserved: "new",
+  Replay: "replay",
+  Conflict: "conflict",
+  InProgress: "in_progress"
+} as const
+
+const annotated = (reservation: Reservation) =>
+  Effect.as(Effect.annotateCurrentSpan({ "idempotency.result": results[reservation._tag] }), reservation)
+
 /** What the first step of a request with an Idempotency-Key found. */
 export type Reservation =
   | { readonly _tag: "Reserved"; readonly token: string }
@@ -83,7 +94,7 @@ export class IdempotencyStore extends Context.Service<
                 : row.fingerprint !== fingerprint
                   ? { _tag: "Conflict" }
                   : { _tag: "Replay", response: row.response }
-          yield* Effect.annotateCurrentSpan({ "idempotency.outcome": reservation._tag })
+          yield* Effect.annotateCurrentSpan({ "idempotency.result": results[reservation._tag] })
           return reservation
         }),
         release: fn("IdempotencyStore.release")(function* (slot, token) {
@@ -121,11 +132,11 @@ export class IdempotencyStore extends Context.Service<
               token,
               leaseExpiresAt: now + leaseMillis
             })
-            return { _tag: "Reserved", token } as const
+            return yield* annotated({ _tag: "Reserved", token })
           }
-          if (existing.state === "in_progress") return { _tag: "InProgress" } as const
-          if (existing.fingerprint !== fingerprint) return { _tag: "Conflict" } as const
-          return { _tag: "Replay", response: existing.response } as const
+          if (existing.state === "in_progress") return yield* annotated({ _tag: "InProgress" })
+          if (existing.fingerprint !== fingerprint) return yield* annotated({ _tag: "Conflict" })
+          return yield* annotated({ _tag: "Replay", response: existing.response })
         }),
         release: Effect.fn("IdempotencyStore.release")(function* (slot, token) {
           const id = idempotencySlot(slot.originId, slot.key)

@@ -207,7 +207,11 @@ export class LeadRepository extends Context.Service<
             assigneeId: row.assignee_id,
             filled: row.filled
           }
-          yield* Effect.annotateCurrentSpan({ "lead.id": written.leadId, "lead.outcome": written.outcome })
+          yield* Effect.annotateCurrentSpan({
+            "lead.id": written.leadId,
+            "lead.outcome": written.outcome,
+            "capture.assignee_id": written.assigneeId ?? "unassigned"
+          })
           return written
         }),
 

@@ -83,7 +83,6 @@ describe("a real server process exporting to a local OTLP/HTTP receiver", () => 
     for (const step of [
       "KeyStore.authenticate",
       "RateLimiter.consume",
-      "Leads.write",
       "LeadRepository.createOrEnrich",
       "RequestLog.record"
     ]) {

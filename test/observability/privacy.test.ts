@@ -94,7 +94,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
 
         const exported = yield* exportedBytes
         assert.include(exported.spans, fixture.prefix, "the key prefix is traced")
-        assert.include(exported.spans, "KeyCheck.admit")
+        assert.include(exported.spans, "KeyStore.authenticate")
         assert.include(exported.log, created.body.request_id)
         assert.include(exported.metrics, "lead_intake_http_requests_total")
         for (const [where, bytes] of Object.entries(exported)) {

@@ -22,84 +22,63 @@ const attributes = (span: { readonly attributes: Record<string, unknown> } | und
   return span!.attributes
 }
 
-/** Where steps 9-11 are recorded: their own span on a key's first write, the admission's after it. */
-const intakeStep = (tree: Parameters<typeof find>[0]) =>
-  find(tree, "LeadIntake.accept") ?? find(tree, "LeadIntake.admitAndAccept")
-
 layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
   "span tree (PostgreSQL)",
   (it) => {
-    it.effect(
-      "created: a key's first write checks the key, then writes; its next ones take one statement",
-      () =>
-        Effect.gen(function* () {
-          const fresh = yield* withServices(seed())
-          const first = yield* post(lead, { key: fresh.key, headers: { "idempotency-key": "tree-first" } })
-          assert.strictEqual(first.status, 201)
-          const firstTree = yield* requestTree(first.body.request_id)
-          assert.deepStrictEqual(render(firstTree), [
-            "POST /v1/leads",
-            "  LeadRequest.validate",
-            "  LeadIntake.admitAndAccept",
-            "    KeyCheck.admit",
-            "    LeadIntake.accept",
-            "  RequestLog.record"
-          ])
-          for (const service of ["KeyCheck.admit", "LeadIntake.accept"]) {
-            assert.isNotEmpty(statementsUnder(firstTree, service), `${service} runs its SQL in child spans`)
-          }
-          const admit = attributes(find(firstTree, "KeyCheck.admit"))
-          assert.strictEqual(admit["key.prefix"], fresh.prefix)
-          assert.strictEqual(admit["origin.id"], fresh.originId)
-          assert.strictEqual(admit["organization.id"], fresh.organizationId)
-          assert.strictEqual(admit["ratelimit.remaining"], 999)
-          const accepted = attributes(find(firstTree, "LeadIntake.accept"))
-          assert.strictEqual(accepted["idempotency.result"], "new")
-          assert.strictEqual(accepted["lead.id"], first.body.lead_id)
-          const [lookup] = statementsUnder(firstTree, "KeyCheck.admit")
-          assert.strictEqual(lookup!.attributes["db.system.name"], "postgresql")
-          assert.match(String(lookup!.attributes["db.query.text"]), /WHERE k\.public_id = \$1/)
-          const [write] = statementsUnder(firstTree, "LeadIntake.accept")
-          assert.match(String(write!.attributes["db.query.text"]), /FROM intake_lead\(/)
+    it.effect("created: one span per step of the contract, each service's SQL under it", () =>
+      Effect.gen(function* () {
+        const fresh = yield* withServices(seed())
+        const response = yield* post(lead, { key: fresh.key, headers: { "idempotency-key": "tree-created" } })
+        assert.strictEqual(response.status, 201)
+        const tree = yield* requestTree(response.body.request_id)
+        assert.deepStrictEqual(render(tree), [
+          "POST /v1/leads",
+          "  KeyStore.authenticate",
+          "  RateLimiter.consume",
+          "  IdempotencyStore.reserve",
+          "  PropertyCatalog.resolve",
+          "  LeadRepository.createOrEnrich",
+          "  RequestLog.record"
+        ])
+        for (const service of [
+          "KeyStore.authenticate",
+          "RateLimiter.consume",
+          "IdempotencyStore.reserve",
+          "PropertyCatalog.resolve",
+          "LeadRepository.createOrEnrich"
+        ]) {
+          assert.lengthOf(statementsUnder(tree, service), 1, `${service} runs one statement, in a child span`)
+        }
+        const [lookup] = statementsUnder(tree, "KeyStore.authenticate")
+        assert.strictEqual(lookup!.attributes["db.system.name"], "postgresql")
+        assert.match(String(lookup!.attributes["db.query.text"]), /WHERE k\.public_id = \$1/)
+        const [write] = statementsUnder(tree, "LeadRepository.createOrEnrich")
+        assert.match(String(write!.attributes["db.query.text"]), /FROM create_or_enrich_lead\(/)
 
-          const response = yield* post(
-            { ...lead, telefono: "+52 55 1234 9999" },
-            { key: fresh.key, headers: { "idempotency-key": "tree-created" } }
-          )
-          assert.strictEqual(response.status, 201)
-          const tree = yield* requestTree(response.body.request_id)
-          assert.deepStrictEqual(render(tree), [
-            "POST /v1/leads",
-            "  LeadRequest.validate",
-            "  LeadIntake.admitAndAccept",
-            "  RequestLog.record"
-          ])
-          const [statement, ...more] = statementsUnder(tree, "LeadIntake.admitAndAccept")
-          assert.deepStrictEqual(more, [], "one statement admits and writes")
-          assert.match(String(statement!.attributes["db.query.text"]), /FROM admit_and_intake\(/)
-          const server = attributes(tree.span)
-          assert.strictEqual(server["http.route"], "/v1/leads")
-          assert.strictEqual(server["http.request.method"], "POST")
-          assert.strictEqual(server["http.response.status_code"], 201)
-          assert.strictEqual(server["request.id"], response.body.request_id)
-          assert.strictEqual(server["request.outcome"], "created")
-          assert.strictEqual(server["key.prefix"], fresh.prefix)
-          assert.strictEqual(server["origin.id"], fresh.originId)
-          assert.strictEqual(server["lead.id"], response.body.lead_id)
-          assert.notProperty(server, "error.code")
-          assert.notStrictEqual(tree.span.status.code, SpanStatusCode.ERROR)
+        const server = attributes(tree.span)
+        assert.strictEqual(server["http.route"], "/v1/leads")
+        assert.strictEqual(server["http.request.method"], "POST")
+        assert.strictEqual(server["http.response.status_code"], 201)
+        assert.strictEqual(server["request.id"], response.body.request_id)
+        assert.strictEqual(server["request.outcome"], "created")
+        assert.strictEqual(server["key.prefix"], fresh.prefix)
+        assert.strictEqual(server["origin.id"], fresh.originId)
+        assert.strictEqual(server["lead.id"], response.body.lead_id)
+        assert.notProperty(server, "error.code")
+        assert.notStrictEqual(tree.span.status.code, SpanStatusCode.ERROR)
 
-          const created = attributes(find(tree, "LeadIntake.admitAndAccept"))
-          assert.strictEqual(created["key.prefix"], fresh.prefix)
-          assert.strictEqual(created["origin.id"], fresh.originId)
-          assert.strictEqual(created["organization.id"], fresh.organizationId)
-          assert.strictEqual(created["ratelimit.remaining"], 998)
-          assert.strictEqual(created["idempotency.result"], "new")
-          assert.strictEqual(created["property.by"], "codigo")
-          assert.strictEqual(created["lead.outcome"], "created")
-          assert.strictEqual(created["lead.id"], response.body.lead_id)
-          assert.include(fresh.agentIds, created["capture.assignee_id"])
-        })
+        const key = attributes(find(tree, "KeyStore.authenticate"))
+        assert.strictEqual(key["key.prefix"], fresh.prefix)
+        assert.strictEqual(key["origin.id"], fresh.originId)
+        assert.strictEqual(key["organization.id"], fresh.organizationId)
+        assert.strictEqual(attributes(find(tree, "RateLimiter.consume"))["ratelimit.remaining"], 999)
+        assert.strictEqual(attributes(find(tree, "IdempotencyStore.reserve"))["idempotency.result"], "new")
+        assert.strictEqual(attributes(find(tree, "PropertyCatalog.resolve"))["property.by"], "codigo")
+        const created = attributes(find(tree, "LeadRepository.createOrEnrich"))
+        assert.strictEqual(created["lead.outcome"], "created")
+        assert.strictEqual(created["lead.id"], response.body.lead_id)
+        assert.include(fresh.agentIds, created["capture.assignee_id"])
+      })
     )
 
     it.effect("enriched and replayed", () =>
@@ -110,7 +89,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(enriched.status, 200)
         const enrichTree = yield* requestTree(enriched.body.request_id)
         assert.strictEqual(attributes(enrichTree.span)["request.outcome"], "enriched")
-        const write = attributes(intakeStep(enrichTree))
+        const write = attributes(find(enrichTree, "LeadRepository.createOrEnrich"))
         assert.strictEqual(write["lead.outcome"], "enriched")
         assert.strictEqual(write["lead.id"], first.body.lead_id)
 
@@ -118,25 +97,28 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(replay.body.replay, true)
         const replayTree = yield* requestTree(replay.body.request_id)
         assert.strictEqual(attributes(replayTree.span)["request.outcome"], "replay")
-        const replayed = attributes(intakeStep(replayTree))
-        assert.strictEqual(replayed["idempotency.result"], "replay")
-        assert.strictEqual(replayed["lead.id"], first.body.lead_id)
-        assert.notProperty(replayed, "capture.assignee_id")
+        assert.strictEqual(attributes(replayTree.span)["lead.id"], first.body.lead_id)
+        assert.strictEqual(
+          attributes(find(replayTree, "IdempotencyStore.reserve"))["idempotency.result"],
+          "replay"
+        )
+        assert.isUndefined(find(replayTree, "LeadRepository.createOrEnrich"), "a replay writes nothing")
 
         const conflict = yield* post(
           { nombre: "Otro", telefono: "+52 55 2222 3333" },
-          {
-            headers: { "idempotency-key": "tree-enrich" }
-          }
+          { headers: { "idempotency-key": "tree-enrich" } }
         )
         assert.strictEqual(conflict.status, 409)
         const conflictTree = yield* requestTree(conflict.body.request_id)
         assert.strictEqual(attributes(conflictTree.span)["error.code"], "idempotency_conflict")
-        assert.strictEqual(attributes(intakeStep(conflictTree))["idempotency.result"], "conflict")
+        assert.strictEqual(
+          attributes(find(conflictTree, "IdempotencyStore.reserve"))["idempotency.result"],
+          "conflict"
+        )
       })
     )
 
-    it.effect("400: the failing field on the validation span, the code on the server span", () =>
+    it.effect("400: the failing field and the code on the server span, nothing past the decoding", () =>
       Effect.gen(function* () {
         const response = yield* post({ nombre: "Ana", telefono: "12" })
         assert.strictEqual(response.status, 400)
@@ -145,54 +127,47 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(server["error.code"], "validation_error")
         assert.strictEqual(server["request.outcome"], "validation_error")
         assert.strictEqual(server["http.response.status_code"], 400)
-        const validate = find(tree, "LeadRequest.validate")
-        assert.strictEqual(attributes(validate)["validation.field"], "telefono")
-        assert.strictEqual(validate!.status.code, SpanStatusCode.ERROR)
-        assert.isUndefined(intakeStep(tree))
+        assert.strictEqual(server["validation.field"], "telefono")
+        assert.deepStrictEqual(render(tree), [
+          "POST /v1/leads",
+          "  KeyStore.authenticate",
+          "  RateLimiter.consume",
+          "  RequestLog.record"
+        ])
       })
     )
 
-    it.effect("401: the prefix that was sent, no origin", () =>
+    it.effect("401: the prefix that was sent, no origin, nothing past the key", () =>
       Effect.gen(function* () {
         const { fixture } = yield* Observed
         const wrong = `${fixture.prefix}_${"x".repeat(38)}`
-        yield* post(lead) // the key has written before: its writes take one statement
-        const response = yield* post(lead, { key: wrong })
-        assert.strictEqual(response.status, 401)
-        const tree = yield* requestTree(response.body.request_id)
-        assert.deepStrictEqual(render(tree), [
-          "POST /v1/leads",
-          "  LeadRequest.validate",
-          "  LeadIntake.admitAndAccept",
-          "  RequestLog.record"
-        ])
-        const server = attributes(tree.span)
-        assert.strictEqual(server["error.code"], "invalid_key")
-        assert.notProperty(server, "origin.id")
-        assert.strictEqual(find(tree, "LeadIntake.admitAndAccept")!.status.code, SpanStatusCode.ERROR)
-
-        const unchecked = yield* post(lead, { key: wrong, headers: { "x-service-dry-run": "true" } })
-        assert.strictEqual(unchecked.status, 401)
-        const dryTree = yield* requestTree(unchecked.body.request_id)
-        assert.deepStrictEqual(render(dryTree), [
-          "POST /v1/leads",
-          "  LeadRequest.validate",
-          "  KeyCheck.admit",
-          "  RequestLog.record"
-        ])
-        assert.strictEqual(find(dryTree, "KeyCheck.admit")!.status.code, SpanStatusCode.ERROR)
+        for (const headers of [{}, { "x-service-dry-run": "true" }]) {
+          const response = yield* post(lead, { key: wrong, headers })
+          assert.strictEqual(response.status, 401)
+          const tree = yield* requestTree(response.body.request_id)
+          assert.deepStrictEqual(render(tree), [
+            "POST /v1/leads",
+            "  KeyStore.authenticate",
+            "  RequestLog.record"
+          ])
+          const server = attributes(tree.span)
+          assert.strictEqual(server["error.code"], "invalid_key")
+          assert.strictEqual(server["key.prefix"], fixture.prefix)
+          assert.notProperty(server, "origin.id")
+          assert.strictEqual(find(tree, "KeyStore.authenticate")!.status.code, SpanStatusCode.ERROR)
+        }
       })
     )
 
-    it.effect("422: property resolution fails", () =>
+    it.effect("422: property resolution fails, nothing is written", () =>
       Effect.gen(function* () {
         const response = yield* post({ ...lead, propiedad: { codigo: "ZZZ-9999" } })
         assert.strictEqual(response.status, 422)
         const tree = yield* requestTree(response.body.request_id)
         assert.strictEqual(attributes(tree.span)["error.code"], "property_not_found")
-        const accept = intakeStep(tree)
-        assert.strictEqual(attributes(accept)["property.by"], "codigo")
-        assert.notProperty(attributes(accept), "lead.id")
+        assert.strictEqual(attributes(find(tree, "PropertyCatalog.resolve"))["property.by"], "codigo")
+        assert.isUndefined(find(tree, "LeadRepository.createOrEnrich"))
+        assert.notProperty(attributes(tree.span), "lead.id")
       })
     )
 
@@ -204,11 +179,15 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(response.status, 429)
         const tree = yield* requestTree(response.body.request_id)
         assert.strictEqual(attributes(tree.span)["error.code"], "rate_limited")
-        const consume = attributes(find(tree, "LeadIntake.admitAndAccept"))
+        const consume = attributes(find(tree, "RateLimiter.consume"))
         assert.strictEqual(consume["ratelimit.remaining"], 0)
         assert.strictEqual(consume["ratelimit.allowed"], false)
-        assert.isUndefined(find(tree, "LeadIntake.accept"), "nothing past the rate limit runs")
-        assert.notProperty(consume, "lead.id")
+        assert.deepStrictEqual(render(tree), [
+          "POST /v1/leads",
+          "  KeyStore.authenticate",
+          "  RateLimiter.consume",
+          "  RequestLog.record"
+        ])
       })
     )
 
@@ -265,7 +244,7 @@ describe("defects", () => {
           String(exception!.attributes?.["exception.stacktrace"]),
           "Error: the write path is on fire"
         )
-        const write = find(tree, "LeadIntake.accept")
+        const write = find(tree, "LeadRepository.createOrEnrich")
         assert.strictEqual(write!.status.code, SpanStatusCode.ERROR)
       })
     )

@@ -5,7 +5,6 @@ import type { LeadRequest } from "../../Api/LeadRequest.ts"
 import { requestFingerprint } from "../../Domain/Fingerprint.ts"
 import { phoneMatchKey } from "../../Domain/Phone.ts"
 import { AppConfig } from "../../Platform/Config.ts"
-import { step } from "../../Platform/Observability/Steps.ts"
 import { IdempotencyStore, type Reservation } from "../IdempotencyStore.ts"
 import { type LeadInput, leadInputOf } from "../LeadInput.ts"
 import { LeadRepository, type LeadWritten } from "../LeadRepository.ts"
@@ -34,10 +33,9 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     const catalog = yield* PropertyCatalog
     const idempotency = yield* IdempotencyStore
     const leads = yield* LeadRepository
-    const fn = yield* step
 
     /** 8, 10. The property the request names, in the caller's catalog: unknown or archived is 422. */
-    const resolveProperty = fn("Leads.resolveProperty")(function* (caller: CallerShape, input: LeadInput) {
+    const resolveProperty = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
       if (input.propiedad === null) return null
       const found = yield* catalog
         .resolve(caller.organizationId, input.propiedad)
@@ -47,7 +45,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     })
 
     /** 8. A dry run: resolve the property and look for the lead it would enrich; write nothing. */
-    const dryRun = fn("Leads.dryRun")(function* (caller: CallerShape, input: LeadInput) {
+    const dryRun = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
       const context = yield* RequestContext
       const propertyId = yield* resolveProperty(caller, input)
       const phoneKey = matchKeyOf(caller, input)
@@ -80,11 +78,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     })
 
     /** 9. The Idempotency-Key: a first use reserves it; a spent one replays or conflicts; a running one waits. */
-    const reserveKey = fn("Leads.reserveKey")(function* (
-      caller: CallerShape,
-      key: string,
-      body: LeadRequest
-    ) {
+    const reserveKey = Effect.fnUntraced(function* (caller: CallerShape, key: string, body: LeadRequest) {
       const reservation = yield* idempotency
         .reserve({ originId: caller.originId, key }, requestFingerprint(body))
         .pipe(Effect.catchTag("StoreUnavailable", unavailable))
@@ -104,7 +98,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     })
 
     /** 10-11. The property, then the lead and everything it sets off, in one transaction with the key's answer. */
-    const write = fn("Leads.write")(function* (
+    const write = Effect.fnUntraced(function* (
       caller: CallerShape,
       input: LeadInput,
       reservation: { readonly key: string; readonly token: string } | null
@@ -163,25 +157,33 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     })
 
     /**
-     * decisions.md §3 from step 8 on (2-7 answered by the admission and the endpoint's schemas): a dry
-     * run, or the Idempotency-Key, the property and the write. A request that fails releases its key.
+     * 9-11, run to the end once begun, whether or not the caller is still there: a request that hangs
+     * up leaves all of its lead or none of it, and never its key held without a lead. A request that
+     * fails releases its key.
      */
+    const accept = (caller: CallerShape, input: LeadInput, body: LeadRequest, key: string | undefined) =>
+      Effect.uninterruptible(
+        Effect.gen(function* () {
+          if (key === undefined) return written(yield* write(caller, input, null))
+          const reservation = yield* reserveKey(caller, key, body)
+          if (reservation._tag === "Replay") return replayed(reservation)
+          const slot = { originId: caller.originId, key }
+          const lead = yield* write(caller, input, { key, token: reservation.token }).pipe(
+            Effect.onExit((exit) =>
+              Exit.isSuccess(exit) ? Effect.void : idempotency.release(slot, reservation.token)
+            )
+          )
+          return written(lead)
+        })
+      )
+
+    /** decisions.md §3 from step 8 on (2-7 answered by the admission and the endpoint's schemas). */
     return handlers.handle("createOrEnrich", ({ payload, headers }) =>
       Effect.gen(function* () {
         const caller = yield* Caller
         const input = leadInputOf(payload)
         if (headers["x-service-dry-run"] === "true") return yield* dryRun(caller, input)
-        const key = headers["idempotency-key"]
-        if (key === undefined) return yield* reply(written(yield* write(caller, input, null)))
-        const reservation = yield* reserveKey(caller, key, payload)
-        if (reservation._tag === "Replay") return yield* reply(replayed(reservation))
-        const slot = { originId: caller.originId, key }
-        const lead = yield* write(caller, input, { key, token: reservation.token }).pipe(
-          Effect.onExit((exit) =>
-            Exit.isSuccess(exit) ? Effect.void : idempotency.release(slot, reservation.token)
-          )
-        )
-        return yield* reply(written(lead))
+        return yield* reply(yield* accept(caller, input, payload, headers["idempotency-key"]))
       })
     )
   })
