@@ -109,7 +109,7 @@ describe("the README's quick start", { timeout: 240_000 }, () => {
     expect(blocks.filter((block) => block.lang === "text")).toHaveLength(1)
   })
 
-  it("runs to a first 201 and a console sign-in", async () => {
+  it("runs to a first 201 and a console sign-in; then docs/partners.md's request enriches and replays", async () => {
     const [serverBlock, demoBlock] = shell as [Array<string>, Array<string>]
     // `npm ci` is what made node_modules; the block's next command is the server, left running.
     expect(serverBlock[0]).toBe("npm ci")
@@ -178,6 +178,25 @@ describe("the README's quick start", { timeout: 240_000 }, () => {
     })
     expect(signIn.status, await signIn.clone().text()).toBe(200)
     expect(signIn.headers.get("set-cookie")).toMatch(/^lead_intake_session=/)
+
+    // docs/partners.md's request, with the variables it names: the base URL and the key demo printed.
+    const key = /Key \(shown this once\): (\S+)/.exec(printed)?.[1]
+    const partners = readFileSync(path.join(projectRoot, "docs", "partners.md"), "utf8")
+    const partnerBlocks = [...partners.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map(([, body]) => body!)
+    expect(partnerBlocks).toHaveLength(1)
+    const partnerEnv = { ...env, BASE_URL: `http://127.0.0.1:${ports.api}`, LEAD_INTAKE_KEY: key! }
+    for (const attempt of ["first", "retry"]) {
+      const answer = await execFileAsync("sh", ["-c", `${partnerBlocks[0]!.trim()} -w '\\n%{http_code}'`], {
+        cwd: copy,
+        env: partnerEnv
+      })
+      const [partnerBody, partnerStatus] = answer.stdout.trim().split("\n")
+      // The quick start's lead has the same phone: the partner's request enriches it, then replays.
+      expect(partnerStatus, `${attempt}: ${partnerBody}`).toBe("200")
+      expect(JSON.parse(partnerBody!)).toMatchObject(
+        attempt === "first" ? { status: "enriched" } : { status: "enriched", replay: true }
+      )
+    }
 
     process.kill(-server.pid!, "SIGTERM")
     await exited
