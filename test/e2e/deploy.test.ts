@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { cpSync, existsSync, readFileSync } from "node:fs"
+import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
@@ -168,7 +168,10 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
   const nodeDir = path.join(projectRoot, "node_modules", "node", "bin")
   const PATH = `${nodeDir}${path.delimiter}${process.env.PATH ?? ""}`
   // Until HEALTH_PORT lands, /readyz is on the console's listener: the healthcheck is pointed there.
-  const healthListener = read("src/Config.ts").includes("HEALTH_PORT")
+  const healthListener = readdirSync(path.join(projectRoot, "src"), {
+    recursive: true,
+    encoding: "utf8"
+  }).some((file) => file.endsWith(".ts") && read(path.join("src", file)).includes('"HEALTH_PORT"'))
 
   const baseEnv = (): Env => {
     const inherited: Env = {}
