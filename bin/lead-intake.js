@@ -2,7 +2,7 @@
 ":" //; self=$(readlink -f -- "$0"); root=${self%/bin/*}; node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$root/../.bin/node; [ -x "$node" ] || node=node; case "$NODE_OPTIONS" in *semi-space*) exec "$node" "$self" "$@";; esac; exec "$node" --max-semi-space-size=2 "$self" "$@"
 // The package bin, a shell script and an ES module in one file. Run as a program (`npx lead-intake`,
 // `node_modules/.bin/lead-intake`), the shell line above replaces itself with the project's Node 24
-// (`exec`: one process, no wrapper left waiting) with the heap flags chosen by measurement (README,
+// (`exec`: one process, no wrapper left waiting) with the heap flags chosen by measurement (CONTRIBUTING.md,
 // Performance) unless NODE_OPTIONS sets the young generation itself. Run as `node bin/lead-intake.js`, Node skips that line: under Node 24 the CLI runs
 // in-process, and an older Node hands over to the project's own, replacing itself where it can.
 // In-process it runs the bundle (dist/main.js) when that was built from the current sources, else
@@ -19,7 +19,7 @@ const major = Number(process.versions.node.split(".")[0])
 const self = realpathSync(fileURLToPath(import.meta.url))
 
 if (major >= requiredMajor) {
-  // Old-generation growth bounded by measurement (README, "Memory under load"): set at run time,
+  // Old-generation growth bounded by measurement (CONTRIBUTING.md, "Memory under load"): set at run time,
   // since NODE_OPTIONS may not carry it, so every way of starting the bin gets it.
   const heapFlags = process.env.LEAD_INTAKE_HEAP_FLAGS ?? "--heap-growing-percent=60"
   if (heapFlags !== "") {

@@ -1,0 +1,332 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { cpSync, existsSync, readdirSync, readFileSync } from "node:fs"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { parse as parseYaml } from "yaml"
+import {
+  type Env,
+  type Finished,
+  freePort,
+  freshDatabaseEnv,
+  processTimeout,
+  projectRoot,
+  run
+} from "./Processes.ts"
+
+/**
+ * The deploy artefacts (Dockerfile, compose.yaml, the systemd units) run only commands this file runs
+ * too. No docker engine or image registry is reachable here, so the image's runtime stage is
+ * reproduced in a clean directory: the files its COPY lines name, its `npm ci --omit=dev` (offline,
+ * from the npm cache the checkout's own `npm ci` filled), the bundle its build stage makes
+ * (`npm run build`, i.e. scripts/build.ts), its ENV, then its ENTRYPOINT with the commands compose and
+ * systemd give it, against the test PostgreSQL, with the project's Node 24 as the image's `node`.
+ */
+
+const read = (file: string) => readFileSync(path.join(projectRoot, file), "utf8")
+
+interface Instruction {
+  readonly keyword: string
+  readonly args: string
+}
+
+/** Dockerfile instructions per stage, continuation lines joined, comments dropped. */
+const dockerStages = (text: string): Array<Array<Instruction>> => {
+  const stages: Array<Array<Instruction>> = []
+  const joined = text
+    .split("\n")
+    .filter((line) => !line.trimStart().startsWith("#"))
+    .join("\n")
+    .replaceAll(/\\\n/g, " ")
+  for (const line of joined.split("\n")) {
+    const match = /^\s*([A-Z]+)\s+(.*)$/.exec(line)
+    if (match === null) continue
+    const [, keyword, args] = match as unknown as [string, string, string]
+    if (keyword === "FROM") stages.push([])
+    stages.at(-1)?.push({ keyword, args: args.trim() })
+  }
+  return stages
+}
+
+const dockerfile = dockerStages(read("Dockerfile"))
+const [buildStage, runtimeStage] = dockerfile as [Array<Instruction>, Array<Instruction>]
+const all = (stage: ReadonlyArray<Instruction>, keyword: string) =>
+  stage.filter((instruction) => instruction.keyword === keyword).map((instruction) => instruction.args)
+const one = (stage: ReadonlyArray<Instruction>, keyword: string) => {
+  const found = all(stage, keyword)
+  expect(found, keyword).toHaveLength(1)
+  return found[0]!
+}
+/** A RUN's shell command without BuildKit's `--mount=…` options. */
+const runCommand = (args: string) => args.replace(/^(--[a-z]+=\S+\s+)+/, "")
+
+/** `ENV A=1 B=2` (the only form the Dockerfile uses). */
+const imageEnv = (): Env =>
+  Object.fromEntries(
+    all(runtimeStage, "ENV").flatMap((args) =>
+      args.split(/\s+/).map((pair) => pair.split("=", 2) as [string, string])
+    )
+  )
+
+const entrypoint = JSON.parse(one(runtimeStage, "ENTRYPOINT")) as Array<string>
+const defaultCommand = JSON.parse(one(runtimeStage, "CMD")) as Array<string>
+
+// biome-ignore lint/suspicious/noExplicitAny: compose.yaml is inspected field by field
+const compose: any = parseYaml(read("compose.yaml"), { merge: true })
+
+/** `ExecStart=`-style lines of a systemd unit, as argument vectors. */
+const unitLines = (file: string, key: string) =>
+  read(file)
+    .split("\n")
+    .filter((line) => line.startsWith(`${key}=`))
+    .map((line) =>
+      line
+        .slice(key.length + 1)
+        .trim()
+        .split(/\s+/)
+    )
+
+const systemdRoot = "/opt/lead-intake"
+
+/** The commands each artefact gives the image's entry point (or the installed bin). */
+const commands = {
+  migrate: ["migrate"],
+  serve: ["serve", "--no-migrate"],
+  worker: ["worker"]
+}
+
+describe("deploy artefacts: what they say", () => {
+  it("the image is the project's Node major, multi-stage, non-root, with a HEALTHCHECK on /readyz", () => {
+    const nodeMajor = (
+      JSON.parse(read("package.json")) as { devDependencies: Record<string, string> }
+    ).devDependencies.node!.split(".")[0]
+    expect(dockerfile).toHaveLength(2)
+    for (const stage of dockerfile)
+      expect(one(stage, "FROM")).toMatch(new RegExp(`^node:${nodeMajor}-bookworm-slim\\b`))
+    expect(all(buildStage, "RUN").map(runCommand)).toEqual(["npm ci --no-audit --no-fund", "npm run build"])
+    expect(all(runtimeStage, "RUN").map(runCommand)).toEqual(["npm ci --omit=dev --no-audit --no-fund"])
+    expect(all(runtimeStage, "COPY")).toContain("--from=build /build/dist ./dist")
+    const user = one(runtimeStage, "USER")
+    expect(user).not.toMatch(/^(root|0)(:|$)/)
+    expect(imageEnv()).toMatchObject({ NODE_ENV: "production", LEAD_INTAKE_ENTRY: "dist" })
+    expect(one(runtimeStage, "HEALTHCHECK")).toMatch(/CMD \["node", "-e", ".*HEALTH_PORT.*\/readyz/)
+    expect(entrypoint).toEqual(["/app/bin/lead-intake.js"])
+    expect(defaultCommand).toEqual(["serve"])
+  })
+
+  it("compose runs the migration once, then the API without migrating and the worker on its own", () => {
+    const { services } = compose
+    expect(Object.keys(services).sort()).toEqual(["api", "migrate", "otel-collector", "postgres", "worker"])
+    expect(services.migrate.command).toEqual(commands.migrate)
+    expect(services.api.command).toEqual(commands.serve)
+    expect(services.worker.command).toEqual(commands.worker)
+    for (const name of ["migrate", "api", "worker"]) {
+      expect(services[name].build, name).toBe(".")
+      expect(services[name].environment.NODE_ENV, name).toBe("production")
+      expect(services[name].environment.DATABASE_URL, name).toMatch(/^postgres:\/\/.*@postgres:5432\//)
+    }
+    expect(services.api.environment.WEBHOOK_WORKER).toBe("false")
+    expect(services.migrate.depends_on.postgres.condition).toBe("service_healthy")
+    expect(services.api.depends_on.migrate.condition).toBe("service_completed_successfully")
+    expect(services.worker.depends_on.migrate.condition).toBe("service_completed_successfully")
+    expect(services["otel-collector"].profiles).toEqual(["telemetry"])
+    expect(existsSync(path.join(projectRoot, "deploy", "otel-collector.yaml"))).toBe(true)
+  })
+
+  it("the systemd units run the same commands from the same install, with the example environment file", () => {
+    const bin = `${systemdRoot}/bin/lead-intake.js`
+    expect(unitLines("deploy/lead-intake.service", "ExecStartPre")).toEqual([[bin, ...commands.migrate]])
+    expect(unitLines("deploy/lead-intake.service", "ExecStart")).toEqual([[bin, ...commands.serve]])
+    expect(unitLines("deploy/lead-intake-worker.service", "ExecStart")).toEqual([[bin, ...commands.worker]])
+    for (const unit of ["deploy/lead-intake.service", "deploy/lead-intake-worker.service"]) {
+      expect(unitLines(unit, "User")).toEqual([["lead-intake"]])
+      expect(unitLines(unit, "EnvironmentFile")).toEqual([["/etc/lead-intake/lead-intake.env"]])
+    }
+    const example = Object.fromEntries(
+      read("deploy/lead-intake.env.example")
+        .split("\n")
+        .filter((line) => /^[A-Z_]+=/.test(line))
+        .map((line) => line.split("=", 2) as [string, string])
+    )
+    expect(example).toMatchObject({
+      NODE_ENV: "production",
+      LEAD_INTAKE_ENTRY: "dist",
+      WEBHOOK_WORKER: "false"
+    })
+  })
+})
+
+describe("deploy artefacts: the image's install, run in a clean directory", {
+  timeout: processTimeout
+}, () => {
+  let app: string
+  let env: Env
+  const children: Array<ChildProcess> = []
+  // The project's Node 24 stands in for the image's /usr/local/bin/node; nothing else of the checkout.
+  const nodeDir = path.join(projectRoot, "node_modules", "node", "bin")
+  const PATH = `${nodeDir}${path.delimiter}${process.env.PATH ?? ""}`
+  // Until HEALTH_PORT lands, /readyz is on the console's listener: the healthcheck is pointed there.
+  const healthListener = readdirSync(path.join(projectRoot, "src"), {
+    recursive: true,
+    encoding: "utf8"
+  }).some((file) => file.endsWith(".ts") && read(path.join("src", file)).includes('"HEALTH_PORT"'))
+
+  const baseEnv = (): Env => {
+    const inherited: Env = {}
+    for (const [name, value] of Object.entries(process.env)) {
+      if (value !== undefined && !/^(PORT|HOST|DATABASE_URL|LEAD_INTAKE_|ADMIN_|HEALTH_|npm_)/.test(name))
+        inherited[name] = value
+    }
+    return { ...inherited, PATH }
+  }
+
+  const exec = (args: ReadonlyArray<string>, extra: Env = {}) =>
+    promisify(execFile)(path.join(app, entrypoint[0]!.replace(/^\/app\//, "")), args, {
+      cwd: app,
+      env: { ...env, ...extra }
+    }).then(
+      ({ stdout, stderr }): Finished => ({ code: 0, signal: null, stdout, stderr }),
+      (error: { code: number; signal: NodeJS.Signals | null; stdout: string; stderr: string }): Finished => ({
+        code: typeof error.code === "number" ? error.code : 1,
+        signal: error.signal,
+        stdout: error.stdout,
+        stderr: error.stderr
+      })
+    )
+
+  const start = (args: ReadonlyArray<string>, extra: Env = {}) => {
+    const child = spawn(path.join(app, "bin", "lead-intake.js"), args, {
+      cwd: app,
+      env: { ...env, ...extra },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    children.push(child)
+    const output = { stdout: "", stderr: "" }
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      output.stdout += chunk
+    })
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      output.stderr += chunk
+    })
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+    return { child, output, exited }
+  }
+
+  beforeAll(async () => {
+    app = await mkdtemp(path.join(tmpdir(), "lead-intake-image-"))
+    // The runtime stage's COPY lines, in order; `--from=build` is the build stage's `npm run build`.
+    for (const copy of all(runtimeStage, "COPY")) {
+      const fromBuild = copy.startsWith("--from=build")
+      const paths = copy.replace(/^--from=build\s+/, "").split(/\s+/)
+      const to = paths.at(-1)!
+      const sources = paths.slice(0, -1)
+      if (fromBuild) {
+        expect(sources).toEqual(["/build/dist"])
+        const built = await run(["--out-dir", path.join(app, to)], {
+          entry: path.join(projectRoot, "scripts", "build.ts")
+        })
+        expect(built.code, built.stderr).toBe(0)
+      } else {
+        for (const source of sources) {
+          const destination = to.endsWith("/")
+            ? path.join(app, to, path.basename(source))
+            : path.join(app, to)
+          cpSync(path.join(projectRoot, source), destination, { recursive: true })
+        }
+      }
+      // The install runs where the Dockerfile runs it: after package.json, the bin and build.ts.
+      if (to === "./scripts/build.ts") {
+        const [install] = all(runtimeStage, "RUN").map(runCommand)
+        const [npm, ...args] = `${install} --offline`.split(/\s+/) as [string, ...Array<string>]
+        const installed = await promisify(execFile)(npm, args, {
+          cwd: app,
+          env: { ...baseEnv(), ...imageEnv() }
+        })
+        expect(installed.stderr).toContain("no dev dependencies")
+      }
+    }
+    expect(existsSync(path.join(app, "node_modules", "effect"))).toBe(true)
+    expect(existsSync(path.join(app, "node_modules", "vitest"))).toBe(false)
+    expect(existsSync(path.join(app, "node_modules", "node"))).toBe(false)
+    expect(existsSync(path.join(app, "dist", "main.js"))).toBe(true)
+    // The image listens on 0.0.0.0; servers under test stay on 127.0.0.1.
+    env = {
+      ...baseEnv(),
+      ...imageEnv(),
+      ...(await freshDatabaseEnv()),
+      HOST: "127.0.0.1",
+      ADMIN_HOST: "127.0.0.1"
+    }
+  }, processTimeout * 2)
+
+  afterAll(async () => {
+    for (const child of children)
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    if (app !== undefined) await rm(app, { recursive: true, force: true })
+  })
+
+  it("migrate, then serve --no-migrate from the bundle: a first 201, /readyz through the HEALTHCHECK, the worker", async () => {
+    const migrated = await exec(commands.migrate)
+    expect(migrated.code, migrated.stderr).toBe(0)
+
+    const [port, healthPort] = [await freePort(), await freePort()]
+    const listeners: Env = healthListener
+      ? { PORT: String(port), HEALTH_PORT: String(healthPort), ADMIN_PORT: "off" }
+      : { PORT: String(port), ADMIN_PORT: String(healthPort) }
+    const supportsNoMigrate = (await exec(["serve", "--help"])).stdout.includes("--no-migrate")
+    const serveArgs = supportsNoMigrate ? commands.serve : defaultCommand
+    const server = start(serveArgs, listeners)
+    const deadline = Date.now() + 30_000
+    while (
+      !(await fetch(`http://127.0.0.1:${port}/v1`).then(
+        (r) => r.ok,
+        () => false
+      ))
+    ) {
+      expect(server.child.exitCode, server.output.stderr).toBeNull()
+      expect(Date.now(), server.output.stderr).toBeLessThan(deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(server.output.stdout).toContain('"code":"dist"')
+    expect(server.output.stdout).not.toContain("migrations applied")
+
+    const demo = await exec(["demo", "--port", String(port), "--json"])
+    expect(demo.code, demo.stderr).toBe(0)
+    const { key } = JSON.parse(demo.stdout) as { key: string }
+    const created = await fetch(`http://127.0.0.1:${port}/v1/leads`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        nombre: "Ana López",
+        telefono: "+52 55 1234 5678",
+        propiedad: { codigo: "DEM-0001" }
+      })
+    })
+    expect(created.status).toBe(201)
+
+    // The HEALTHCHECK's own command line, as Docker runs it inside the container.
+    const [healthCommand, ...healthArgs] = JSON.parse(
+      one(runtimeStage, "HEALTHCHECK").replace(/^.*?CMD\s+/, "")
+    ) as [string, ...Array<string>]
+    const probe = (extra: Env) =>
+      promisify(execFile)(healthCommand, healthArgs, { cwd: app, env: { ...env, ...extra } }).then(
+        () => 0,
+        (error: { code: number }) => error.code
+      )
+    expect(await probe({ HEALTH_PORT: String(healthPort) })).toBe(0)
+    expect(await probe({ HEALTH_PORT: String(await freePort()) })).toBe(1)
+
+    const worker = start(commands.worker)
+    const workerDeadline = Date.now() + 20_000
+    while (!/"msg":"webhook worker started"/.test(worker.output.stdout) && Date.now() < workerDeadline) {
+      expect(worker.child.exitCode, worker.output.stderr).toBeNull()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    worker.child.kill("SIGTERM")
+    expect(await worker.exited, worker.output.stderr).toBe(0)
+    server.child.kill("SIGTERM")
+    expect(await server.exited, server.output.stderr).toBe(0)
+  })
+})
