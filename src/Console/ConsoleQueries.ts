@@ -258,7 +258,6 @@ export class ConsoleQueries extends Context.Service<
     lead(organizationId: string, id: string): Effect.Effect<Option.Option<LeadDetailRow>>
     properties(organizationId: string, query: string): Effect.Effect<ReadonlyArray<PropertyRow>>
     property(organizationId: string, id: string): Effect.Effect<Option.Option<PropertyRow>>
-    restoreProperty(organizationId: string, id: string): Effect.Effect<Option.Option<PropertyRow>>
     agents(organizationId: string): Effect.Effect<ReadonlyArray<{ id: string; name: string }>>
     rules(organizationId: string): Effect.Effect<ReadonlyArray<RuleRow>>
     deleteRule(organizationId: string, id: string): Effect.Effect<boolean>
@@ -512,13 +511,6 @@ export class ConsoleQueries extends Context.Service<
           const row = yield* sql`
             SELECT id, codigo, external_code, archived, created_at FROM properties
             WHERE id = ${id} AND organization_id = ${organizationId}`.pipe(decodeFirst(PropertyRecord))
-          return Option.map(row, propertyView)
-        }),
-        restoreProperty: Effect.fn("ConsoleQueries.restoreProperty")(function* (organizationId, id) {
-          if (!isUuid(id)) return Option.none()
-          const row = yield* sql`
-            UPDATE properties SET archived = false WHERE id = ${id} AND organization_id = ${organizationId}
-            RETURNING id, codigo, external_code, archived, created_at`.pipe(decodeFirst(PropertyRecord))
           return Option.map(row, propertyView)
         }),
         agents: Effect.fn("ConsoleQueries.agents")(function* (organizationId) {
@@ -870,12 +862,6 @@ export class ConsoleQueries extends Context.Service<
         }),
         property: Effect.fn("ConsoleQueries.property")(function* (organizationId, id) {
           return Option.map(Option.fromNullishOr(ownedProperty(organizationId, id)), propertyView)
-        }),
-        restoreProperty: Effect.fn("ConsoleQueries.restoreProperty")(function* (organizationId, id) {
-          const property = ownedProperty(organizationId, id)
-          if (property === undefined) return Option.none()
-          property.archived = false
-          return Option.some(propertyView(property))
         }),
         agents: Effect.fn("ConsoleQueries.agents")(function* (organizationId) {
           return [...store.agents.values()]

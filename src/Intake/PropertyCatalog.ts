@@ -38,6 +38,8 @@ export class PropertyCatalog extends Context.Service<
     ): Effect.Effect<Option.Option<string>, StoreUnavailable>
     add(property: NewProperty): Effect.Effect<Property, UnknownEntity | Rejected>
     archive(id: string): Effect.Effect<Property, UnknownEntity>
+    /** Resolves again: the inverse of `archive`. */
+    restore(id: string): Effect.Effect<Property, UnknownEntity>
   }
 >()("lead-intake/PropertyCatalog") {
   static readonly layer = Layer.effect(
@@ -49,6 +51,14 @@ export class PropertyCatalog extends Context.Service<
       const column = { codigo: sql("codigo"), external_code: sql("external_code"), id: sql("id") }
       const decodeIds = Schema.decodeUnknownEffect(Schema.Array(IdRow))
       const decodeProperty = Schema.decodeUnknownEffect(PropertyRow)
+      const setArchived = Effect.fn("PropertyCatalog.setArchived")(function* (id: string, archived: boolean) {
+        const row = yield* sql`
+          UPDATE properties SET archived = ${archived} WHERE id = ${id}
+          RETURNING id, codigo, external_code, archived`.pipe(decodeFirst(PropertyRow))
+        if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "property", id })
+        return row.value
+      })
+
       return PropertyCatalog.of({
         resolve: fn("PropertyCatalog.resolve")(function* (organizationId, reference) {
           yield* Effect.annotateCurrentSpan({ "property.by": reference.by })
@@ -77,13 +87,8 @@ export class PropertyCatalog extends Context.Service<
             Effect.catchTag("SqlError", Effect.die)
           )
         }),
-        archive: Effect.fn("PropertyCatalog.archive")(function* (id) {
-          const row = yield* sql`
-            UPDATE properties SET archived = true WHERE id = ${id}
-            RETURNING id, codigo, external_code, archived`.pipe(decodeFirst(PropertyRow))
-          if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "property", id })
-          return row.value
-        })
+        archive: (id) => setArchived(id, true),
+        restore: (id) => setArchived(id, false)
       })
     })
   )
@@ -103,6 +108,13 @@ export class PropertyCatalog extends Context.Service<
         external_code: p.externalCode,
         archived: p.archived
       })
+      const setArchived = Effect.fn("PropertyCatalog.setArchived")(function* (id: string, archived: boolean) {
+        const property = store.properties.get(id)
+        if (property === undefined) return yield* new UnknownEntity({ entity: "property", id })
+        property.archived = archived
+        return view(property)
+      })
+
       return PropertyCatalog.of({
         resolve: Effect.fn("PropertyCatalog.resolve")(function* (organizationId, reference) {
           for (const p of store.properties.values()) {
@@ -128,12 +140,8 @@ export class PropertyCatalog extends Context.Service<
           store.properties.set(stored.id, stored)
           return view(stored)
         }),
-        archive: Effect.fn("PropertyCatalog.archive")(function* (id) {
-          const property = store.properties.get(id)
-          if (property === undefined) return yield* new UnknownEntity({ entity: "property", id })
-          property.archived = true
-          return view(property)
-        })
+        archive: (id) => setArchived(id, true),
+        restore: (id) => setArchived(id, false)
       })
     })
   )

@@ -335,9 +335,7 @@ for (const [variant, services] of variants) {
           [org.property.id]
         )
         assert.isTrue(Option.isNone(yield* queries.property(other.id, archived.id)))
-        assert.isTrue(Option.isNone(yield* queries.restoreProperty(other.id, archived.id)))
-        const restored = Option.getOrThrow(yield* queries.restoreProperty(org.id, archived.id))
-        assert.isFalse(restored.archived)
+        yield* (yield* PropertyCatalog).restore(archived.id)
         assert.isFalse(Option.getOrThrow(yield* queries.property(org.id, archived.id)).archived)
 
         assert.deepStrictEqual(

@@ -94,6 +94,13 @@ acrossLayers("PropertyCatalog", (it) => {
       assert.isTrue(
         Option.isNone(yield* catalog.resolve(organizationId, { by: "codigo", value: "ARC-0001" }))
       )
+      assert.deepStrictEqual(yield* catalog.restore(property.id), property)
+      assert.deepStrictEqual(
+        yield* catalog.resolve(organizationId, { by: "codigo", value: "ARC-0001" }),
+        Option.some(property.id)
+      )
+      const missing = yield* expectFailure(catalog.restore(crypto.randomUUID()))
+      assert.strictEqual(missing._tag, "UnknownEntity")
     })
   )
 

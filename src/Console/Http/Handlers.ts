@@ -428,14 +428,12 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
         "restoreProperty",
         Effect.fn("Admin.restoreProperty")(function* ({ query, params }) {
           const organization = yield* organizationOf(query.org)
-          const property = yield* queries.restoreProperty(organization.id, params.id)
-          if (Option.isNone(property)) return yield* notFound("property")
-          yield* record(
-            organization,
-            "property.restore",
-            `property ${property.value.id} ${property.value.codigo}`
-          )
-          return property.value
+          yield* requireOwned(organization, "property", params.id)
+          const property = yield* catalog
+            .restore(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "property.restore", `property ${property.id} ${property.codigo}`)
+          return yield* propertyView(organization, params.id)
         })
       )
       .handle(
