@@ -18,7 +18,7 @@ import {
 import { FilledField, firstContactMillis, LeadRepository } from "./LeadRepository.ts"
 import { step } from "./Observability/Steps.ts"
 import { PropertyCatalog } from "./PropertyCatalog.ts"
-import { isOutage, type StoreUnavailable, sqlStateOf, writeOrFail } from "./Sql.ts"
+import { isOutage, type OutcomeUnknown, type StoreUnavailable, sqlStateOf, writeOrFail } from "./Sql.ts"
 
 /** `propiedad` names no active property of the caller's organization. */
 export class UnknownProperty extends Schema.TaggedError<UnknownProperty>()("UnknownProperty", {}) {}
@@ -73,7 +73,12 @@ export interface Submission {
 /** A write as the key check takes it: its caller is whoever the key turns out to be. */
 export type Draft = Omit<Submission, "caller">
 
-export type AcceptError = UnknownProperty | IdempotencyKeyReused | IdempotencyKeyBusy | StoreUnavailable
+export type AcceptError =
+  | UnknownProperty
+  | IdempotencyKeyReused
+  | IdempotencyKeyBusy
+  | StoreUnavailable
+  | OutcomeUnknown
 
 /**
  * A write's admission and, when the rate window let it through, what steps 9-11 answered: kept
@@ -92,7 +97,10 @@ export const admitOnly = (keys: KeyCheck["Service"], token: string) =>
 /** Admits, then accepts when the window lets the request through: two calls, one per service (the fakes, a first write). */
 export const admitThenAccept =
   (keys: KeyCheck["Service"], accept: (submission: Submission) => Effect.Effect<Accepted, AcceptError>) =>
-  (token: string, draft: Draft): Effect.Effect<AdmittedWrite, KeyRejected | StoreUnavailable> =>
+  (
+    token: string,
+    draft: Draft
+  ): Effect.Effect<AdmittedWrite, KeyRejected | StoreUnavailable | OutcomeUnknown> =>
     Effect.gen(function* () {
       const admitted = yield* keys.admit(token)
       if (!admitted.window.allowed) return { ...admitted, accepted: undefined }
@@ -210,7 +218,10 @@ export class LeadIntake extends Context.Service<
      * Contract order 2-3 and 9-11 for a write that passed every check that needs no database: the
      * key and its rate window, then `accept` when the window lets it through.
      */
-    admitAndAccept(token: string, draft: Draft): Effect.Effect<AdmittedWrite, KeyRejected | StoreUnavailable>
+    admitAndAccept(
+      token: string,
+      draft: Draft
+    ): Effect.Effect<AdmittedWrite, KeyRejected | StoreUnavailable | OutcomeUnknown>
   }
 >()("lead-intake/LeadIntake") {
   /**

@@ -11,7 +11,7 @@ import { KeyCheck, type KeyRejected } from "../KeyCheck.ts"
 import { type AdmittedWrite, admitOnly, LeadIntake } from "../LeadIntake.ts"
 import { type Attribution, type Outcome, observeRequest } from "../Observability/Request.ts"
 import { RequestLog } from "../RequestLog.ts"
-import type { StoreUnavailable } from "../Sql.ts"
+import type { OutcomeUnknown, StoreUnavailable } from "../Sql.ts"
 import { isJsonMediaType, parseBody } from "./Body.ts"
 import { type Handoff, handOff } from "./Handoff.ts"
 import { dryRunAnswer, leadAnswer } from "./Leads.ts"
@@ -64,7 +64,7 @@ const written = (admission: Exit.Exit<AdmittedWrite, unknown>) =>
     : undefined
 
 /** The refusal of a key, when that is what the round trip (or the key check alone) answered. */
-const refusedKey = (admission: Exit.Exit<unknown, KeyRejected | StoreUnavailable>) => {
+const refusedKey = (admission: Exit.Exit<unknown, KeyRejected | StoreUnavailable | OutcomeUnknown>) => {
   if (Exit.isSuccess(admission)) return undefined
   const error = Exit.findErrorOption(admission)
   return Option.isSome(error) && error.value._tag === "KeyRejected" ? error.value : undefined

@@ -2,7 +2,7 @@ import type { Exit } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import type { KeyRejected } from "../KeyCheck.ts"
 import type { AdmittedWrite } from "../LeadIntake.ts"
-import type { StoreUnavailable } from "../Sql.ts"
+import type { OutcomeUnknown, StoreUnavailable } from "../Sql.ts"
 
 /**
  * What the direct create (`DirectCreate.ts`) already did with a `POST /v1/leads` it passes on to
@@ -16,7 +16,7 @@ export interface Handoff {
   readonly requestId: string
   readonly startedAt: number
   readonly body: Uint8Array
-  readonly admission: Exit.Exit<AdmittedWrite, KeyRejected | StoreUnavailable> | undefined
+  readonly admission: Exit.Exit<AdmittedWrite, KeyRejected | StoreUnavailable | OutcomeUnknown> | undefined
 }
 
 const handoffs = new WeakMap<object, Handoff>()

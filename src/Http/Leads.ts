@@ -4,11 +4,15 @@ import { Api, Caller, type CallerShape, ValidLead } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import type { LeadInput } from "../Domain/LeadRequest.ts"
 import { type AcceptError, type Accepted, LeadIntake, type Preview } from "../LeadIntake.ts"
+import type { OutcomeUnknown } from "../Sql.ts"
 import { Written } from "./Middleware.ts"
 import { fail, RequestContext, setResponseHeaders, settle } from "./RequestContext.ts"
 
 const unavailable = () =>
   fail("temporarily_unavailable", "The database could not be reached; nothing was written")
+
+/** 500, as the contract says: the write may have been saved, a retry with the same Idempotency-Key tells. */
+const outcomeUnknown = (error: OutcomeUnknown) => Effect.die(error)
 
 const propertyNotFound = () =>
   fail("property_not_found", "No active property of your organization matches propiedad", "propiedad")
@@ -108,7 +112,8 @@ export const layerLeadHandlers = HttpApiBuilder.group(
                   "The original request with this Idempotency-Key is still running"
                 ),
               UnknownProperty: propertyNotFound,
-              StoreUnavailable: unavailable
+              StoreUnavailable: unavailable,
+              OutcomeUnknown: outcomeUnknown
             })
           )
 

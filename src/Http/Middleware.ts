@@ -21,12 +21,16 @@ import { KeyCheck, type KeyRejected } from "../KeyCheck.ts"
 import { type AcceptError, type Accepted, admitOnly, type Draft, LeadIntake } from "../LeadIntake.ts"
 import { step } from "../Observability/Steps.ts"
 import { RequestLog } from "../RequestLog.ts"
+import type { OutcomeUnknown } from "../Sql.ts"
 import { isJsonMediaType, readBody, readJson, tooLarge } from "./Body.ts"
 import { type Handoff, handoffOf } from "./Handoff.ts"
 import { attribute, fail, RequestContext, setResponseHeaders, settle } from "./RequestContext.ts"
 
 const unavailable = () =>
   fail("temporarily_unavailable", "The database could not be reached; nothing was written")
+
+/** 500, as the contract says: the write may have been saved, a retry with the same Idempotency-Key tells. */
+const outcomeUnknown = (error: OutcomeUnknown) => Effect.die(error)
 
 /** What a 401 for a refused key says, whichever path answers it. */
 export const refusedKeyMessage = (rejected: KeyRejected) => `The API key is ${rejected.reason}`
@@ -171,7 +175,8 @@ export const layerAdmission = Layer.effect(
               attribute({ keyPrefix: rejected.prefix, originId: rejected.originId }),
               fail("invalid_key", refusedKeyMessage(rejected))
             ),
-          StoreUnavailable: unavailable
+          StoreUnavailable: unavailable,
+          OutcomeUnknown: outcomeUnknown
         })
       )
       yield* attribute({ keyPrefix: admission.caller.prefix, originId: admission.caller.originId })
