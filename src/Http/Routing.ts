@@ -1,9 +1,10 @@
-import { Cause, Effect, Exit, Ref } from "effect"
+import { Cause, Duration, Effect, Exit, Ref } from "effect"
 import { HttpRouter, HttpServerError, HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { routeTable } from "../Api/Routes.ts"
 import type { WireError } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { observeRequest, reportDefect } from "../Observability/Request.ts"
+import { AnswerBy, answerWithin } from "../Sql.ts"
 import { handoffOf } from "./Handoff.ts"
 import { errorResponse, RequestContext, setResponseHeaders, unsettled, wireError } from "./RequestContext.ts"
 
@@ -62,7 +63,12 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
 
         // The router also matches `/v1/`, `//v1` and `/V1`; the contract serves its exact paths only.
         if (allowed === undefined) return yield* fallback(wireError(context, "not_found", `No route ${path}`))
-        const exit = yield* Effect.exit(httpEffect.pipe(Effect.provideService(RequestContext, context)))
+        const exit = yield* Effect.exit(
+          httpEffect.pipe(
+            Effect.provideService(RequestContext, context),
+            Effect.provideService(AnswerBy, context.startedAt + Duration.toMillis(answerWithin))
+          )
+        )
         if (Exit.isSuccess(exit)) return yield* answer(exit.value)
         if (isRouteNotFound(exit.cause)) {
           const error = wireError(context, "method_not_allowed", `${request.method} is not allowed here`)
