@@ -581,7 +581,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Internal error. A failure while saving. Nothing of the request was left behind. */
+            /** @description Internal error. A failure while saving, or a write whose outcome is unknown because the database stopped answering after it was sent (the lead may have been saved). */
             500: {
                 headers: {
                     /** @description Unique id of this request; equals `request_id` in the body. */

@@ -78,7 +78,8 @@ export const errorCatalog = {
   internal_error: {
     status: 500,
     title: "Internal error",
-    description: "A failure while saving. Nothing of the request was left behind.",
+    description:
+      "A failure while saving, or a write whose outcome is unknown because the database stopped answering after it was sent (the lead may have been saved).",
     retry:
       "Yes, with the same Idempotency-Key: if the lead had been created its response is returned, otherwise it is created."
   },

@@ -2,7 +2,7 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { type StoreUnavailable, writeOrFail } from "../Platform/Sql.ts"
+import { type OutcomeUnknown, type StoreUnavailable, writeOrFail } from "../Platform/Sql.ts"
 
 export const leaseMillis = 30_000
 export const memoryMillis = 24 * 60 * 60 * 1000
@@ -53,7 +53,10 @@ export interface IdempotencySlot {
 export class IdempotencyStore extends Context.Service<
   IdempotencyStore,
   {
-    reserve(slot: IdempotencySlot, fingerprint: string): Effect.Effect<Reservation, StoreUnavailable>
+    reserve(
+      slot: IdempotencySlot,
+      fingerprint: string
+    ): Effect.Effect<Reservation, StoreUnavailable | OutcomeUnknown>
     release(slot: IdempotencySlot, token: string): Effect.Effect<void>
   }
 >()("lead-intake/IdempotencyStore") {

@@ -6,6 +6,7 @@ import { step } from "../Platform/Observability/Steps.ts"
 import {
   availableOrFail,
   IdRow,
+  type OutcomeUnknown,
   ReadSql,
   requireExisting,
   type StoreUnavailable,
@@ -119,7 +120,7 @@ export class LeadRepository extends Context.Service<
       organizationId: string,
       phoneKey: string
     ): Effect.Effect<Option.Option<string>, StoreUnavailable>
-    createOrEnrich(write: LeadWrite): Effect.Effect<LeadWritten, StoreUnavailable>
+    createOrEnrich(write: LeadWrite): Effect.Effect<LeadWritten, StoreUnavailable | OutcomeUnknown>
     show(id: string): Effect.Effect<LeadDetail, UnknownEntity>
     list(organizationId: string, limit: number): Effect.Effect<ReadonlyArray<LeadSummary>, UnknownEntity>
   }

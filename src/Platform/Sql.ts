@@ -25,13 +25,31 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
   operation: Schema.String
 }) {}
 
-const unavailableReasons = new Set(["ConnectionError", "AuthenticationError", "StatementTimeoutError"])
+/**
+ * A write was sent and its answer never came: abandoned at `writeAbandonAfter`, or its connection
+ * was lost (a crash mid-commit included). It may have committed, so it is not `StoreUnavailable`:
+ * the answer is 500, and a retry with the same Idempotency-Key tells which it was.
+ */
+export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>()("OutcomeUnknown", {
+  operation: Schema.String
+}) {}
+
+const unavailableReasons = new Set([
+  "ConnectionError",
+  "AuthenticationError",
+  "StatementTimeoutError",
+  "LockTimeoutError"
+])
 
 /**
- * A server shutting down, starting up (crash recovery), out of connections, or a statement cancelled
- * (a pipelined read shares its connection's cancel with its neighbours): an outage, not a bug.
+ * A server shutting down, starting up (crash recovery), out of connections, a statement cancelled
+ * (a pipelined read shares its connection's cancel with its neighbours) or out of time waiting
+ * for a lock: an outage, not a bug.
  */
-const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300", "57014"])
+const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300", "57014", "55P03"])
+
+/** The statement's own answer that it was rolled back: cancelled (by us or `statement_timeout`), or a lock wait ran out. */
+const rolledBackStates = new Set(["57014", "55P03"])
 
 export const sqlStateOf = (cause: unknown) =>
   typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
@@ -39,7 +57,53 @@ export const sqlStateOf = (cause: unknown) =>
 export const isOutage = (error: SqlError.SqlError) =>
   unavailableReasons.has(error.reason._tag) || unavailableStates.has(sqlStateOf(error.reason.cause))
 
+/** Reads are abandoned, and writes cancelled, this long after they start. */
 export const statementTimeout = Duration.seconds(2)
+
+/**
+ * A write whose cancel got no answer is abandoned (its connection destroyed) this long after it
+ * started, or sooner when its request's `AnswerBy` comes first.
+ */
+export const writeAbandonAfter = Duration.millis(2750)
+
+/** What the README promises: a request answers within this, whatever the database does. */
+export const answerWithin = Duration.seconds(5)
+
+/**
+ * When the current request must have answered (`performance.now()` milliseconds), so that the
+ * store steps of one request together stay within `answerWithin`: each step's bounds shrink to
+ * what is left. Unset (CLI, worker), each step has only its own bounds.
+ */
+export const AnswerBy = Context.Reference<number | undefined>("lead-intake/AnswerBy", {
+  defaultValue: () => undefined
+})
+
+/** Time kept back from `AnswerBy` for what follows the last store step (encoding, sending). */
+const answerMargin = 150
+
+/** `bound` milliseconds, or less when the request's `AnswerBy` comes sooner. */
+const boundedBy = (answerBy: number | undefined, bound: number) =>
+  answerBy === undefined ? bound : Math.min(bound, answerBy - answerMargin - performance.now())
+
+/**
+ * Set on every connection of the service (startup parameters), so PostgreSQL gives up on work its
+ * client abandoned: a statement stops after `statement_timeout` (and at once, thawed after a
+ * freeze, once that much time has passed), `client_connection_check_interval` stops one whose
+ * socket is gone, and an idle transaction or a lost client (TCP keepalive) ends its session.
+ * Migrations lift the statement and lock limits for their own transaction.
+ */
+export const sessionSettings = {
+  statement_timeout: "10s",
+  lock_timeout: "5s",
+  idle_in_transaction_session_timeout: "10s",
+  client_connection_check_interval: "1s",
+  tcp_keepalives_idle: "10",
+  tcp_keepalives_interval: "2",
+  tcp_keepalives_count: "5"
+} as const
+
+/** Client-side TCP keepalive: an idle pooled connection to a host that vanished fails in about 20 s. */
+const keepAlive = Duration.seconds(10)
 
 /**
  * Connection loss and timeouts become `StoreUnavailable` (503); every other SQL failure, and a
@@ -55,18 +119,18 @@ export const availableOrFail =
 
 /**
  * `self` run in a fiber of its own (with `context`) and awaited, unless abandoned first: `arm` gets
- * the function that abandons it (the fiber is interrupted and `StoreUnavailable` answers instead)
+ * the function that abandons it (the fiber is interrupted and `abandoned()` answers instead)
  * and returns the one that disarms it once `self` has answered. One fiber and whatever `arm` sets
  * (a timer), where `Effect.timeoutOrElse` races `self` against a sleeping fiber: two fibers and two
  * timers per statement (README, "Library findings").
  */
-const abandonable = <A, E, R>(
+const abandonable = <A, E, R, Abandoned>(
   context: Context.Context<R>,
   self: Effect.Effect<A, E, R>,
-  operation: string,
+  abandoned: () => Abandoned,
   arm: (abandon: () => void) => () => void
 ) =>
-  Effect.callback<A, E | StoreUnavailable>((resume) => {
+  Effect.callback<A, E | Abandoned>((resume) => {
     const running = Effect.runForkWith(context)(self)
     let settled = false
     let disarm = () => {}
@@ -80,7 +144,7 @@ const abandonable = <A, E, R>(
     disarm = arm(() => {
       if (!settle()) return
       running.interruptUnsafe()
-      resume(Effect.fail(new StoreUnavailable({ operation })))
+      resume(Effect.fail(abandoned()))
     })
     running.addObserver((exit) => {
       if (settle()) resume(exit)
@@ -95,24 +159,51 @@ const abandonable = <A, E, R>(
 const within =
   (duration: Duration.Duration, operation: string) =>
   <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailable, R> =>
-    Effect.withFiber((parent) =>
-      abandonable(parent.context as Context.Context<R>, self, operation, (abandon) => {
-        const timer = setTimeout(abandon, Duration.toMillis(duration))
-        return () => clearTimeout(timer)
-      })
-    )
+    Effect.withFiber((parent) => {
+      const millis = boundedBy(parent.getRef(AnswerBy), Duration.toMillis(duration))
+      if (millis <= 0) return Effect.fail(new StoreUnavailable({ operation }))
+      return abandonable(
+        parent.context as Context.Context<R>,
+        self,
+        () => new StoreUnavailable({ operation }),
+        (abandon) => {
+          const timer = setTimeout(abandon, millis)
+          return () => clearTimeout(timer)
+        }
+      )
+    })
 
 const outageOrDefect =
   (operation: string) =>
-  <A, R>(
-    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError | StoreUnavailable, R>
-  ): Effect.Effect<A, StoreUnavailable, R> =>
-    Effect.catch(self, (error) => {
-      if (error._tag === "StoreUnavailable") return Effect.fail(error)
-      if (error._tag === "SqlError" && isOutage(error))
-        return Effect.fail(new StoreUnavailable({ operation }))
-      return Effect.die(error)
+  <A, E extends StoreUnavailable | OutcomeUnknown, R>(
+    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError | E, R>
+  ): Effect.Effect<A, StoreUnavailable | E, R> =>
+    Effect.catch(self, (error): Effect.Effect<never, StoreUnavailable | E> => {
+      if (error._tag === "SchemaError") return Effect.die(error)
+      if (error._tag !== "SqlError") return Effect.fail(error as E)
+      return isOutage(error) ? Effect.fail(new StoreUnavailable({ operation })) : Effect.die(error)
     })
+
+/**
+ * An outage met by a statement already sent: PostgreSQL's own answer that it rolled back
+ * (cancelled, out of time for a lock) means nothing was written; anything else (the connection
+ * closed or failed, the server terminating the session) may have come after the commit.
+ */
+const sentOutcome =
+  (operation: string) =>
+  <A, R>(
+    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
+  ): Effect.Effect<A, SqlError.SqlError | Schema.SchemaError | StoreUnavailable | OutcomeUnknown, R> =>
+    Effect.catchIf(
+      self,
+      (error): error is SqlError.SqlError => error._tag === "SqlError" && isOutage(error),
+      (error) =>
+        Effect.fail(
+          rolledBackStates.has(sqlStateOf(error.reason.cause))
+            ? new StoreUnavailable({ operation })
+            : new OutcomeUnknown({ operation })
+        )
+    )
 
 const isPgConnection = (u: unknown): u is PgConnection.PgConnection =>
   Predicate.hasProperty(u, PgConnection.TypeId)
@@ -124,46 +215,77 @@ const cancelRunning = (connection: SqlConnection.Connection): Effect.Effect<void
     : Effect.void
 
 /**
- * A write whose outcome PostgreSQL decides, so `StoreUnavailable` (503) always means nothing was
- * written. The wait for a connection is bounded and may be abandoned: nothing was sent. A sent
- * statement is never abandoned (an interrupted one can still commit while it drains): at the
- * deadline it is cancelled and its answer awaited, and a write that committed first is a write.
+ * A write whose answer says what happened: `StoreUnavailable` (503) only when nothing was written,
+ * `OutcomeUnknown` (500) when it may have been. The wait for a connection is bounded and may be
+ * abandoned: nothing was sent. A sent statement is cancelled at `statementTimeout` and its answer
+ * awaited until `writeAbandonAfter`: a write that committed first is a write, a confirmed cancel is
+ * `StoreUnavailable`. A server that does not answer by then (frozen, partitioned) leaves the
+ * outcome unknown: the statement is abandoned and its connection destroyed (a pinned connection
+ * released with a statement in flight is closed, never returned to the pool).
  *
- * One timer bounds both (the deadline is `statementTimeout` from the start): until a connection
- * is reserved it abandons the wait, after that it cancels the statement. Racing the wait against a
- * sleep and forking a sleeping canceller cost three fibers and three timers per write, about 6 %
- * of a replay's CPU (README, "Library findings").
+ * Two timers bound it all from the start: until a connection is reserved the first abandons the
+ * wait, after that it cancels the statement; the second abandons the statement. Racing the wait
+ * against a sleep and forking a sleeping canceller cost three fibers and three timers per write,
+ * about 6 % of a replay's CPU (README, "Library findings").
  */
 export const writeOrFail =
   (sql: SqlClient.SqlClient, operation: string) =>
   <A, R>(
     self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
-  ): Effect.Effect<A, StoreUnavailable, R> =>
+  ): Effect.Effect<A, StoreUnavailable | OutcomeUnknown, R> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.scoped(
         Effect.gen(function* () {
-          const context = yield* Effect.context<Scope.Scope>()
-          let atDeadline = () => {}
-          const timer = setTimeout(() => atDeadline(), Duration.toMillis(statementTimeout))
+          const context = yield* Effect.context<Scope.Scope | R>()
+          const abandonAfter = boundedBy(Context.get(context, AnswerBy), Duration.toMillis(writeAbandonAfter))
+          // Too little time left to wait for a cancel's answer: nothing is sent.
+          const cancelLead = Duration.toMillis(writeAbandonAfter) - Duration.toMillis(statementTimeout)
+          if (abandonAfter < cancelLead) return yield* new StoreUnavailable({ operation })
+          const idle = () => {}
+          let atDeadline = idle
+          let atAbandon = idle
+          const deadline = setTimeout(
+            () => atDeadline(),
+            Math.min(Duration.toMillis(statementTimeout), abandonAfter - cancelLead)
+          )
+          const abandonment = setTimeout(() => atAbandon(), abandonAfter)
           yield* Scope.addFinalizer(
             Context.get(context, Scope.Scope),
-            Effect.sync(() => clearTimeout(timer))
+            Effect.sync(() => {
+              clearTimeout(deadline)
+              clearTimeout(abandonment)
+            })
           )
           // The reservation runs in this scope, so a connection it got is released with it, even
           // one that arrived as the deadline abandoned the wait.
           const connection = yield* restore(
-            abandonable(context, sql.reserve, operation, (abandon) => {
-              atDeadline = abandon
-              return () => {
-                atDeadline = () => {}
+            abandonable(
+              context,
+              sql.reserve,
+              () => new StoreUnavailable({ operation }),
+              (abandon) => {
+                atDeadline = abandon
+                return () => {
+                  atDeadline = idle
+                }
               }
-            })
+            )
           )
           atDeadline = () => {
-            atDeadline = () => {}
+            atDeadline = idle
             Effect.runForkWith(context)(cancelRunning(connection))
           }
-          return yield* Effect.provideService(self, sql.transactionService, [connection, 0])
+          return yield* abandonable(
+            context,
+            Effect.provideService(self, sql.transactionService, [connection, 0]).pipe(sentOutcome(operation)),
+            () => new OutcomeUnknown({ operation }),
+            (abandon) => {
+              atAbandon = abandon
+              return () => {
+                atAbandon = idle
+              }
+            }
+          )
         })
       )
     ).pipe(outageOrDefect(operation))
@@ -258,6 +380,8 @@ const poolOptions = (maxConnections: number) => ({
   minConnections: 1,
   connectTimeout: Duration.millis(1500),
   idleTimeout: Duration.minutes(5),
+  keepAlive,
+  startupParameters: sessionSettings,
   applicationName
 })
 
@@ -272,6 +396,8 @@ const readOptions = {
   minConnections: 1,
   connectTimeout: Duration.millis(1500),
   idleTimeout: Duration.minutes(5),
+  keepAlive,
+  startupParameters: sessionSettings,
   applicationName: `${applicationName}/read`,
   multiplex: true
 }
@@ -388,6 +514,9 @@ export const migrate = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const [applied, functions] = yield* sql.withTransaction(
     Effect.gen(function* () {
+      // A migration may take longer than the service's statements, and wait for another start's.
+      yield* sql`SET LOCAL statement_timeout = 0`
+      yield* sql`SET LOCAL lock_timeout = 0`
       yield* sql`SELECT pg_advisory_xact_lock(${migrationLockKey})`
       const applied = yield* runMigrations({
         loader: Migrator.fromRecord(migrations),

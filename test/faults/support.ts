@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises"
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { PgClient } from "@effect/sql-pg"
@@ -23,6 +23,10 @@ export interface DedicatedCluster {
   readonly createDatabase: (name: string) => Promise<void>
   readonly stop: (mode?: "fast" | "immediate") => Promise<void>
   readonly start: () => Promise<void>
+  /** SIGSTOP to the postmaster, then to each of its children: a frozen host that keeps its sockets open. */
+  readonly freeze: () => Promise<ReadonlyArray<number>>
+  /** SIGCONT to every process `freeze` stopped. */
+  readonly thaw: () => void
   readonly release: () => Promise<void>
 }
 
@@ -31,6 +35,17 @@ export const startDedicatedCluster = async (): Promise<DedicatedCluster> => {
   const cluster = await acquireEmbeddedCluster(dataDir, () => {})
   const url = (database: string) =>
     `postgres://${cluster.user}:${cluster.password}@127.0.0.1:${cluster.port}/${database}`
+  let frozen: Array<number> = []
+  const thaw = () => {
+    for (const pid of frozen.reverse()) {
+      try {
+        process.kill(pid, "SIGCONT")
+      } catch {
+        // Gone already.
+      }
+    }
+    frozen = []
+  }
   return {
     port: cluster.port,
     url,
@@ -38,13 +53,42 @@ export const startDedicatedCluster = async (): Promise<DedicatedCluster> => {
       withSql(url("postgres"), (sql) => sql.unsafe(`CREATE DATABASE ${name}`)).then(() => {}),
     stop: (mode = "immediate") => pgCtl(["stop", "-D", cluster.clusterDir, "-m", mode, "-w", "-t", "30"]),
     start: () => startPostmaster(cluster.clusterDir, cluster.port),
+    freeze: async () => {
+      const postmaster = await postmasterPid(cluster.clusterDir)
+      // The postmaster first, so it forks no child after the children are listed.
+      process.kill(postmaster, "SIGSTOP")
+      frozen.push(postmaster)
+      for (const child of await childrenOf(postmaster)) {
+        process.kill(child, "SIGSTOP")
+        frozen.push(child)
+      }
+      return [...frozen]
+    },
+    thaw,
     release: async () => {
+      thaw()
       await cluster.release().catch(() => {})
       // The test restarted the postmaster itself, so make sure it is gone whatever the lease says.
       await pgCtl(["stop", "-D", cluster.clusterDir, "-m", "immediate", "-w", "-t", "30"]).catch(() => {})
       await rm(dataDir, { recursive: true, force: true })
     }
   }
+}
+
+/** The postmaster's PID: the first line of `postmaster.pid` in the data directory. */
+const postmasterPid = async (clusterDir: string) =>
+  Number((await readFile(path.join(clusterDir, "postmaster.pid"), "utf8")).split("\n")[0])
+
+/** The processes whose parent is `parent`, from `/proc/<pid>/stat` (field 4; the name in parentheses may hold spaces). */
+const childrenOf = async (parent: number) => {
+  const children: Array<number> = []
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "")
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+    if (ppid === parent) children.push(Number(entry))
+  }
+  return children
 }
 
 /** Runs one SQL effect on a short-lived connection of its own (never the service's pool). */

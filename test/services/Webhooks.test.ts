@@ -125,10 +125,10 @@ acrossLayers((test) => {
       assert.deepStrictEqual(reasons, [
         "URL not allowed: the URL is malformed (expected an absolute URL such as https://example.com/hooks)",
         "URL not allowed: the URL must use https://",
-        "URL not allowed: the host resolves to 127.0.0.1, a loopback address",
-        "URL not allowed: the host resolves to 10.0.0.8, a private address",
-        "URL not allowed: the host resolves to ::ffff:c0a8:1, a private address",
-        "URL not allowed: the host resolves to 169.254.169.254, a link-local address"
+        "URL not allowed: the host resolves to 127.0.0.1, a special-purpose address (loopback, 127.0.0.0/8, RFC 1122)",
+        "URL not allowed: the host resolves to 10.0.0.8, a special-purpose address (private-use, 10.0.0.0/8, RFC 1918)",
+        "URL not allowed: the host resolves to ::ffff:c0a8:1, a special-purpose address (IPv4-mapped, ::ffff:0:0/96, RFC 4291)",
+        "URL not allowed: the host resolves to 169.254.169.254, a special-purpose address (link-local, 169.254.0.0/16, RFC 3927)"
       ])
       assert.deepStrictEqual(yield* endpoints.list(fixture.organizationId), [])
       const missing = crypto.randomUUID()

@@ -328,11 +328,11 @@ describe("webhook delivery to receivers that misbehave", () => {
       [["--url", "http://127.0.0.1:1/x"], "lead-intake: URL not allowed: the URL must use https://\n"],
       [
         ["--url", "https://10.1.2.3/x"],
-        "lead-intake: URL not allowed: the host resolves to 10.1.2.3, a private address\n"
+        "lead-intake: URL not allowed: the host resolves to 10.1.2.3, a special-purpose address (private-use, 10.0.0.0/8, RFC 1918)\n"
       ],
       [
         ["--url", "https://[::1]/x"],
-        "lead-intake: URL not allowed: the host resolves to ::1, a loopback address\n"
+        "lead-intake: URL not allowed: the host resolves to ::1, a special-purpose address (loopback, ::1/128, RFC 4291)\n"
       ],
       [
         ["--url", "nope"],

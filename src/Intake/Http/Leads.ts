@@ -12,6 +12,13 @@ import { PropertyCatalog } from "../PropertyCatalog.ts"
 import { unavailable } from "./Admission.ts"
 import { addResponseHeaders, fail, RequestContext } from "./RequestContext.ts"
 
+/** 500: the write was sent and its answer never came; a retry with the same Idempotency-Key tells. */
+const outcomeUnknown = () =>
+  fail(
+    "internal_error",
+    "The database stopped answering after the write was sent; retry with the same Idempotency-Key"
+  )
+
 const propertyNotFound = () =>
   fail("property_not_found", "No active property of your organization matches propiedad", "propiedad")
 
@@ -81,7 +88,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     const reserveKey = Effect.fnUntraced(function* (caller: CallerShape, key: string, body: LeadRequest) {
       const reservation = yield* idempotency
         .reserve({ originId: caller.originId, key }, requestFingerprint(body))
-        .pipe(Effect.catchTag("StoreUnavailable", unavailable))
+        .pipe(Effect.catchTags({ StoreUnavailable: unavailable, OutcomeUnknown: outcomeUnknown }))
       switch (reservation._tag) {
         case "Conflict":
           return yield* fail(
@@ -115,7 +122,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
           propertyId,
           idempotency: reservation
         })
-        .pipe(Effect.catchTag("StoreUnavailable", unavailable))
+        .pipe(Effect.catchTags({ StoreUnavailable: unavailable, OutcomeUnknown: outcomeUnknown }))
     })
 
     /** The one place a lead's answer is built, replays included. */

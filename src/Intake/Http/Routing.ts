@@ -1,10 +1,11 @@
-import { Cause, Clock, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option } from "effect"
 import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isIdempotencyKey } from "../../Api/Api.ts"
 import { errorCatalog, errorHeaders, isErrorCode, isWireError, type WireError } from "../../Api/Errors.ts"
 import { routeTable } from "../../Api/Routes.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { observeRequest, reportDefect } from "../../Platform/Observability/Request.ts"
+import { AnswerBy, answerWithin } from "../../Platform/Sql.ts"
 import { RequestLog } from "../RequestLog.ts"
 import {
   addResponseHeaders,
@@ -13,6 +14,8 @@ import {
   type RequestContextShape,
   wireError
 } from "./RequestContext.ts"
+
+const answerWithinMillis = Duration.toMillis(answerWithin)
 
 const pathOf = (url: string) => {
   const query = url.indexOf("?")
@@ -86,7 +89,12 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
         const exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown> =
           allowed === undefined
             ? Exit.fail(wireError(context, "not_found", `No route ${path}`))
-            : yield* Effect.exit(httpEffect.pipe(Effect.provideService(RequestContext, context)))
+            : yield* Effect.exit(
+                httpEffect.pipe(
+                  Effect.provideService(RequestContext, context),
+                  Effect.provideService(AnswerBy, context.startedAt + answerWithinMillis)
+                )
+              )
         if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* exit
         const response = Exit.isSuccess(exit) ? exit.value : yield* outsideHttpApi(exit.cause)
         yield* observeRequest(request, {
