@@ -171,42 +171,36 @@ export interface Envelope<Code extends ErrorCode> {
   readonly request_id: string
 }
 
-const wireErrorClasses = [
-  ValidationError,
-  InvalidKey,
-  NotFound,
-  MethodNotAllowed,
-  IdempotencyConflict,
-  IdempotencyInProgress,
-  PayloadTooLarge,
-  UnsupportedMediaType,
-  PropertyNotFound,
-  RateLimited,
-  InternalError,
-  TemporarilyUnavailable
-] as const
-
-type WireErrorClass = (typeof wireErrorClasses)[number]
+/** Each code's class: the registry the fallbacks and the request path make their errors from. */
+const wireErrors = {
+  validation_error: ValidationError,
+  invalid_key: InvalidKey,
+  not_found: NotFound,
+  method_not_allowed: MethodNotAllowed,
+  idempotency_conflict: IdempotencyConflict,
+  idempotency_in_progress: IdempotencyInProgress,
+  payload_too_large: PayloadTooLarge,
+  unsupported_media_type: UnsupportedMediaType,
+  property_not_found: PropertyNotFound,
+  rate_limited: RateLimited,
+  internal_error: InternalError,
+  temporarily_unavailable: TemporarilyUnavailable
+} as const satisfies { readonly [Code in ErrorCode]: { readonly code: Code } }
 
 /** The wire error declared for `code`. */
-export type WireErrorOf<Code extends ErrorCode> = InstanceType<
-  Extract<WireErrorClass, { readonly code: Code }>
->
+export type WireErrorOf<Code extends ErrorCode> = InstanceType<(typeof wireErrors)[Code]>
 
 /** Every error the API answers with: the only way any endpoint, middleware or fallback fails. */
 export type WireError = WireErrorOf<ErrorCode>
 
-const classOf = new Map<ErrorCode, WireErrorClass>(
-  wireErrorClasses.map((WireError) => [WireError.code, WireError])
-)
+const constructors: { readonly [Code in ErrorCode]: new (fields: Envelope<Code>) => WireErrorOf<Code> } =
+  wireErrors
+
+const wireErrorClasses = Object.values(wireErrors)
 
 export const isWireError = (u: unknown): u is WireError =>
   wireErrorClasses.some((WireErrorClass) => u instanceof WireErrorClass)
 
 /** The wire error for `code`, in the envelope. */
-export const makeWireError = <Code extends ErrorCode>(fields: Envelope<Code>): WireErrorOf<Code> => {
-  const WireError = classOf.get(fields.error.code) as unknown as new (
-    fields: Envelope<Code>
-  ) => WireErrorOf<Code>
-  return new WireError(fields)
-}
+export const makeWireError = <Code extends ErrorCode>(fields: Envelope<Code>): WireErrorOf<Code> =>
+  new constructors[fields.error.code](fields)
