@@ -1,0 +1,65 @@
+import { assert, layer } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { sqlFunctions } from "../../migrations/functions.ts"
+import * as Sql from "../../src/Platform/Sql.ts"
+import { layerFreshDatabase } from "../support/Database.ts"
+
+const Applied = Schema.Array(Schema.Struct({ name: Schema.String, checksum: Schema.String }))
+
+const applied = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql`SELECT name, checksum FROM schema_functions ORDER BY name`.pipe(
+    Effect.flatMap(Schema.decodeUnknownEffect(Applied))
+  )
+})
+
+/** The function's text as PostgreSQL holds it now. */
+const definitionOf = (name: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ readonly body: string }>`
+      SELECT pg_get_functiondef(p.oid) AS body FROM pg_proc p WHERE p.proname = ${name}`
+    return row?.body ?? ""
+  })
+
+layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrations/functions.ts", (it) => {
+  it.effect("every function is applied once, with the checksum of its text", () =>
+    Effect.gen(function* () {
+      const rows = yield* applied
+      assert.sameMembers(
+        rows.map((row) => row.name),
+        sqlFunctions.map((fn) => fn.name)
+      )
+      for (const row of rows) assert.match(row.checksum, /^[0-9a-f]{64}$/)
+      assert.deepStrictEqual(yield* Sql.migrate, [], "nothing left to migrate")
+      assert.deepStrictEqual(yield* applied, rows, "an unchanged text is not applied again")
+    })
+  )
+
+  it.effect("a function whose text changed since it was applied is created again, and only that one", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`
+        CREATE OR REPLACE FUNCTION create_or_enrich_lead(
+          p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text,
+          p_email text, p_property_id uuid, p_note text, p_request_id text, p_now timestamptz,
+          p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid
+        ) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+        LANGUAGE plpgsql AS $fn$ BEGIN RAISE EXCEPTION 'an old text'; END $fn$`
+      yield* sql`UPDATE schema_functions SET checksum = 'old' WHERE name = 'create_or_enrich_lead'`
+      const before = yield* applied
+      assert.include(yield* definitionOf("create_or_enrich_lead"), "an old text")
+
+      yield* Sql.migrate
+      const after = yield* applied
+      assert.notInclude(yield* definitionOf("create_or_enrich_lead"), "an old text")
+      assert.include(yield* definitionOf("create_or_enrich_lead"), "ON CONFLICT (organization_id, phone_key)")
+      for (const row of after) {
+        const was = before.find((old) => old.name === row.name)
+        if (row.name === "create_or_enrich_lead") assert.notStrictEqual(row.checksum, "old")
+        else assert.deepStrictEqual(row, was, `${row.name} untouched`)
+      }
+    })
+  )
+})
