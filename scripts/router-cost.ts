@@ -1,6 +1,6 @@
 // The CPU of one request through the whole HttpApi app in-process (global middleware, admission,
 // decoding, handler, encoding, metrics, log line), over the in-memory services: what the one path
-// costs a request before any database (`node scripts/router-cost.ts [requests]`).
+// costs a request before any database (`node scripts/router-cost.ts [requests] [index|create]`).
 import { Effect, Layer, Logger, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { KeyStore } from "../src/Accounts/KeyStore.ts"
@@ -52,8 +52,9 @@ const main = Effect.gen(function* () {
       `${name.padEnd(32)} ${ms.toFixed(3)} ms CPU per request, ${((performance.now() - start) / requests).toFixed(3)} ms wall\n`
     )
   }
-  yield* Effect.promise(() => measure("GET /v1", index))
-  yield* Effect.promise(() => measure("POST /v1/leads (memory)", create))
+  const only = process.argv[3]
+  if (only !== "create") yield* Effect.promise(() => measure("GET /v1", index))
+  if (only !== "index") yield* Effect.promise(() => measure("POST /v1/leads (memory)", create))
   yield* Effect.promise(dispose)
   process.stderr.write(`log lines written: ${logged}\n`)
 })
