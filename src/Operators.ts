@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
-import { decoyHash, generatePassword, hashPassword, verifyPassword } from "./Domain/Password.ts"
+import { decoyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from "./Domain/Password.ts"
 import { MemoryStore } from "./MemoryStore.ts"
 import { decodeFirst, requireExisting } from "./Sql.ts"
 
@@ -173,7 +173,15 @@ export class Operators extends Context.Service<
             SELECT id, email, role, organization_id, password_hash FROM operators
             WHERE email = ${normalizeEmail(rawEmail)}`.pipe(decodeFirst(CredentialRecord))
           const matches = yield* verify(password, Option.getOrUndefined(row)?.password_hash)
-          return matches ? Option.map(row, view) : Option.none()
+          if (!matches || Option.isNone(row)) return Option.none()
+          const stored = row.value.password_hash
+          if (needsRehash(stored)) {
+            const fresh = yield* hash(password)
+            yield* sql`UPDATE operators SET password_hash = ${fresh} WHERE id = ${row.value.id} AND password_hash = ${stored}`.pipe(
+              Effect.orDie
+            )
+          }
+          return Option.some(view(row.value))
         })
       })
     })
@@ -236,7 +244,9 @@ export class Operators extends Context.Service<
         authenticate: Effect.fn("Operators.authenticate")(function* (rawEmail, password) {
           const operator = byEmail(normalizeEmail(rawEmail))
           const matches = yield* verify(password, operator?.passwordHash)
-          return matches && operator !== undefined ? Option.some(view(operator)) : Option.none()
+          if (!matches || operator === undefined) return Option.none()
+          if (needsRehash(operator.passwordHash)) operator.passwordHash = yield* hash(password)
+          return Option.some(view(operator))
         })
       })
     })

@@ -327,7 +327,7 @@ layer(layerPostgres, { excludeTestServices: true })("console storage (postgres)"
       const rows = yield* sql<{ password_hash: string }>`
         SELECT password_hash FROM operators WHERE id IN (${one.id}, ${two.id}) ORDER BY email`
       for (const row of rows) {
-        assert.match(row.password_hash, /^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/)
+        assert.match(row.password_hash, /^scrypt\$131072\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/)
         assert.notInclude(row.password_hash, one.password)
       }
       assert.notStrictEqual(
