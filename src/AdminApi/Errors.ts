@@ -10,6 +10,11 @@ export const adminErrorCatalog = {
     description:
       "A state change without the session's `X-CSRF-Token` header, with a wrong one, or sent from another origin (`Origin` header)."
   },
+  misdirected_request: {
+    status: 421,
+    description:
+      "The `Host` header names none of the console's host names (`ADMIN_HOSTS`): answered before anything else runs."
+  },
   not_found: { status: 404, description: "No such thing in the operator's organization." },
   conflict: {
     status: 409,
@@ -71,6 +76,13 @@ export class CsrfFailed extends Schema.Error<CsrfFailed>("CsrfFailed")(
   readonly _tag = "CsrfFailed"
 }
 
+export class AdminMisdirected extends Schema.Error<AdminMisdirected>("AdminMisdirected")(
+  envelope("misdirected_request"),
+  describe("misdirected_request")
+) {
+  readonly _tag = "AdminMisdirected"
+}
+
 export class AdminNotFound extends Schema.Error<AdminNotFound>("AdminNotFound")(
   envelope("not_found"),
   describe("not_found")
@@ -121,6 +133,7 @@ export const adminErrorClasses = {
   unauthenticated: Unauthenticated,
   forbidden: Forbidden,
   csrf_failed: CsrfFailed,
+  misdirected_request: AdminMisdirected,
   not_found: AdminNotFound,
   conflict: Conflict,
   payload_too_large: AdminPayloadTooLarge,

@@ -157,7 +157,13 @@ export const makeHarness = async (
     ).pipe(Effect.orDie)
   )
   return {
-    admin: admin.handler,
+    admin: (request) => {
+      if (request.headers.has("host")) return admin.handler(request)
+      // What an HTTP client sends: the URL's host and port.
+      const headers = new Headers(request.headers)
+      headers.set("host", new URL(request.url).host)
+      return admin.handler(new Request(request, { headers }))
+    },
     publicApi: publicApi.handler,
     run,
     a,

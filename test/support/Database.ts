@@ -3,6 +3,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { inject } from "vitest"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
+import { defaultHostNames } from "../../src/Domain/HostNames.ts"
 import * as Sql from "../../src/Sql.ts"
 
 export const postgres = () => inject("postgres")
@@ -59,6 +60,7 @@ export const testConfig: AppConfigShape = {
   databasePoolSize: 10,
   requestLogRetentionDays: 90,
   adminHost: "127.0.0.1",
+  adminHosts: defaultHostNames("127.0.0.1"),
   adminPort: Option.none()
 }
 
