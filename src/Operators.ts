@@ -46,7 +46,7 @@ export interface ConsoleMemoryState {
     target: string | null
     ip: string | null
   }>
-  readonly throttle: Map<string, { windowStart: number; failures: number }>
+  readonly throttle: Map<string, { failures: number; lastFailureAt: number }>
 }
 
 export class ConsoleMemory extends Context.Service<ConsoleMemory, ConsoleMemoryState>()(
@@ -103,6 +103,8 @@ export class Operators extends Context.Service<
     resetPassword(email: string): Effect.Effect<OperatorWithPassword, UnknownEntity>
     /** Removes the account and ends its sessions. */
     remove(email: string): Effect.Effect<Operator, UnknownEntity>
+    /** The operator with this e-mail, if any (no password check: for the audit trail, never for signing in). */
+    find(email: string): Effect.Effect<Option.Option<Operator>>
     /** The operator whose e-mail and password these are; takes as long whether or not the e-mail exists. */
     authenticate(email: string, password: string): Effect.Effect<Option.Option<Operator>>
   }
@@ -167,6 +169,13 @@ export class Operators extends Context.Service<
           )
           if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "operator", id: email })
           return view(row.value)
+        }),
+        find: Effect.fn("Operators.find")(function* (rawEmail) {
+          const row = yield* sql`
+            SELECT id, email, role, organization_id FROM operators WHERE email = ${normalizeEmail(rawEmail)}`.pipe(
+            decodeFirst(OperatorRecord)
+          )
+          return Option.map(row, view)
         }),
         authenticate: Effect.fn("Operators.authenticate")(function* (rawEmail, password) {
           const row = yield* sql`
@@ -240,6 +249,10 @@ export class Operators extends Context.Service<
             if (session.operatorId === operator.id) state.sessions.delete(id)
           }
           return view(operator)
+        }),
+        find: Effect.fn("Operators.find")(function* (rawEmail) {
+          const operator = byEmail(normalizeEmail(rawEmail))
+          return operator === undefined ? Option.none() : Option.some(view(operator))
         }),
         authenticate: Effect.fn("Operators.authenticate")(function* (rawEmail, password) {
           const operator = byEmail(normalizeEmail(rawEmail))

@@ -1,4 +1,6 @@
-import { Effect, Exit, Layer, Scope } from "effect"
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { layerAdminApp } from "../../src/Admin/App.ts"
@@ -58,6 +60,8 @@ export interface Harness {
   readonly a: Organization
   readonly b: Organization
   readonly platform: Account
+  /** The same admin app on a real listener (127.0.0.1, a free port), to reach it from other loopback addresses. */
+  readonly listen: () => Promise<{ readonly port: number; readonly close: () => Promise<void> }>
   readonly close: () => Promise<void>
 }
 
@@ -169,6 +173,19 @@ export const makeHarness = async (
     a,
     b,
     platform,
+    listen: async () => {
+      const listenerScope = Effect.runSync(Scope.make())
+      const served = HttpRouter.serve(provided(layerAdminApp), {
+        disableLogger: true,
+        disableListenLog: true
+      }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+      const listening = await Effect.runPromise(Layer.buildWithScope(served, listenerScope))
+      const address = Context.get(listening, HttpServer.HttpServer).address
+      return {
+        port: "port" in address ? address.port : 0,
+        close: () => Effect.runPromise(Scope.close(listenerScope, Exit.void))
+      }
+    },
     close: async () => {
       await admin.dispose()
       await publicApi.dispose()
