@@ -1,7 +1,8 @@
 import { request as httpRequest } from "node:http"
 import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Harness, makeHarness, send, signIn } from "./support.ts"
+import { defaultSessionPolicy } from "../../src/Sessions.ts"
+import { type Harness, makeHarness, offsetClock, send, signIn } from "./support.ts"
 
 const attempt = (harness: Harness, email: string, password: string) =>
   send(harness.admin, "POST", "/api/session", { body: { email, password } })
@@ -169,5 +170,53 @@ describe("session expiry through the real router, on PostgreSQL", { timeout: 120
     }
     await sleep(Math.max(0, 5200 - (performance.now() - signedInAt)))
     expect((await busy.call("GET", "/api/session")).status, "over 5 s since sign-in").toBe(401)
+  })
+})
+
+describe("idle expiry at the default 30 minutes, the clock driven by the test, through the real router", {
+  timeout: 120_000
+}, () => {
+  const time = offsetClock()
+  let harness: Harness
+
+  beforeAll(async () => {
+    harness = await makeHarness({ clock: time.clock })
+  }, 120_000)
+  afterAll(() => harness?.close())
+
+  it("a session lives while used within 30 minutes, ends after 30 idle minutes, and after 12 hours however busy", async () => {
+    expect(Duration.toMillis(defaultSessionPolicy.idle)).toBe(30 * 60_000)
+    const idle = await signIn(harness, harness.a.admin)
+    const busy = await signIn(harness, harness.a.viewer)
+    const live = async (session: typeof idle) => (await session.call("GET", "/api/session")).status
+    let elapsed = 0
+    const advance = (minutes: number) => {
+      time.advance(Duration.minutes(minutes))
+      elapsed += minutes
+    }
+    advance(29)
+    expect(await live(idle), "29 minutes").toBe(200)
+    expect(await live(busy)).toBe(200)
+    advance(29)
+    expect(await live(idle), "slid by the last use").toBe(200)
+    expect(await live(busy)).toBe(200)
+    advance(15)
+    expect(await live(busy)).toBe(200)
+    advance(15)
+    const expired = await idle.call("GET", "/api/origins")
+    expect(expired.status, "30 idle minutes").toBe(401)
+    expect(expired.body.error.code).toBe("unauthenticated")
+    expect(await live(idle), "for good").toBe(401)
+    expect(await live(busy), "the other session, used 15 minutes ago").toBe(200)
+
+    while (elapsed + 20 < 12 * 60) {
+      advance(20)
+      expect(await live(busy), `used every 20 minutes, ${elapsed} min after sign-in`).toBe(200)
+    }
+    advance(20)
+    expect(await live(busy), "12 hours since sign-in").toBe(401)
+    expect((await signIn(harness, harness.a.viewer)).csrf, "signing in again works").toEqual(
+      expect.any(String)
+    )
   })
 })

@@ -7,12 +7,13 @@ import { LoginThrottle } from "../../src/LoginThrottle.ts"
 import { MemoryStore } from "../../src/MemoryStore.ts"
 import { ConsoleMemory, Operators } from "../../src/Operators.ts"
 import { Organizations } from "../../src/Organizations.ts"
-import { Sessions } from "../../src/Sessions.ts"
+import { defaultSessionPolicy, Sessions } from "../../src/Sessions.ts"
 import { layerFreshDatabase } from "../support/Database.ts"
 
 type Services = Operators | Sessions | Audit | LoginThrottle | Organizations
 
-const sessionPolicy = { idle: Duration.minutes(30), absolute: Duration.hours(12) }
+/** The policy the console runs with: the tests below prove its 30 idle minutes and 12 hours. */
+const sessionPolicy = defaultSessionPolicy
 const throttlePolicy = {
   perPair: 3,
   perAddress: 5,

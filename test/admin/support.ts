@@ -1,6 +1,6 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { layerAdminApp } from "../../src/Admin/App.ts"
@@ -71,7 +71,12 @@ export interface Harness {
  * admin router in-process over the same services as the public one.
  */
 export const makeHarness = async (
-  policies: { readonly sessions?: SessionPolicy; readonly throttle?: ThrottlePolicy } = {}
+  policies: {
+    readonly sessions?: SessionPolicy
+    readonly throttle?: ThrottlePolicy
+    /** The clock every service and request reads (default: the real one). */
+    readonly clock?: Clock.Clock
+  } = {}
 ): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(
@@ -79,7 +84,9 @@ export const makeHarness = async (
       layerAll({
         sessions: policies.sessions ?? defaultSessionPolicy,
         throttle: policies.throttle ?? defaultThrottlePolicy
-      }),
+      }).pipe(
+        Layer.merge(policies.clock === undefined ? Layer.empty : Layer.succeed(Clock.Clock, policies.clock))
+      ),
       scope
     )
   )
@@ -346,5 +353,28 @@ export const validBody = (endpoint: EndpointInfo, org: Organization): unknown =>
       return { reason: "Data subject request by e-mail" }
     default:
       return undefined
+  }
+}
+
+/** The real clock moved forward on demand: `advance` jumps wall time, sleeping stays real. */
+export const offsetClock = () => {
+  const live = Clock.Clock.defaultValue()
+  let offset = 0
+  const millis = () => live.currentTimeMillisUnsafe() + offset
+  const nanos = () => live.currentTimeNanosUnsafe() + BigInt(offset) * 1_000_000n
+  const clock: Clock.Clock = {
+    currentTimeMillisUnsafe: millis,
+    currentTimeMillis: Effect.sync(millis),
+    currentTimeNanosUnsafe: nanos,
+    currentTimeNanos: Effect.sync(nanos),
+    monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: live.monotonicTimeNanos,
+    sleep: (duration) => live.sleep(duration)
+  }
+  return {
+    clock,
+    advance: (duration: Duration.Duration) => {
+      offset += Duration.toMillis(duration)
+    }
   }
 }
