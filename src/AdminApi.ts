@@ -370,7 +370,7 @@ export class SessionGroup extends HttpApiGroup.make("session")
       OpenApi.annotations({
         summary: "Sign in",
         description:
-          "Sets the session cookie. Wrong e-mail or password: 401 with the same message and timing. Throttled per account and per address (429)."
+          "Sets the session cookie. Wrong e-mail or password: 401 with the same message and timing. Failures are counted per (e-mail, address) pair and per address; past the free ones each attempt waits a backoff that doubles with every further failure (429 with `Retry-After`), so an attacker elsewhere cannot lock the operator out."
       })
     ),
     HttpApiEndpoint.get("current", "/api/session", { success: SessionInfo, error: Unavailable })
@@ -613,6 +613,6 @@ export class AdminApi extends HttpApi.make("lead-intake-admin")
       title: "Lead Intake operator console API",
       version: "1.0.0",
       description:
-        'The JSON API behind the operator console, served on the admin listener only (ADMIN_HOST:ADMIN_PORT). Session cookie auth; every POST, PATCH and DELETE except sign-in needs `X-CSRF-Token`. Errors: `{"error":{"code","message","field"?},"request_id"}`. No CORS headers; answers are `Cache-Control: no-store`.'
+        'The JSON API behind the operator console, served on the admin listener only (ADMIN_HOST:ADMIN_PORT). Session cookie auth; every POST, PATCH and DELETE except sign-in needs `X-CSRF-Token`. Errors: `{"error":{"code","message","field"?},"request_id"}`. Only the host names in ADMIN_HOSTS are served (any other `Host`: 421 `misdirected_request`). Text holding U+0000 or a lone surrogate is a 400 `validation_error` naming the field. No CORS headers; answers are `Cache-Control: no-store`.'
     })
   ) {}

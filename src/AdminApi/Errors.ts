@@ -24,7 +24,8 @@ export const adminErrorCatalog = {
   unsupported_media_type: { status: 415, description: "A body that is not `application/json`." },
   rate_limited: {
     status: 429,
-    description: "Too many failed sign-ins for this account or address; `Retry-After` gives the seconds."
+    description:
+      "Too many failed sign-ins for this e-mail from this address, or from this address; `Retry-After` gives the seconds of backoff."
   },
   internal_error: { status: 500, description: "An unexpected failure." },
   temporarily_unavailable: { status: 503, description: "The database could not be reached." }
