@@ -5,7 +5,30 @@ const defaults = { N: 2 ** 17, r: 8, p: 1 }
 const keyLength = 32
 const saltLength = 16
 
+/**
+ * At most two derivations at once: each holds 128 MiB and a libuv thread, so a burst of sign-ins
+ * queues here instead of taking the process's memory and the threads file reads need.
+ */
+const maxConcurrent = 2
+let running = 0
+const waiting: Array<() => void> = []
+
+const limited = async <A>(task: () => Promise<A>): Promise<A> => {
+  if (running >= maxConcurrent) await new Promise<void>((resolve) => waiting.push(resolve))
+  else running++
+  try {
+    return await task()
+  } finally {
+    const next = waiting.shift()
+    if (next === undefined) running--
+    else next()
+  }
+}
+
 const derive = (password: string, salt: Buffer, options: ScryptOptions) =>
+  limited(() => deriveNow(password, salt, options))
+
+const deriveNow = (password: string, salt: Buffer, options: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) =>
     scrypt(
       password.normalize("NFC"),
