@@ -19,21 +19,35 @@ import {
   LoginThrottled,
   Unauthenticated
 } from "./Errors.ts"
+import { unstorableReason } from "./StoredText.ts"
 
 export * from "./Errors.ts"
 
 export const sessionCookieName = "lead_intake_session"
 export const csrfHeaderName = "x-csrf-token"
 
-const Uuid = Schema.String.annotate({ format: "uuid" })
-const Instant = Schema.String.annotate({ format: "date-time", description: "ISO-8601, UTC." })
+/**
+ * Every text the console takes: PostgreSQL cannot store U+0000 or a lone surrogate, so they are
+ * refused here (400 naming the field) before anything reaches it.
+ */
+export const StoredText = Schema.String.check(
+  Schema.makeFilter((value: string) => unstorableReason(value) ?? true)
+)
+
+const Uuid = StoredText.annotate({ format: "uuid" })
+
+/** An id inside a body: anything but a UUID is a 400 on the field, not a failed cast in PostgreSQL. */
+const UuidField = StoredText.check(
+  Schema.isPattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i)
+).annotate({ format: "uuid" })
+const Instant = StoredText.annotate({ format: "date-time", description: "ISO-8601, UTC." })
 const Cursor = Schema.NullOr(
   Schema.String.annotate({ description: "Pass as `?cursor=` for the next page; null on the last page." })
 )
 const Role = Schema.Literals(["admin", "viewer"])
 
 const trimmed = (maximum: number) =>
-  Schema.String.check(
+  StoredText.check(
     Schema.makeFilter((value: string) =>
       value.trim() === ""
         ? "Expected a non-empty value"
@@ -47,7 +61,7 @@ const RateLimitValue = Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 
   description: "Requests per minute allowed for the origin's key."
 })
 
-const Codigo = Schema.String.check(
+const Codigo = StoredText.check(
   Schema.makeFilter(
     (value: string) =>
       /^[A-Za-z]{3}-[0-9]{4}$/.test(value.trim()) || "Expected three letters, a hyphen and four digits"
@@ -116,7 +130,7 @@ export const SessionInfo = Schema.Struct({
 
 export const Credentials = Schema.Struct({
   email: trimmed(254),
-  password: Schema.String.check(Schema.isMaxLength(1024))
+  password: StoredText.check(Schema.isMaxLength(1024))
 }).annotate({ identifier: "Credentials" })
 
 export const Organization = Schema.Struct({ id: Uuid, name: Schema.String, country: Schema.String }).annotate(
@@ -196,12 +210,12 @@ export const RequestFilters = {
     })
   ),
   status_class: Schema.optional(Schema.Literals(["2xx", "4xx", "5xx"])),
-  outcome: Schema.optional(Schema.String.check(Schema.isMaxLength(100))),
+  outcome: Schema.optional(StoredText.check(Schema.isMaxLength(100))),
   from: Schema.optional(Instant),
   to: Schema.optional(Instant),
-  request_id: Schema.optional(Schema.String.check(Schema.isMaxLength(200))),
-  idempotency_key: Schema.optional(Schema.String.check(Schema.isMaxLength(200))),
-  cursor: Schema.optional(Schema.String.check(Schema.isMaxLength(200))),
+  request_id: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
+  idempotency_key: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
+  cursor: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
   limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })))
 }
 
@@ -266,9 +280,9 @@ export const Rule = Schema.Struct({
 }).annotate({ identifier: "CaptureRule" })
 
 export const NewRule = Schema.Struct({
-  origin_id: Schema.optional(Schema.NullOr(Uuid)),
-  property_id: Schema.optional(Schema.NullOr(Uuid)),
-  agent_ids: Schema.Array(Uuid).check(Schema.isMinLength(1), Schema.isMaxLength(100)),
+  origin_id: Schema.optional(Schema.NullOr(UuidField)),
+  property_id: Schema.optional(Schema.NullOr(UuidField)),
+  agent_ids: Schema.Array(UuidField).check(Schema.isMinLength(1), Schema.isMaxLength(100)),
   round_robin: Schema.Boolean,
   priority: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: -1_000_000, maximum: 1_000_000 })))
 }).annotate({ identifier: "NewCaptureRule" })
@@ -340,8 +354,8 @@ export const ErasedLead = Schema.Struct({
 const itemsOf = <S extends Schema.Top>(item: S, identifier: string) =>
   Schema.Struct({ items: Schema.Array(item) }).annotate({ identifier })
 
-const IdParam = { id: Schema.String }
-const cursorQuery = { org: OrgQuery, cursor: Schema.optional(Schema.String.check(Schema.isMaxLength(200))) }
+const IdParam = { id: StoredText }
+const cursorQuery = { org: OrgQuery, cursor: Schema.optional(StoredText.check(Schema.isMaxLength(200))) }
 const scoped = { query: { org: OrgQuery } }
 const created = <S extends Schema.Top>(schema: S) => schema.pipe(HttpApiSchema.status(201))
 const Unavailable = [AdminUnavailable, AdminInternalError]
@@ -356,7 +370,7 @@ export class SessionGroup extends HttpApiGroup.make("session")
       OpenApi.annotations({
         summary: "Sign in",
         description:
-          "Sets the session cookie. Wrong e-mail or password: 401 with the same message and timing. Throttled per account and per address (429)."
+          "Sets the session cookie. Wrong e-mail or password: 401 with the same message and timing. Failures are counted per (e-mail, address) pair and per address; past the free ones each attempt waits a backoff that doubles with every further failure (429 with `Retry-After`), so an attacker elsewhere cannot lock the operator out."
       })
     ),
     HttpApiEndpoint.get("current", "/api/session", { success: SessionInfo, error: Unavailable })
@@ -426,12 +440,12 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
     }),
     HttpApiEndpoint.get("request", "/api/requests/:request_id", {
       ...scoped,
-      params: { request_id: Schema.String },
+      params: { request_id: StoredText },
       success: RequestItem,
       error: [AdminNotFound, ...Unavailable]
     }),
     HttpApiEndpoint.get("leads", "/api/leads", {
-      query: { ...cursorQuery, q: Schema.optional(Schema.String.check(Schema.isMaxLength(200))) },
+      query: { ...cursorQuery, q: Schema.optional(StoredText.check(Schema.isMaxLength(200))) },
       success: LeadPage,
       error: [AdminNotFound, AdminValidationError, ...Unavailable]
     }),
@@ -475,7 +489,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       })
     ),
     HttpApiEndpoint.get("properties", "/api/properties", {
-      query: { org: OrgQuery, q: Schema.optional(Schema.String.check(Schema.isMaxLength(200))) },
+      query: { org: OrgQuery, q: Schema.optional(StoredText.check(Schema.isMaxLength(200))) },
       success: itemsOf(Property, "PropertyList"),
       error: [AdminNotFound, ...Unavailable]
     }),
@@ -567,7 +581,7 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
     }),
     HttpApiEndpoint.post("resendWebhookDelivery", "/api/webhooks/:id/deliveries/:event_id/resend", {
       ...scoped,
-      params: { id: Schema.String, event_id: Schema.String },
+      params: { id: StoredText, event_id: StoredText },
       success: Schema.Struct({ event_id: Uuid, state: Schema.Literal("pending") }).annotate({
         identifier: "ResentDelivery"
       }),
@@ -599,6 +613,6 @@ export class AdminApi extends HttpApi.make("lead-intake-admin")
       title: "Lead Intake operator console API",
       version: "1.0.0",
       description:
-        'The JSON API behind the operator console, served on the admin listener only (ADMIN_HOST:ADMIN_PORT). Session cookie auth; every POST, PATCH and DELETE except sign-in needs `X-CSRF-Token`. Errors: `{"error":{"code","message","field"?},"request_id"}`. No CORS headers; answers are `Cache-Control: no-store`.'
+        'The JSON API behind the operator console, served on the admin listener only (ADMIN_HOST:ADMIN_PORT). Session cookie auth; every POST, PATCH and DELETE except sign-in needs `X-CSRF-Token`. Errors: `{"error":{"code","message","field"?},"request_id"}`. Only the host names in ADMIN_HOSTS are served (any other `Host`: 421 `misdirected_request`). Text holding U+0000 or a lone surrogate is a 400 `validation_error` naming the field. No CORS headers; answers are `Cache-Control: no-store`.'
     })
   ) {}

@@ -10,6 +10,11 @@ export const adminErrorCatalog = {
     description:
       "A state change without the session's `X-CSRF-Token` header, with a wrong one, or sent from another origin (`Origin` header)."
   },
+  misdirected_request: {
+    status: 421,
+    description:
+      "The `Host` header names none of the console's host names (`ADMIN_HOSTS`): answered before anything else runs."
+  },
   not_found: { status: 404, description: "No such thing in the operator's organization." },
   conflict: {
     status: 409,
@@ -19,7 +24,8 @@ export const adminErrorCatalog = {
   unsupported_media_type: { status: 415, description: "A body that is not `application/json`." },
   rate_limited: {
     status: 429,
-    description: "Too many failed sign-ins for this account or address; `Retry-After` gives the seconds."
+    description:
+      "Too many failed sign-ins for this e-mail from this address, or from this address; `Retry-After` gives the seconds of backoff."
   },
   internal_error: { status: 500, description: "An unexpected failure." },
   temporarily_unavailable: { status: 503, description: "The database could not be reached." }
@@ -69,6 +75,13 @@ export class CsrfFailed extends Schema.Error<CsrfFailed>("CsrfFailed")(
   describe("csrf_failed")
 ) {
   readonly _tag = "CsrfFailed"
+}
+
+export class AdminMisdirected extends Schema.Error<AdminMisdirected>("AdminMisdirected")(
+  envelope("misdirected_request"),
+  describe("misdirected_request")
+) {
+  readonly _tag = "AdminMisdirected"
 }
 
 export class AdminNotFound extends Schema.Error<AdminNotFound>("AdminNotFound")(
@@ -121,6 +134,7 @@ export const adminErrorClasses = {
   unauthenticated: Unauthenticated,
   forbidden: Forbidden,
   csrf_failed: CsrfFailed,
+  misdirected_request: AdminMisdirected,
   not_found: AdminNotFound,
   conflict: Conflict,
   payload_too_large: AdminPayloadTooLarge,

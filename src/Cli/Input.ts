@@ -1,5 +1,6 @@
 import { Effect, Option, Schema } from "effect"
 import { Flag } from "effect/cli"
+import { isStorableText, unstorableReason } from "../AdminApi/StoredText.ts"
 
 /** A command line that parsed but asks for something contradictory (two exclusive flags, say). */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
@@ -34,8 +35,17 @@ export const idList = (name: string, entity: string) =>
     )
   )
 
+/** Any text flag: PostgreSQL cannot store U+0000 or a lone surrogate, so they are refused while parsing. */
+export const storable = (flag: Flag.Flag<string>) =>
+  flag.pipe(
+    Flag.filterMap(
+      (raw) => (isStorableText(raw) ? Option.some(raw) : Option.none()),
+      (raw) => unstorableReason(raw) ?? ""
+    )
+  )
+
 export const text = (name: string) =>
-  Flag.String(name).pipe(
+  storable(Flag.String(name)).pipe(
     Flag.filterMap(
       (raw) => (raw.trim() === "" ? Option.none() : Option.some(raw.trim())),
       () => "Expected a non-empty value"

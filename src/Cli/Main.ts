@@ -152,9 +152,14 @@ const report = (cause: Cause.Cause<unknown>) => {
   })
 }
 
-export const main = Command.run(cli, { version: packageJson.version, renderErrors: false }).pipe(
+/** The command line from `Stdio`, its failure reported on stderr; `main` runs it on Node. */
+export const runCli = Command.run(cli, { version: packageJson.version, renderErrors: false }).pipe(
   Effect.tapCause(report),
-  Effect.provide(Layer.mergeAll(NodeServices.layer, layerPresenter, layerCliConfig)),
+  Effect.provide(Layer.mergeAll(layerPresenter, layerCliConfig))
+)
+
+export const main = runCli.pipe(
+  Effect.provide(NodeServices.layer),
   Effect.provideService(Logger.LogToStderr, true)
 )
 

@@ -17,7 +17,7 @@ const withWebhooks = Effect.provide(
   )
 )
 
-const events = Flag.String("events").pipe(
+const events = Input.storable(Flag.String("events")).pipe(
   Flag.withMetavar("TYPE,..."),
   Flag.withDescription(`Event types to receive (default: ${eventTypes.join(",")})`),
   Flag.filterMap(
@@ -32,7 +32,7 @@ const events = Flag.String("events").pipe(
   Flag.withDefault([...eventTypes] as Array<EventType>)
 )
 
-const url = Flag.String("url").pipe(
+const url = Input.storable(Flag.String("url")).pipe(
   Flag.withMetavar("URL"),
   Flag.withDescription("Where to POST the events: https:// to a public address")
 )

@@ -4,17 +4,24 @@ import { availableOrFail, type StoreUnavailable } from "../Platform/Sql.ts"
 import { ConsoleMemory, normalizeEmail } from "./Operators.ts"
 
 export interface ThrottlePolicy {
-  readonly window: Duration.Duration
-  /** Failed sign-ins for one e-mail within the window before it is refused. */
-  readonly perAccount: number
-  /** Failed sign-ins from one address within the window before it is refused. */
+  /** Failed sign-ins for one e-mail from one address before each further attempt waits. */
+  readonly perPair: number
+  /** Failed sign-ins from one address, whatever the e-mail, before each further attempt waits. */
   readonly perAddress: number
+  /** The first wait; each further failure doubles it. */
+  readonly firstDelay: Duration.Duration
+  /** The longest wait. */
+  readonly maxDelay: Duration.Duration
+  /** Failures are forgotten after this long without one (longer than `maxDelay`). */
+  readonly forgetAfter: Duration.Duration
 }
 
 export const defaultThrottlePolicy: ThrottlePolicy = {
-  window: Duration.minutes(15),
-  perAccount: 5,
-  perAddress: 30
+  perPair: 5,
+  perAddress: 30,
+  firstDelay: Duration.seconds(1),
+  maxDelay: Duration.minutes(15),
+  forgetAfter: Duration.hours(1)
 }
 
 export interface Attempt {
@@ -22,26 +29,56 @@ export interface Attempt {
   readonly ip: string
 }
 
-type Scope = "account" | "address"
+type Scope = "pair" | "address"
 
+/**
+ * Never per e-mail alone: whoever knows an operator's e-mail could lock the operator out. The
+ * pair slows guessing one account from one address; the address slows trying many accounts.
+ */
 const subjectsOf = (attempt: Attempt): ReadonlyArray<readonly [Scope, string]> => [
-  ["account", normalizeEmail(attempt.email)],
+  ["pair", JSON.stringify([normalizeEmail(attempt.email), attempt.ip])],
   ["address", attempt.ip]
 ]
 
+interface Count {
+  readonly scope: Scope
+  readonly failures: number
+  readonly lastFailureAt: number
+}
+
+/** Milliseconds after the last failure before the next attempt: none within the free ones, then doubling. */
+export const backoffMillis = (policy: ThrottlePolicy, scope: Scope, failures: number) => {
+  const free = scope === "pair" ? policy.perPair : policy.perAddress
+  if (failures < free) return 0
+  const doublings = Math.min(failures - free, 40)
+  return Math.min(Duration.toMillis(policy.firstDelay) * 2 ** doublings, Duration.toMillis(policy.maxDelay))
+}
+
+/** Whole seconds until every count lets an attempt through; 0 when it may be made now. */
+const waitOf = (policy: ThrottlePolicy, counts: ReadonlyArray<Count>, now: number) =>
+  counts.reduce(
+    (wait, count) =>
+      Math.max(
+        wait,
+        Math.ceil((count.lastFailureAt + backoffMillis(policy, count.scope, count.failures) - now) / 1000)
+      ),
+    0
+  )
+
 const ThrottleRecords = Schema.Array(
   Schema.Struct({
-    scope: Schema.Literals(["account", "address"]),
-    window_start: Schema.Date,
-    failures: Schema.Number
+    scope: Schema.Literals(["pair", "address"]),
+    failures: Schema.Number,
+    last_failure_at: Schema.Date
   })
 )
 
 const decodeThrottle = Schema.decodeUnknownEffect(ThrottleRecords)
 
 /**
- * Failed sign-ins counted per e-mail (known or not, so the answer says nothing about which exist)
- * and per address, in fixed windows that start at the first failure; shared by every instance.
+ * Failed sign-ins counted per (e-mail, address) pair (known e-mail or not, so the answer says
+ * nothing about which exist) and per address; past the free ones each attempt waits a backoff
+ * that doubles with every further failure, up to `maxDelay`. Shared by every instance.
  */
 export class LoginThrottle extends Context.Service<
   LoginThrottle,
@@ -50,14 +87,14 @@ export class LoginThrottle extends Context.Service<
     check(attempt: Attempt): Effect.Effect<number, StoreUnavailable>
     recordFailure(attempt: Attempt): Effect.Effect<void>
     /**
-     * `check` and `recordFailure` as one step, serialized per account and per address, so
-     * concurrent attempts cannot all pass the check: 0 means admitted and counted as a failure
-     * until `recordSuccess` says otherwise.
+     * `check` and `recordFailure` as one step, serialized per pair and per address, so concurrent
+     * attempts cannot all pass the check: 0 means admitted and counted as a failure until
+     * `recordSuccess` says otherwise.
      */
     admit(attempt: Attempt): Effect.Effect<number, StoreUnavailable>
-    /** A successful sign-in clears its account's count and takes itself off the address's. */
+    /** A successful sign-in clears its pair's count and takes itself off the address's. */
     recordSuccess(attempt: Attempt): Effect.Effect<void>
-    /** Deletes the counts whose window has ended. */
+    /** Deletes the counts forgotten by now. */
     purge(): Effect.Effect<number>
   }
 >()("lead-intake/LoginThrottle") {
@@ -66,45 +103,43 @@ export class LoginThrottle extends Context.Service<
       LoginThrottle,
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const windowMillis = Duration.toMillis(policy.window)
-        const limitOf = (scope: Scope) => (scope === "account" ? policy.perAccount : policy.perAddress)
-        const waitOf = (attempt: Attempt, now: number) => {
+        const forgetMillis = Duration.toMillis(policy.forgetAfter)
+        const waitAt = (attempt: Attempt, now: number) => {
+          const [[, pair], [, address]] = subjectsOf(attempt) as [[Scope, string], [Scope, string]]
           return sql`
-            SELECT scope, window_start, failures FROM login_throttle
-            WHERE ((scope = 'account' AND subject = ${normalizeEmail(attempt.email)})
-                   OR (scope = 'address' AND subject = ${attempt.ip}))
-              AND window_start > ${new Date(now - windowMillis)}`.pipe(
+            SELECT scope, failures, last_failure_at FROM login_throttle
+            WHERE ((scope = 'pair' AND subject = ${pair}) OR (scope = 'address' AND subject = ${address}))
+              AND last_failure_at > ${new Date(now - forgetMillis)}`.pipe(
             Effect.flatMap(decodeThrottle),
             Effect.map((rows) =>
-              retryAfterOf(
+              waitOf(
+                policy,
                 rows.map((row) => ({
                   scope: row.scope,
-                  windowStart: row.window_start.getTime(),
-                  failures: row.failures
+                  failures: row.failures,
+                  lastFailureAt: row.last_failure_at.getTime()
                 })),
-                now,
-                windowMillis,
-                limitOf
+                now
               )
             )
           )
         }
         const countFailure = Effect.fnUntraced(function* (attempt: Attempt, millis: number) {
           const now = new Date(millis)
-          const cutoff = new Date(millis - windowMillis)
+          const forgotten = new Date(millis - forgetMillis)
           for (const [scope, subject] of subjectsOf(attempt)) {
             yield* sql`
-              INSERT INTO login_throttle AS t (scope, subject, window_start, failures)
-              VALUES (${scope}, ${subject}, ${now}, 1)
+              INSERT INTO login_throttle AS t (scope, subject, failures, last_failure_at)
+              VALUES (${scope}, ${subject}, 1, ${now})
               ON CONFLICT (scope, subject) DO UPDATE SET
-                failures = CASE WHEN t.window_start <= ${cutoff} THEN 1 ELSE t.failures + 1 END,
-                window_start = CASE WHEN t.window_start <= ${cutoff} THEN ${now} ELSE t.window_start END`
+                failures = CASE WHEN t.last_failure_at <= ${forgotten} THEN 1 ELSE t.failures + 1 END,
+                last_failure_at = ${now}`
           }
         })
         return LoginThrottle.of({
           check: Effect.fn("LoginThrottle.check")(function* (attempt) {
             const now = yield* Clock.currentTimeMillis
-            return yield* waitOf(attempt, now).pipe(availableOrFail("LoginThrottle.check"))
+            return yield* waitAt(attempt, now).pipe(availableOrFail("LoginThrottle.check"))
           }),
           recordFailure: Effect.fn("LoginThrottle.recordFailure")(function* (attempt) {
             yield* countFailure(attempt, yield* Clock.currentTimeMillis).pipe(Effect.orDie)
@@ -114,11 +149,11 @@ export class LoginThrottle extends Context.Service<
             return yield* sql
               .withTransaction(
                 Effect.gen(function* () {
-                  // Always account first, then address: two attempts never wait for each other in a cycle.
+                  // Always pair first, then address: two attempts never wait for each other in a cycle.
                   for (const [scope, subject] of subjectsOf(attempt)) {
                     yield* sql`SELECT pg_advisory_xact_lock(hashtext(${`login:${scope}:${subject}`}))`
                   }
-                  const wait = yield* waitOf(attempt, now)
+                  const wait = yield* waitAt(attempt, now)
                   if (wait === 0) yield* countFailure(attempt, now)
                   return wait
                 })
@@ -126,17 +161,18 @@ export class LoginThrottle extends Context.Service<
               .pipe(availableOrFail("LoginThrottle.admit"))
           }),
           recordSuccess: Effect.fn("LoginThrottle.recordSuccess")(function* (attempt) {
-            yield* sql`DELETE FROM login_throttle WHERE scope = 'account' AND subject = ${normalizeEmail(attempt.email)}`.pipe(
+            const [[, pair], [, address]] = subjectsOf(attempt) as [[Scope, string], [Scope, string]]
+            yield* sql`DELETE FROM login_throttle WHERE scope = 'pair' AND subject = ${pair}`.pipe(
               Effect.orDie
             )
             yield* sql`
               UPDATE login_throttle SET failures = greatest(failures - 1, 0)
-              WHERE scope = 'address' AND subject = ${attempt.ip}`.pipe(Effect.orDie)
+              WHERE scope = 'address' AND subject = ${address}`.pipe(Effect.orDie)
           }),
           purge: Effect.fn("LoginThrottle.purge")(function* () {
-            const cutoff = new Date((yield* Clock.currentTimeMillis) - windowMillis)
+            const forgotten = new Date((yield* Clock.currentTimeMillis) - forgetMillis)
             const rows =
-              yield* sql`DELETE FROM login_throttle WHERE window_start <= ${cutoff} RETURNING scope`.pipe(
+              yield* sql`DELETE FROM login_throttle WHERE last_failure_at <= ${forgotten} RETURNING scope`.pipe(
                 Effect.orDie
               )
             return rows.length
@@ -152,50 +188,51 @@ export class LoginThrottle extends Context.Service<
       LoginThrottle,
       Effect.gen(function* () {
         const state = yield* ConsoleMemory
-        const windowMillis = Duration.toMillis(policy.window)
-        const limitOf = (scope: Scope) => (scope === "account" ? policy.perAccount : policy.perAddress)
+        const forgetMillis = Duration.toMillis(policy.forgetAfter)
         const slot = (scope: Scope, subject: string) => `${scope}\u0000${subject}`
-        const waitOf = (attempt: Attempt, now: number) => {
-          const rows = subjectsOf(attempt).flatMap(([scope, subject]) => {
+        const waitAt = (attempt: Attempt, now: number) => {
+          const counts = subjectsOf(attempt).flatMap(([scope, subject]) => {
             const entry = state.throttle.get(slot(scope, subject))
-            return entry === undefined || entry.windowStart <= now - windowMillis ? [] : [{ scope, ...entry }]
+            return entry === undefined || entry.lastFailureAt <= now - forgetMillis
+              ? []
+              : [{ scope, ...entry }]
           })
-          return retryAfterOf(rows, now, windowMillis, limitOf)
+          return waitOf(policy, counts, now)
         }
         const countFailure = (attempt: Attempt, now: number) => {
           for (const [scope, subject] of subjectsOf(attempt)) {
             const entry = state.throttle.get(slot(scope, subject))
-            state.throttle.set(
-              slot(scope, subject),
-              entry === undefined || entry.windowStart <= now - windowMillis
-                ? { windowStart: now, failures: 1 }
-                : { windowStart: entry.windowStart, failures: entry.failures + 1 }
-            )
+            state.throttle.set(slot(scope, subject), {
+              failures:
+                entry === undefined || entry.lastFailureAt <= now - forgetMillis ? 1 : entry.failures + 1,
+              lastFailureAt: now
+            })
           }
         }
         return LoginThrottle.of({
           check: Effect.fn("LoginThrottle.check")(function* (attempt) {
-            return waitOf(attempt, yield* Clock.currentTimeMillis)
+            return waitAt(attempt, yield* Clock.currentTimeMillis)
           }),
           recordFailure: Effect.fn("LoginThrottle.recordFailure")(function* (attempt) {
             countFailure(attempt, yield* Clock.currentTimeMillis)
           }),
           admit: Effect.fn("LoginThrottle.admit")(function* (attempt) {
             const now = yield* Clock.currentTimeMillis
-            const wait = waitOf(attempt, now)
+            const wait = waitAt(attempt, now)
             if (wait === 0) countFailure(attempt, now)
             return wait
           }),
           recordSuccess: Effect.fn("LoginThrottle.recordSuccess")(function* (attempt) {
-            state.throttle.delete(slot("account", normalizeEmail(attempt.email)))
-            const address = state.throttle.get(slot("address", attempt.ip))
-            if (address !== undefined) address.failures = Math.max(address.failures - 1, 0)
+            const [[, pair], [, address]] = subjectsOf(attempt) as [[Scope, string], [Scope, string]]
+            state.throttle.delete(slot("pair", pair))
+            const entry = state.throttle.get(slot("address", address))
+            if (entry !== undefined) entry.failures = Math.max(entry.failures - 1, 0)
           }),
           purge: Effect.fn("LoginThrottle.purge")(function* () {
-            const cutoff = (yield* Clock.currentTimeMillis) - windowMillis
+            const forgotten = (yield* Clock.currentTimeMillis) - forgetMillis
             let purged = 0
             for (const [key, entry] of state.throttle) {
-              if (entry.windowStart <= cutoff) {
+              if (entry.lastFailureAt <= forgotten) {
                 state.throttle.delete(key)
                 purged++
               }
@@ -208,13 +245,3 @@ export class LoginThrottle extends Context.Service<
 
   static readonly layerMemory = LoginThrottle.layerMemoryWith(defaultThrottlePolicy)
 }
-
-const retryAfterOf = (
-  rows: ReadonlyArray<{ readonly scope: Scope; readonly windowStart: number; readonly failures: number }>,
-  now: number,
-  windowMillis: number,
-  limitOf: (scope: Scope) => number
-) =>
-  rows
-    .filter((row) => row.failures >= limitOf(row.scope))
-    .reduce((wait, row) => Math.max(wait, Math.ceil((row.windowStart + windowMillis - now) / 1000)), 0)

@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
-import { decoyHash, generatePassword, hashPassword, verifyPassword } from "../Domain/Password.ts"
+import { decoyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from "../Domain/Password.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
 import { decodeFirst, requireExisting } from "../Platform/Sql.ts"
 
@@ -46,7 +46,7 @@ export interface ConsoleMemoryState {
     target: string | null
     ip: string | null
   }>
-  readonly throttle: Map<string, { windowStart: number; failures: number }>
+  readonly throttle: Map<string, { failures: number; lastFailureAt: number }>
 }
 
 export class ConsoleMemory extends Context.Service<ConsoleMemory, ConsoleMemoryState>()(
@@ -103,6 +103,8 @@ export class Operators extends Context.Service<
     resetPassword(email: string): Effect.Effect<OperatorWithPassword, UnknownEntity>
     /** Removes the account and ends its sessions. */
     remove(email: string): Effect.Effect<Operator, UnknownEntity>
+    /** The operator with this e-mail, if any (no password check: for the audit trail, never for signing in). */
+    find(email: string): Effect.Effect<Option.Option<Operator>>
     /** The operator whose e-mail and password these are; takes as long whether or not the e-mail exists. */
     authenticate(email: string, password: string): Effect.Effect<Option.Option<Operator>>
   }
@@ -168,12 +170,27 @@ export class Operators extends Context.Service<
           if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "operator", id: email })
           return view(row.value)
         }),
+        find: Effect.fn("Operators.find")(function* (rawEmail) {
+          const row = yield* sql`
+            SELECT id, email, role, organization_id FROM operators WHERE email = ${normalizeEmail(rawEmail)}`.pipe(
+            decodeFirst(OperatorRecord)
+          )
+          return Option.map(row, view)
+        }),
         authenticate: Effect.fn("Operators.authenticate")(function* (rawEmail, password) {
           const row = yield* sql`
             SELECT id, email, role, organization_id, password_hash FROM operators
             WHERE email = ${normalizeEmail(rawEmail)}`.pipe(decodeFirst(CredentialRecord))
           const matches = yield* verify(password, Option.getOrUndefined(row)?.password_hash)
-          return matches ? Option.map(row, view) : Option.none()
+          if (!matches || Option.isNone(row)) return Option.none()
+          const stored = row.value.password_hash
+          if (needsRehash(stored)) {
+            const fresh = yield* hash(password)
+            yield* sql`UPDATE operators SET password_hash = ${fresh} WHERE id = ${row.value.id} AND password_hash = ${stored}`.pipe(
+              Effect.orDie
+            )
+          }
+          return Option.some(view(row.value))
         })
       })
     })
@@ -233,10 +250,16 @@ export class Operators extends Context.Service<
           }
           return view(operator)
         }),
+        find: Effect.fn("Operators.find")(function* (rawEmail) {
+          const operator = byEmail(normalizeEmail(rawEmail))
+          return operator === undefined ? Option.none() : Option.some(view(operator))
+        }),
         authenticate: Effect.fn("Operators.authenticate")(function* (rawEmail, password) {
           const operator = byEmail(normalizeEmail(rawEmail))
           const matches = yield* verify(password, operator?.passwordHash)
-          return matches && operator !== undefined ? Option.some(view(operator)) : Option.none()
+          if (!matches || operator === undefined) return Option.none()
+          if (needsRehash(operator.passwordHash)) operator.passwordHash = yield* hash(password)
+          return Option.some(view(operator))
         })
       })
     })

@@ -9,6 +9,7 @@ import {
   Schema,
   SchemaTransformation
 } from "effect"
+import { defaultHostNames, type HostName, parseHostList } from "../Domain/HostNames.ts"
 import { defaultSchedule, parseDelay, parseSchedule } from "../Domain/WebhookRetry.ts"
 
 export interface AppConfigShape {
@@ -23,6 +24,8 @@ export interface AppConfigShape {
   readonly databasePoolSize: number
   readonly requestLogRetentionDays: number
   readonly adminHost: string
+  /** `ADMIN_HOSTS`: the `Host` names the console answers; any other gets 421. */
+  readonly adminHosts: ReadonlyArray<HostName>
   /** None when `ADMIN_PORT=off`: no console listener. */
   readonly adminPort: Option.Option<number>
 }
@@ -62,6 +65,17 @@ export const appConfig = Config.all({
     "REQUEST_LOG_RETENTION_DAYS"
   ).pipe(Config.withDefault(90)),
   adminHost: Config.schema(NonEmpty, "ADMIN_HOST").pipe(Config.withDefault("127.0.0.1")),
+  adminHosts: Config.option(
+    Config.schema(
+      Schema.String.check(
+        Schema.makeFilter((raw: string) => {
+          const parsed = parseHostList(raw)
+          return typeof parsed !== "string" || parsed
+        })
+      ),
+      "ADMIN_HOSTS"
+    )
+  ),
   adminPort: Config.schema(
     Schema.Union([Schema.Literal("off"), Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 }))]),
     "ADMIN_PORT"
@@ -71,6 +85,10 @@ export const appConfig = Config.all({
     (raw): AppConfigShape => ({
       ...raw,
       adminPort: raw.adminPort === "off" ? Option.none() : Option.some(raw.adminPort),
+      adminHosts: Option.match(raw.adminHosts, {
+        onNone: () => defaultHostNames(raw.adminHost),
+        onSome: (list) => parseHostList(list) as ReadonlyArray<HostName>
+      }),
       publicBaseUrl: Option.getOrElse(raw.publicBaseUrl, () => `http://${urlHost(raw.host)}:${raw.port}`)
     })
   )

@@ -1,10 +1,14 @@
 import { execFile } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { constants } from "node:fs"
 import * as fs from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir, userInfo } from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
 
 /**
  * One PostgreSQL cluster under `<dataDir>/pg`, shared by every process that uses the same data
@@ -26,7 +30,35 @@ export interface EmbeddedCluster {
 
 const run = promisify(execFile)
 const user = "postgres"
-const password = "lead-intake"
+
+/**
+ * The superuser password of clusters made before issue 26, when it was fixed here: only ever used
+ * to replace itself with a random one (`adoptLegacyCluster`), never to create a cluster.
+ */
+const legacyPassword = "lead-intake"
+
+/** 256 random bits, base64url (nothing to quote in SQL or in a URL). */
+const newPassword = () => randomBytes(32).toString("base64url")
+
+/** `<dataDir>/pg-password`: the cluster's superuser password, readable by its owner only. */
+const passwordFileOf = (root: string) => path.join(root, "pg-password")
+
+const readPassword = (file: string) =>
+  fs.readFile(file, "utf8").then(
+    (text) => text.trim() || undefined,
+    (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined
+      throw error
+    }
+  )
+
+/** Written whole (a temporary file renamed over it) with mode 0600, whatever the umask. */
+const writePassword = async (file: string, secret: string) => {
+  const temporary = `${file}.${process.pid}.tmp`
+  await fs.writeFile(temporary, `${secret}\n`, { mode: 0o600, flag: "w" })
+  await fs.chmod(temporary, 0o600)
+  await fs.rename(temporary, file)
+}
 
 interface Binaries {
   readonly pgCtl: string
@@ -152,20 +184,23 @@ const ensurePostgresUser = async () => {
   await run("useradd", ["--system", "-g", user, user])
 }
 
-const initialise = async (clusterDir: string, log: (line: string) => void) => {
+/** A new cluster gets a new random password, saved before `initdb` so that no cluster exists without its file. */
+const initialise = async (clusterDir: string, passwordFile: string, log: (line: string) => void) => {
   if (await exists(path.join(clusterDir, "PG_VERSION"))) return
   log(`initialising PostgreSQL cluster in ${clusterDir}`)
+  const password = newPassword()
+  await writePassword(passwordFile, password)
   await ensurePostgresUser()
   await ensureTraversable(clusterDir)
   await fs.rm(clusterDir, { recursive: true, force: true })
   await fs.mkdir(clusterDir, { recursive: true, mode: 0o700 })
   const ids = await postgresIds()
   if (ids !== undefined) await fs.chown(clusterDir, ids.uid, ids.gid)
-  const passwordFile = path.join(await fs.mkdtemp(path.join(tmpdir(), "lead-intake-pw-")), "pw")
-  await fs.writeFile(passwordFile, `${password}\n`)
+  const pwfile = path.join(await fs.mkdtemp(path.join(tmpdir(), "lead-intake-pw-")), "pw")
+  await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 })
   if (ids !== undefined) {
-    await fs.chown(path.dirname(passwordFile), ids.uid, ids.gid)
-    await fs.chown(passwordFile, ids.uid, ids.gid)
+    await fs.chown(path.dirname(pwfile), ids.uid, ids.gid)
+    await fs.chown(pwfile, ids.uid, ids.gid)
   }
   try {
     const { initdb } = await binaries()
@@ -175,14 +210,14 @@ const initialise = async (clusterDir: string, log: (line: string) => void) => {
         `--pgdata=${clusterDir}`,
         "--auth=scram-sha-256",
         `--username=${user}`,
-        `--pwfile=${passwordFile}`,
+        `--pwfile=${pwfile}`,
         "--encoding=UTF8",
         "--locale=C"
       ],
       { ...(ids ?? {}), env: { ...process.env, LC_MESSAGES: "C" } }
     )
   } finally {
-    await fs.rm(path.dirname(passwordFile), { recursive: true, force: true })
+    await fs.rm(path.dirname(pwfile), { recursive: true, force: true })
   }
 }
 
@@ -233,6 +268,49 @@ const liveLeases = async (leaseDir: string) => {
   return live
 }
 
+/**
+ * A cluster made with the fixed password of old: its superuser gets a random password (saved first
+ * beside the final file, so a crash between the change and the rename loses nothing), then the file.
+ */
+const adoptLegacyCluster = async (port: number, passwordFile: string, log: (line: string) => void) => {
+  const pending = `${passwordFile}.pending`
+  const candidates = [legacyPassword, await readPassword(pending)].filter((p): p is string => p !== undefined)
+  const password = newPassword()
+  for (const current of candidates) {
+    const changed = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const sql = yield* PgClient.makeClient({
+            host: "127.0.0.1",
+            port,
+            username: user,
+            password: Redacted.make(current),
+            database: "postgres",
+            connectTimeout: "10 seconds"
+          })
+          yield* writePasswordEffect(pending, password)
+          yield* sql.unsafe(`ALTER ROLE ${user} PASSWORD '${password}'`)
+        })
+      ).pipe(
+        Effect.provide(Reactivity.layer),
+        Effect.as(true),
+        Effect.catchTag("SqlError", () => Effect.succeed(false))
+      )
+    )
+    if (changed) {
+      await fs.rename(pending, passwordFile)
+      log("embedded PostgreSQL: replaced the former fixed superuser password with a random one (pg-password)")
+      return password
+    }
+  }
+  throw new Error(
+    `the embedded PostgreSQL cluster has no password file (${passwordFile}) and does not accept the former default one`
+  )
+}
+
+const writePasswordEffect = (file: string, secret: string) =>
+  Effect.promise(() => writePassword(file, secret))
+
 export const acquireEmbeddedCluster = async (
   dataDir: string,
   log: (line: string) => void
@@ -243,13 +321,26 @@ export const acquireEmbeddedCluster = async (
   await fs.mkdir(leaseDir, { recursive: true })
   const lease = path.join(leaseDir, String(process.pid))
 
-  const port = await withLock(root, async () => {
-    await initialise(clusterDir, log)
+  const passwordFile = passwordFileOf(root)
+
+  const { port, password } = await withLock(root, async () => {
+    await initialise(clusterDir, passwordFile, log)
     const running = await runningPort(clusterDir)
     await fs.writeFile(lease, "")
-    if (running !== undefined) return running
-    log(`starting embedded PostgreSQL (${clusterDir})`)
-    return startCluster(clusterDir)
+    let port = running
+    if (port === undefined) {
+      log(`starting embedded PostgreSQL (${clusterDir})`)
+      port = await startCluster(clusterDir)
+    }
+    try {
+      const password =
+        (await readPassword(passwordFile)) ?? (await adoptLegacyCluster(port, passwordFile, log))
+      return { port, password }
+    } catch (error) {
+      await fs.rm(lease, { force: true })
+      if (running === undefined) await stopCluster(clusterDir).catch(() => undefined)
+      throw error
+    }
   })
 
   let released = false

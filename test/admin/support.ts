@@ -1,4 +1,6 @@
-import { Effect, Exit, Layer, Scope } from "effect"
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Clock, Context, Duration, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { AdminApi } from "../../src/AdminApi/AdminApi.ts"
@@ -58,6 +60,8 @@ export interface Harness {
   readonly a: Organization
   readonly b: Organization
   readonly platform: Account
+  /** The same admin app on a real listener (127.0.0.1, a free port), to reach it from other loopback addresses. */
+  readonly listen: () => Promise<{ readonly port: number; readonly close: () => Promise<void> }>
   readonly close: () => Promise<void>
 }
 
@@ -67,7 +71,12 @@ export interface Harness {
  * admin router in-process over the same services as the public one.
  */
 export const makeHarness = async (
-  policies: { readonly sessions?: SessionPolicy; readonly throttle?: ThrottlePolicy } = {}
+  policies: {
+    readonly sessions?: SessionPolicy
+    readonly throttle?: ThrottlePolicy
+    /** The clock every service and request reads (default: the real one). */
+    readonly clock?: Clock.Clock
+  } = {}
 ): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(
@@ -75,7 +84,9 @@ export const makeHarness = async (
       layerAll({
         sessions: policies.sessions ?? defaultSessionPolicy,
         throttle: policies.throttle ?? defaultThrottlePolicy
-      }),
+      }).pipe(
+        Layer.merge(policies.clock === undefined ? Layer.empty : Layer.succeed(Clock.Clock, policies.clock))
+      ),
       scope
     )
   )
@@ -157,12 +168,31 @@ export const makeHarness = async (
     ).pipe(Effect.orDie)
   )
   return {
-    admin: admin.handler,
+    admin: (request) => {
+      if (request.headers.has("host")) return admin.handler(request)
+      // What an HTTP client sends: the URL's host and port.
+      const headers = new Headers(request.headers)
+      headers.set("host", new URL(request.url).host)
+      return admin.handler(new Request(request, { headers }))
+    },
     publicApi: publicApi.handler,
     run,
     a,
     b,
     platform,
+    listen: async () => {
+      const listenerScope = Effect.runSync(Scope.make())
+      const served = HttpRouter.serve(provided(layerAdminApp), {
+        disableLogger: true,
+        disableListenLog: true
+      }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+      const listening = await Effect.runPromise(Layer.buildWithScope(served, listenerScope))
+      const address = Context.get(listening, HttpServer.HttpServer).address
+      return {
+        port: "port" in address ? address.port : 0,
+        close: () => Effect.runPromise(Scope.close(listenerScope, Exit.void))
+      }
+    },
     close: async () => {
       await admin.dispose()
       await publicApi.dispose()
@@ -323,5 +353,28 @@ export const validBody = (endpoint: EndpointInfo, org: Organization): unknown =>
       return { reason: "Data subject request by e-mail" }
     default:
       return undefined
+  }
+}
+
+/** The real clock moved forward on demand: `advance` jumps wall time, sleeping stays real. */
+export const offsetClock = () => {
+  const live = Clock.Clock.defaultValue()
+  let offset = 0
+  const millis = () => live.currentTimeMillisUnsafe() + offset
+  const nanos = () => live.currentTimeNanosUnsafe() + BigInt(offset) * 1_000_000n
+  const clock: Clock.Clock = {
+    currentTimeMillisUnsafe: millis,
+    currentTimeMillis: Effect.sync(millis),
+    currentTimeNanosUnsafe: nanos,
+    currentTimeNanos: Effect.sync(nanos),
+    monotonicTimeNanosUnsafe: () => live.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: live.monotonicTimeNanos,
+    sleep: (duration) => live.sleep(duration)
+  }
+  return {
+    clock,
+    advance: (duration: Duration.Duration) => {
+      offset += Duration.toMillis(duration)
+    }
   }
 }

@@ -2,6 +2,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { inject } from "vitest"
+import { defaultHostNames } from "../../src/Domain/HostNames.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Platform/Config.ts"
 import * as Sql from "../../src/Platform/Sql.ts"
 
@@ -59,6 +60,7 @@ export const testConfig: AppConfigShape = {
   databasePoolSize: 10,
   requestLogRetentionDays: 90,
   adminHost: "127.0.0.1",
+  adminHosts: defaultHostNames("127.0.0.1"),
   adminPort: Option.none()
 }
 

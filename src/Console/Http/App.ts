@@ -12,6 +12,7 @@ import {
 } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
+import { isAllowedHost } from "../../Domain/HostNames.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
 import { AppConfig, WebhookConfig } from "../../Platform/Config.ts"
 import { layerHealthRoutes } from "../../Platform/Health.ts"
@@ -66,6 +67,9 @@ const bodyFailure = (cause: Cause.Cause<unknown>) => {
 
 const readOnlyMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
+/** Probes address the listener by whatever name or address reaches it; they read nothing of the console. */
+const healthPaths = new Set(["/healthz", "/readyz"])
+
 /** A browser names the page that sent a request; one from another origin changes nothing here, sign-in included. */
 const isCrossOrigin = (request: HttpServerRequest.HttpServerRequest) => {
   const origin = request.headers.origin
@@ -82,63 +86,78 @@ const hasNonJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
   return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined
 }
 
-/** Request id, security headers, a body limit, JSON 404 under /api, and a last-resort 500 that shows nothing of the defect. */
+/** Only the configured host names (ADMIN_HOSTS) first; then request id, security headers, a body limit, JSON 404 under /api, and a last-resort 500 that shows nothing of the defect. */
 export const layerAdminGlobalMiddleware = HttpRouter.middleware(
-  (httpEffect) =>
-    Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const context = { requestId: crypto.randomUUID(), ip: ipOf(request) }
-      yield* HttpEffect.appendPreResponseHandler((_, response) =>
-        Effect.succeed(
-          HttpServerResponse.setHeaders(response, {
-            ...Object.fromEntries(
-              Object.entries(defaultHeaders).filter(([name]) => !(name in response.headers))
-            ),
-            "x-request-id": context.requestId
-          })
-        )
-      )
-      const path = pathOf(request)
-      const isApi = path.startsWith("/api/") || path === "/api"
-      if (isApi && !readOnlyMethods.has(request.method)) {
-        if (isCrossOrigin(request)) {
-          return errorResponse(context.requestId, "csrf_failed", "Requests from another origin are refused")
-        }
-        if (hasNonJsonBody(request)) {
-          return errorResponse(
-            context.requestId,
-            "unsupported_media_type",
-            "Send the body as application/json"
+  Effect.map(
+    Effect.service(AppConfig),
+    ({ adminHosts }) =>
+      (httpEffect) =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const context = { requestId: crypto.randomUUID(), ip: ipOf(request) }
+          yield* HttpEffect.appendPreResponseHandler((_, response) =>
+            Effect.succeed(
+              HttpServerResponse.setHeaders(response, {
+                ...Object.fromEntries(
+                  Object.entries(defaultHeaders).filter(([name]) => !(name in response.headers))
+                ),
+                "x-request-id": context.requestId
+              })
+            )
           )
-        }
-      }
-      return yield* httpEffect.pipe(
-        Effect.provideService(AdminRequest, context),
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
-        Effect.catchCause((cause) => {
-          if (isRouteNotFound(cause)) {
-            return Effect.succeed(
-              isApi
-                ? errorResponse(context.requestId, "not_found", `No route ${request.method} ${path}`)
-                : HttpServerResponse.text("Not found", { status: 404 })
+          const path = pathOf(request)
+          if (!isAllowedHost(request.headers.host, adminHosts) && !healthPaths.has(path)) {
+            return errorResponse(
+              context.requestId,
+              "misdirected_request",
+              "This console does not answer for that host name (see ADMIN_HOSTS)"
             )
           }
-          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-          const body = bodyFailure(cause)
-          if (body !== undefined) {
-            return Effect.succeed(
-              body === "too_large"
-                ? errorResponse(context.requestId, "payload_too_large", "The body is over 64 KiB")
-                : errorResponse(context.requestId, "validation_error", "The body could not be read")
-            )
+          const isApi = path.startsWith("/api/") || path === "/api"
+          if (isApi && !readOnlyMethods.has(request.method)) {
+            if (isCrossOrigin(request)) {
+              return errorResponse(
+                context.requestId,
+                "csrf_failed",
+                "Requests from another origin are refused"
+              )
+            }
+            if (hasNonJsonBody(request)) {
+              return errorResponse(
+                context.requestId,
+                "unsupported_media_type",
+                "Send the body as application/json"
+              )
+            }
           }
-          return Effect.as(
-            Effect.logError("admin request failed", cause),
-            errorResponse(context.requestId, "internal_error", "An unexpected error occurred")
+          return yield* httpEffect.pipe(
+            Effect.provideService(AdminRequest, context),
+            Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
+            Effect.catchCause((cause) => {
+              if (isRouteNotFound(cause)) {
+                return Effect.succeed(
+                  isApi
+                    ? errorResponse(context.requestId, "not_found", `No route ${request.method} ${path}`)
+                    : HttpServerResponse.text("Not found", { status: 404 })
+                )
+              }
+              if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+              const body = bodyFailure(cause)
+              if (body !== undefined) {
+                return Effect.succeed(
+                  body === "too_large"
+                    ? errorResponse(context.requestId, "payload_too_large", "The body is over 64 KiB")
+                    : errorResponse(context.requestId, "validation_error", "The body could not be read")
+                )
+              }
+              return Effect.as(
+                Effect.logError("admin request failed", cause),
+                errorResponse(context.requestId, "internal_error", "An unexpected error occurred")
+              )
+            })
           )
         })
-      )
-    }),
+  ),
   { global: true }
 )
 

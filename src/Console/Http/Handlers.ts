@@ -21,7 +21,7 @@ import { Audit } from "../Audit.ts"
 import { ConsoleQueries, isValidCursor, type OrganizationRow, type RequestScope } from "../ConsoleQueries.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import type { Operator } from "../Operators.ts"
-import { Operators } from "../Operators.ts"
+import { normalizeEmail, Operators } from "../Operators.ts"
 import { Sessions } from "../Sessions.ts"
 import { AdminRequest, adminFail, setResponseHeaders } from "./RequestContext.ts"
 
@@ -82,6 +82,24 @@ export const layerSessionHandlers = HttpApiBuilder.group(
         target: null,
         ip: operator.ip
       })
+    /** A failure that makes the next attempt wait is audited (the refusals while it waits are not: they cost nothing). */
+    const auditThrottling = Effect.fnUntraced(function* (attempt: {
+      readonly email: string
+      readonly ip: string
+    }) {
+      const wait = yield* throttle.check(attempt).pipe(Effect.orElseSucceed(() => 0))
+      if (wait === 0) return
+      const account = yield* operators.find(attempt.email)
+      const email = normalizeEmail(attempt.email)
+      yield* audit.record({
+        organizationId: Option.match(account, { onNone: () => null, onSome: (o) => o.organizationId }),
+        operatorId: Option.match(account, { onNone: () => null, onSome: (o) => o.id }),
+        operatorEmail: email,
+        action: "session.sign_in_throttled",
+        target: `${email} from ${attempt.ip}: next attempt in ${wait} s`,
+        ip: attempt.ip
+      })
+    })
     return handlers
       .handle(
         "login",
@@ -100,7 +118,10 @@ export const layerSessionHandlers = HttpApiBuilder.group(
             return yield* adminFail("rate_limited", "Too many failed sign-ins; try again later")
           }
           const operator = yield* operators.authenticate(payload.email, payload.password)
-          if (Option.isNone(operator)) return yield* adminFail("unauthenticated", "Invalid email or password")
+          if (Option.isNone(operator)) {
+            yield* auditThrottling(attempt)
+            return yield* adminFail("unauthenticated", "Invalid email or password")
+          }
           yield* throttle.recordSuccess(attempt)
           const session = yield* sessions.create({ operatorId: operator.value.id, ip })
           const request = yield* HttpServerRequest.HttpServerRequest
