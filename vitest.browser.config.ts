@@ -9,6 +9,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: "forks",
     fileParallelism: false,
+    // Every server names its console port; none opens the health listener (8082 may be taken).
+    env: { HEALTH_PORT: "off" },
     // a loaded 2-core machine: what a browser shows can take longer than vitest's 1 s default
     expect: { poll: { timeout: 15_000, interval: 100 } },
     reporters: ["default", "./test/support/summaryReporter.ts"]

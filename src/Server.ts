@@ -12,6 +12,7 @@ import { layerJanitor } from "./Janitor.ts"
 import { logListening } from "./Listening.ts"
 import * as Observability from "./Observability.ts"
 import { runningFrom } from "./PackageFiles.ts"
+import { layerHealthServer } from "./Platform/HealthListener.ts"
 import { layerServices } from "./Services.ts"
 import * as Sql from "./Sql.ts"
 import { layerInServe as layerWebhookWorker } from "./WebhookWorker.ts"
@@ -85,6 +86,7 @@ const announce = Layer.effectDiscard(
 export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.merge(announce),
   Layer.merge(layerAdminServer),
+  Layer.merge(layerHealthServer),
   Layer.merge(Observability.layerPoolMetrics),
   Layer.merge(layerJanitor),
   Layer.merge(layerWebhookWorker),

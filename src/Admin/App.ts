@@ -23,7 +23,6 @@ import { Sessions } from "../Sessions.ts"
 import { WebhookDeliveries } from "../WebhookDeliveries.ts"
 import { WebhookEndpoints } from "../WebhookEndpoints.ts"
 import { layerAdminHandlers } from "./Handlers.ts"
-import { layerHealthRoutes } from "./Health.ts"
 import { layerAdminSchemaErrors, layerOperatorSession } from "./Middleware.ts"
 import { layerPages } from "./Pages.ts"
 import { AdminRequest, errorResponse, ipOf, pathOf } from "./RequestContext.ts"
@@ -154,9 +153,8 @@ export const layerAdminServices = Layer.mergeAll(
   WebhookEndpoints.layer.pipe(Layer.provide(WebhookConfig.layer))
 )
 
-/** The admin API, the pages, the assets and the health probes (outside the session middleware); needs the domain and console services. */
+/** The admin API, the pages and the assets; needs the domain and console services. The probes have their own listener (HEALTH_PORT). */
 export const layerAdminApp = Layer.mergeAll(
-  layerHealthRoutes,
   HttpApiBuilder.layer(AdminApi).pipe(
     Layer.provide(layerAdminHandlers),
     Layer.provide([layerOperatorSession, layerAdminSchemaErrors])

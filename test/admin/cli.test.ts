@@ -51,6 +51,7 @@ describe("operator commands and the console listener (real processes)", { timeou
   let cli: (...args: ReadonlyArray<string>) => Promise<Finished>
   let server: RunningServer
   let adminUrl: string
+  let healthUrl: string
   let organizationId: string
   const secrets: Array<string> = []
 
@@ -61,7 +62,15 @@ describe("operator commands and the console listener (real processes)", { timeou
     const port = await freePort()
     const adminPort = await freePort()
     adminUrl = `http://127.0.0.1:${adminPort}`
-    server = await startServer(port, { env: { ...env, ADMIN_PORT: String(adminPort), LOG_LEVEL: "Debug" } })
+    healthUrl = `http://127.0.0.1:${await freePort()}`
+    server = await startServer(port, {
+      env: {
+        ...env,
+        ADMIN_PORT: String(adminPort),
+        HEALTH_PORT: new URL(healthUrl).port,
+        LOG_LEVEL: "Debug"
+      }
+    })
     // The two listeners start side by side: the public one answering says nothing about the console's.
     const deadline = Date.now() + 20_000
     while (
@@ -82,19 +91,23 @@ describe("operator commands and the console listener (real processes)", { timeou
       expect(output, "no key, password or session token in the logs").not.toContain(secret)
   })
 
-  it("the admin listener answers /healthz and /readyz without a session; the public one does not serve them", async () => {
-    const live = await fetch(`${adminUrl}/healthz`)
+  it("the health listener answers /healthz and /readyz; neither the public nor the console listener serves them", async () => {
+    const live = await fetch(`${healthUrl}/healthz`)
     expect(live.status).toBe(200)
     expect(await live.json()).toEqual({ status: "ok" })
     expect(live.headers.get("cache-control")).toBe("no-store")
-    const ready = await fetch(`${adminUrl}/readyz`)
+    const ready = await fetch(`${healthUrl}/readyz`)
     expect(ready.status).toBe(200)
     expect(await ready.json()).toMatchObject({
       status: "ready",
       database: "ok",
       migrations: { pending: [] }
     })
-    expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(404)
+    for (const base of [server.baseUrl, adminUrl]) {
+      for (const probe of ["/healthz", "/readyz"]) expect((await fetch(`${base}${probe}`)).status).toBe(404)
+    }
+    expect((await fetch(`${healthUrl}/v1`)).status, "the health listener serves the probes only").toBe(404)
+    expect((await fetch(`${healthUrl}/login`)).status).toBe(404)
   })
 
   it("serve starts the console listener and prints one line for each listener", async () => {

@@ -3,6 +3,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { inject } from "vitest"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
+import { trustNone } from "../../src/Platform/TrustedProxies.ts"
 import * as Sql from "../../src/Sql.ts"
 
 export const postgres = () => inject("postgres")
@@ -59,7 +60,12 @@ export const testConfig: AppConfigShape = {
   databasePoolSize: 10,
   requestLogRetentionDays: 90,
   adminHost: "127.0.0.1",
-  adminPort: Option.none()
+  adminPort: Option.none(),
+  healthHost: "127.0.0.1",
+  healthPort: Option.none(),
+  trustedProxies: trustNone,
+  production: false,
+  migrateOnStart: true
 }
 
 export const layerTestConfig = Layer.succeed(AppConfig, testConfig)
