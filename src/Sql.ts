@@ -422,7 +422,7 @@ export const layerSchemaChecked = Layer.effectDiscard(
         message: `the database schema is older than this code (pending: ${pending.join(", ")}); run \`lead-intake migrate\` first (MIGRATE_ON_START=false)`
       })
     }
-    yield* Effect.logInfo("schema up to date, not migrating (MIGRATE_ON_START=false)")
+    yield* Effect.logDebug("schema up to date, not migrating (MIGRATE_ON_START=false)")
   })
 )
 

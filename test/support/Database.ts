@@ -8,9 +8,11 @@ import * as Sql from "../../src/Sql.ts"
 
 export const postgres = () => inject("postgres")
 
+const hostOf = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
+
 export const databaseUrl = (database: string) => {
   const pg = postgres()
-  return `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/${database}`
+  return `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${hostOf(pg.host)}:${pg.port}/${database}`
 }
 
 /** Creates an empty database in the run's cluster and returns its name. */
