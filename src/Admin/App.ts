@@ -25,7 +25,7 @@ import { WebhookEndpoints } from "../WebhookEndpoints.ts"
 import { layerAdminHandlers } from "./Handlers.ts"
 import { layerAdminSchemaErrors, layerOperatorSession } from "./Middleware.ts"
 import { layerPages } from "./Pages.ts"
-import { AdminRequest, errorResponse, ipOf, pathOf } from "./RequestContext.ts"
+import { AdminRequest, clientOf, errorResponse, pathOf } from "./RequestContext.ts"
 
 /** Set on every answer unless the route chose its own (pages their CSP with a nonce, assets their caching). */
 const defaultHeaders: Record<string, string> = {
@@ -81,63 +81,70 @@ const hasNonJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
   return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined
 }
 
-/** Request id, security headers, a body limit, JSON 404 under /api, and a last-resort 500 that shows nothing of the defect. */
+/**
+ * Request id, the client's address and protocol (forwarding headers believed from `TRUSTED_PROXIES`
+ * only), security headers, a body limit, JSON 404 under /api, and a last-resort 500 that shows
+ * nothing of the defect.
+ */
 export const layerAdminGlobalMiddleware = HttpRouter.middleware(
-  (httpEffect) =>
-    Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const context = { requestId: crypto.randomUUID(), ip: ipOf(request) }
-      yield* HttpEffect.appendPreResponseHandler((_, response) =>
-        Effect.succeed(
-          HttpServerResponse.setHeaders(response, {
-            ...Object.fromEntries(
-              Object.entries(defaultHeaders).filter(([name]) => !(name in response.headers))
-            ),
-            "x-request-id": context.requestId
+  Effect.map(
+    AppConfig.useSync((config) => config.trustedProxies),
+    (trusted) => (httpEffect) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const context = { requestId: crypto.randomUUID(), ...clientOf(request, trusted) }
+        yield* HttpEffect.appendPreResponseHandler((_, response) =>
+          Effect.succeed(
+            HttpServerResponse.setHeaders(response, {
+              ...Object.fromEntries(
+                Object.entries(defaultHeaders).filter(([name]) => !(name in response.headers))
+              ),
+              "x-request-id": context.requestId
+            })
+          )
+        )
+        const path = pathOf(request)
+        const isApi = path.startsWith("/api/") || path === "/api"
+        if (isApi && !readOnlyMethods.has(request.method)) {
+          if (isCrossOrigin(request)) {
+            return errorResponse(context.requestId, "csrf_failed", "Requests from another origin are refused")
+          }
+          if (hasNonJsonBody(request)) {
+            return errorResponse(
+              context.requestId,
+              "unsupported_media_type",
+              "Send the body as application/json"
+            )
+          }
+        }
+        return yield* httpEffect.pipe(
+          Effect.provideService(AdminRequest, context),
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
+          Effect.catchCause((cause) => {
+            if (isRouteNotFound(cause)) {
+              return Effect.succeed(
+                isApi
+                  ? errorResponse(context.requestId, "not_found", `No route ${request.method} ${path}`)
+                  : HttpServerResponse.text("Not found", { status: 404 })
+              )
+            }
+            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+            const body = bodyFailure(cause)
+            if (body !== undefined) {
+              return Effect.succeed(
+                body === "too_large"
+                  ? errorResponse(context.requestId, "payload_too_large", "The body is over 64 KiB")
+                  : errorResponse(context.requestId, "validation_error", "The body could not be read")
+              )
+            }
+            return Effect.as(
+              Effect.logError("admin request failed", cause),
+              errorResponse(context.requestId, "internal_error", "An unexpected error occurred")
+            )
           })
         )
-      )
-      const path = pathOf(request)
-      const isApi = path.startsWith("/api/") || path === "/api"
-      if (isApi && !readOnlyMethods.has(request.method)) {
-        if (isCrossOrigin(request)) {
-          return errorResponse(context.requestId, "csrf_failed", "Requests from another origin are refused")
-        }
-        if (hasNonJsonBody(request)) {
-          return errorResponse(
-            context.requestId,
-            "unsupported_media_type",
-            "Send the body as application/json"
-          )
-        }
-      }
-      return yield* httpEffect.pipe(
-        Effect.provideService(AdminRequest, context),
-        Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBodySize),
-        Effect.catchCause((cause) => {
-          if (isRouteNotFound(cause)) {
-            return Effect.succeed(
-              isApi
-                ? errorResponse(context.requestId, "not_found", `No route ${request.method} ${path}`)
-                : HttpServerResponse.text("Not found", { status: 404 })
-            )
-          }
-          if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-          const body = bodyFailure(cause)
-          if (body !== undefined) {
-            return Effect.succeed(
-              body === "too_large"
-                ? errorResponse(context.requestId, "payload_too_large", "The body is over 64 KiB")
-                : errorResponse(context.requestId, "validation_error", "The body could not be read")
-            )
-          }
-          return Effect.as(
-            Effect.logError("admin request failed", cause),
-            errorResponse(context.requestId, "internal_error", "An unexpected error occurred")
-          )
-        })
-      )
-    }),
+      })
+  ),
   { global: true }
 )
 

@@ -1,10 +1,12 @@
-import { Effect, Exit, Layer, Scope } from "effect"
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { layerAdminApp } from "../../src/Admin/App.ts"
 import { AdminApi } from "../../src/AdminApi.ts"
 import { Audit } from "../../src/Audit.ts"
-import { WebhookConfig } from "../../src/Config.ts"
+import { AppConfig, type AppConfigShape, WebhookConfig } from "../../src/Config.ts"
 import { ConsoleQueries } from "../../src/ConsoleQueries.ts"
 import { layerApp } from "../../src/Http/App.ts"
 import { defaultThrottlePolicy, LoginThrottle, type ThrottlePolicy } from "../../src/LoginThrottle.ts"
@@ -15,7 +17,7 @@ import { defaultSessionPolicy, type SessionPolicy, Sessions } from "../../src/Se
 import { WebhookDeliveries } from "../../src/WebhookDeliveries.ts"
 import { WebhookEndpoints } from "../../src/WebhookEndpoints.ts"
 import { type Fixture, seed } from "../support/Client.ts"
-import { layerFreshDatabase, layerTestConfig } from "../support/Database.ts"
+import { layerFreshDatabase, testConfig } from "../support/Database.ts"
 
 export const adminBase = "http://127.0.0.1:8081"
 
@@ -58,6 +60,10 @@ export interface Harness {
   readonly a: Organization
   readonly b: Organization
   readonly platform: Account
+  /** The admin router on a real socket (127.0.0.1, a free port), so requests have a TCP peer. */
+  readonly listen: (
+    config?: Partial<AppConfigShape>
+  ) => Promise<{ readonly url: string; readonly close: () => Promise<void> }>
   readonly close: () => Promise<void>
 }
 
@@ -67,7 +73,12 @@ export interface Harness {
  * admin router in-process over the same services as the public one.
  */
 export const makeHarness = async (
-  policies: { readonly sessions?: SessionPolicy; readonly throttle?: ThrottlePolicy } = {}
+  policies: {
+    readonly sessions?: SessionPolicy
+    readonly throttle?: ThrottlePolicy
+    /** Settings over `testConfig` (e.g. `trustedProxies`) for the admin router. */
+    readonly config?: Partial<AppConfigShape>
+  } = {}
 ): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(
@@ -81,10 +92,10 @@ export const makeHarness = async (
   )
   const run = <A, E>(effect: Effect.Effect<A, E, Services>) =>
     Effect.runPromise(Effect.provide(effect, context) as Effect.Effect<A, E>)
-  const provided = <A, E, R>(app: Layer.Layer<A, E, R>) =>
+  const provided = <A, E, R>(app: Layer.Layer<A, E, R>, config = policies.config) =>
     app.pipe(
       Layer.provide(Layer.succeedContext(context)),
-      Layer.provide(layerTestConfig),
+      Layer.provide(Layer.succeed(AppConfig, { ...testConfig, ...config })),
       Layer.provide(HttpServer.layerServices)
     ) as Layer.Layer<A, E, never>
   const admin = HttpRouter.toWebHandler(provided(layerAdminApp), { disableLogger: true })
@@ -156,6 +167,23 @@ export const makeHarness = async (
       })
     ).pipe(Effect.orDie)
   )
+  const listen = async (config?: Partial<AppConfigShape>) => {
+    const listenerScope = Effect.runSync(Scope.make())
+    const served = await Effect.runPromise(
+      Layer.buildWithScope(
+        HttpRouter.serve(provided(layerAdminApp, { ...policies.config, ...config }), {
+          disableLogger: true,
+          disableListenLog: true
+        }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))),
+        listenerScope
+      )
+    )
+    const address = Context.get(served, HttpServer.HttpServer).address
+    return {
+      url: `http://127.0.0.1:${"port" in address ? address.port : 0}`,
+      close: () => Effect.runPromise(Scope.close(listenerScope, Exit.void))
+    }
+  }
   return {
     admin: admin.handler,
     publicApi: publicApi.handler,
@@ -163,6 +191,7 @@ export const makeHarness = async (
     a,
     b,
     platform,
+    listen,
     close: async () => {
       await admin.dispose()
       await publicApi.dispose()
