@@ -90,7 +90,14 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
     const sent = await promisify(execFile)("sh", ["-c", `${curl} -w '\\n%{http_code}'`])
     const [body, status] = sent.stdout.trim().split("\n")
     expect(status).toBe("201")
-    const leadId = (JSON.parse(body!) as { lead_id: string }).lead_id
+    const { lead_id: leadId, lead_url: leadUrl } = JSON.parse(body!) as { lead_id: string; lead_url: string }
+    // Without DASHBOARD_URL, lead_url is the lead's page in this server's console, which answers there.
+    expect(leadUrl).toBe(`http://127.0.0.1:${adminPort}/leads/${leadId}`)
+    expect((await fetch(leadUrl)).status).toBe(200)
+    const database = new URL(env.DATABASE_URL!)
+    expect(demo.stdout).toContain(
+      `Written to PostgreSQL at ${database.hostname}:${database.port}${database.pathname}: the server must use the same database`
+    )
 
     const before = json(await cli("lead", "show", "--id", leadId, "--json"))
     const shown = await cli("lead", "show", "--id", leadId)
