@@ -251,9 +251,15 @@ describe("operator commands and the console listener (real processes)", { timeou
     expect(text.stdout).toMatch(/e-mail: demo-[0-9a-f]{8}@example\.com/)
   })
 
-  it("ADMIN_PORT=off serves no console; a bad ADMIN_PORT is refused", async () => {
+  it("ADMIN_PORT=off serves no console but the probes still answer on HEALTH_PORT; bad ports are refused", async () => {
     const port = await freePort()
-    const off = await startServer(port, { env: { ...env, ADMIN_PORT: "off" } })
+    const healthPort = await freePort()
+    const off = await startServer(port, {
+      env: { ...env, ADMIN_PORT: "off", HEALTH_PORT: String(healthPort) }
+    })
+    const probes = `http://127.0.0.1:${healthPort}`
+    expect((await fetch(`${probes}/healthz`)).status).toBe(200)
+    expect((await fetch(`${probes}/readyz`)).status).toBe(200)
     const deadline = Date.now() + 10_000
     while (
       !`${off.output.stdout}${off.output.stderr}`.includes("console disabled") &&
@@ -267,5 +273,16 @@ describe("operator commands and the console listener (real processes)", { timeou
     const bad = await cliFor({ ...env, ADMIN_PORT: "80808" })("serve", "--port", String(port))
     expect(bad.code).toBe(1)
     expect(bad.stderr).toMatch(/ADMIN_PORT/)
+    const badHealth = await cliFor({ ...env, HEALTH_PORT: "none" })("serve", "--port", String(port))
+    expect(badHealth.code).toBe(1)
+    expect(badHealth.stderr).toMatch(/^lead-intake: invalid configuration: HEALTH_PORT: /)
+    const badProxies = await cliFor({ ...env, TRUSTED_PROXIES: "10.0.0.0/8, proxy.internal" })(
+      "serve",
+      "--port",
+      String(port)
+    )
+    expect(badProxies.code).toBe(1)
+    expect(badProxies.stderr).toMatch(/^lead-intake: invalid configuration: TRUSTED_PROXIES: /)
+    expect(badProxies.stderr).toContain("proxy.internal")
   })
 })
