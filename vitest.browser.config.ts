@@ -9,6 +9,9 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: "forks",
     fileParallelism: false,
+    // A server opens a console only on the port its test names, and no health listener: 8081 and
+    // 8082 may be taken on a shared machine (docs.test.ts once failed so on 8081).
+    env: { ADMIN_PORT: "off", HEALTH_PORT: "off" },
     // a loaded 2-core machine: what a browser shows can take longer than vitest's 1 s default
     expect: { poll: { timeout: 15_000, interval: 100 } },
     reporters: ["default", "./test/support/summaryReporter.ts"]

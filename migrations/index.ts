@@ -9,6 +9,7 @@ import admitAndIntake from "./0008_admit_and_intake.ts"
 import roundRobinTurns from "./0009_round_robin_turns.ts"
 import spentKeysWithoutLock from "./0010_spent_keys_without_lock.ts"
 import loginThrottlePairs from "./0011_login_throttle_pairs.ts"
+import leastPrivilege from "./0013_least_privilege.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -21,5 +22,6 @@ export const migrations = {
   "0008_admit_and_intake": admitAndIntake,
   "0009_round_robin_turns": roundRobinTurns,
   "0010_spent_keys_without_lock": spentKeysWithoutLock,
-  "0011_login_throttle_pairs": loginThrottlePairs
+  "0011_login_throttle_pairs": loginThrottlePairs,
+  "0013_least_privilege": leastPrivilege
 }

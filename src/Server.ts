@@ -7,6 +7,7 @@ import { layerApp } from "./Intake/Http/App.ts"
 import { layerJanitor } from "./Intake/Janitor.ts"
 import { layerServices } from "./Intake/Services.ts"
 import { AppConfig } from "./Platform/Config.ts"
+import { layerHealthServer } from "./Platform/Health.ts"
 import { logListening } from "./Platform/Listening.ts"
 import * as Observability from "./Platform/Observability.ts"
 import { runningFrom } from "./Platform/PackageFiles.ts"
@@ -60,6 +61,7 @@ const announce = Layer.effectDiscard(
 export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.merge(announce),
   Layer.merge(layerAdminServer),
+  Layer.merge(layerHealthServer),
   Layer.merge(Observability.layerPoolMetrics),
   Layer.merge(layerJanitor),
   Layer.merge(layerWebhookWorker),

@@ -6,10 +6,15 @@ import { Operators } from "../Console/Operators.ts"
 import { CaptureRules } from "../Intake/CaptureRules.ts"
 import { PropertyCatalog } from "../Intake/PropertyCatalog.ts"
 import { AppConfig } from "../Platform/Config.ts"
+import * as Sql from "../Platform/Sql.ts"
 import * as Input from "./Input.ts"
 import { withConsole } from "./Operators.ts"
 import { emit } from "./Output.ts"
 import { layerOverrides } from "./Serve.ts"
+
+/** The console's address as a browser reaches it: a wildcard listening address means this machine. */
+const linkHost = (host: string) =>
+  host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host
 
 const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`
 
@@ -93,10 +98,10 @@ const demoSetup = Effect.fn("Cli.demo")(function* (serve: string) {
     email: `demo-${organization.id.slice(0, 8)}@example.com`,
     role: "admin"
   })
+  const database = yield* Sql.Database
   const consoleUrl = Option.match(config.adminPort, {
     onNone: () => null,
-    onSome: (port) =>
-      `http://${config.adminHost.includes(":") ? `[${config.adminHost}]` : config.adminHost}:${port}/`
+    onSome: (port) => `http://${linkHost(config.adminHost)}:${port}/`
   })
   const curl = [
     `curl -sS -X POST ${config.publicBaseUrl}/v1/leads`,
@@ -118,12 +123,14 @@ const demoSetup = Effect.fn("Cli.demo")(function* (serve: string) {
       docs: `${config.publicBaseUrl}/v1/docs`,
       curl,
       console_url: consoleUrl,
+      database: database.description,
       operator_email: operator.email,
       operator_password: operator.password
     },
     (d) =>
       [
         `Demo organization "${organization.name}": ${d.organization_id}`,
+        `Written to ${d.database}: the server must use the same database (the same DATABASE_URL, or for the embedded one the same LEAD_INTAKE_DATA_DIR, default .data, from the same directory).`,
         `Agent "${agent.name}" (${d.agent_id}) gets every new lead (rule ${d.rule_id})`,
         `Properties: ${d.properties.map((p) => `${p.codigo} (${p.id})`).join(", ")}`,
         `Origin "${d.label}": ${d.origin_id}`,

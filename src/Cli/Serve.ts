@@ -31,11 +31,23 @@ export const serve = Command.make(
   "serve",
   {
     port: Input.integer("port", 1, 65535).pipe(Flag.withDescription("Listening port (PORT)"), Flag.optional),
-    host: Input.text("host").pipe(Flag.withDescription("Listening address (HOST)"), Flag.optional)
+    host: Input.text("host").pipe(Flag.withDescription("Listening address (HOST)"), Flag.optional),
+    migrate: Flag.Boolean("migrate").pipe(
+      Flag.withDescription(
+        "Apply pending migrations at start (MIGRATE_ON_START, default true); --no-migrate only checks that the schema is current and refuses to start otherwise"
+      ),
+      Flag.optional
+    )
   },
-  ({ port, host }) =>
+  ({ port, host, migrate }) =>
     Layer.launch(layerServer).pipe(
-      Effect.provide(layerOverrides({ PORT: Option.map(port, String), HOST: host })),
+      Effect.provide(
+        layerOverrides({
+          PORT: Option.map(port, String),
+          HOST: host,
+          MIGRATE_ON_START: Option.map(migrate, String)
+        })
+      ),
       Effect.onInterrupt(() => markGracefulStop)
     )
 ).pipe(Command.withDescription("Run the API (PORT/HOST, default 127.0.0.1:8080)"))

@@ -11,6 +11,7 @@ import {
 } from "effect"
 import { defaultHostNames, type HostName, parseHostList } from "../Domain/HostNames.ts"
 import { defaultSchedule, parseDelay, parseSchedule } from "../Domain/WebhookRetry.ts"
+import { parseTrustedProxies, type TrustedProxies } from "./TrustedProxies.ts"
 
 export interface AppConfigShape {
   readonly port: number
@@ -28,6 +29,15 @@ export interface AppConfigShape {
   readonly adminHosts: ReadonlyArray<HostName>
   /** None when `ADMIN_PORT=off`: no console listener. */
   readonly adminPort: Option.Option<number>
+  /** `HEALTH_HOST` (default `HOST`) and `HEALTH_PORT` (default 8082; None when `off`): the probes' listener. */
+  readonly healthHost: string
+  readonly healthPort: Option.Option<number>
+  /** `TRUSTED_PROXIES`: the peers whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed. */
+  readonly trustedProxies: TrustedProxies
+  /** `NODE_ENV=production`: no embedded PostgreSQL, `DATABASE_URL` is required. */
+  readonly production: boolean
+  /** `MIGRATE_ON_START` (default true); `serve --no-migrate` sets it false. */
+  readonly migrateOnStart: boolean
 }
 
 const HttpUrl = Schema.String.check(
@@ -47,13 +57,30 @@ const HttpUrl = Schema.String.check(
 
 const NonEmpty = Schema.String.check(Schema.isNonEmpty())
 
+const PortOrOff = Schema.Union([
+  Schema.Literal("off"),
+  Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 }))
+])
+
+const TrustedProxyList = Schema.String.check(
+  Schema.makeFilter((raw: string) => {
+    const parsed = parseTrustedProxies(raw)
+    return typeof parsed !== "string" || parsed
+  })
+)
+
+const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
+
+/** A wildcard listening address is no address to link to: the console's links name the machine. */
+const linkHost = (host: string) => (host === "0.0.0.0" || host === "::" ? "localhost" : urlHost(host))
+
 export const appConfig = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.schema(NonEmpty, "HOST").pipe(Config.withDefault("127.0.0.1")),
   databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
   dataDir: Config.schema(NonEmpty, "LEAD_INTAKE_DATA_DIR").pipe(Config.withDefault(".data")),
   publicBaseUrl: Config.option(Config.schema(HttpUrl, "PUBLIC_BASE_URL")),
-  dashboardUrl: Config.schema(HttpUrl, "DASHBOARD_URL").pipe(Config.withDefault("http://localhost:3000")),
+  dashboardUrl: Config.option(Config.schema(HttpUrl, "DASHBOARD_URL")),
   logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const)),
   metricsPort: Config.option(Config.Port("METRICS_PORT")),
   databasePoolSize: Config.schema(
@@ -76,25 +103,35 @@ export const appConfig = Config.all({
       "ADMIN_HOSTS"
     )
   ),
-  adminPort: Config.schema(
-    Schema.Union([Schema.Literal("off"), Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 65535 }))]),
-    "ADMIN_PORT"
-  ).pipe(Config.withDefault(8081))
+  adminPort: Config.schema(PortOrOff, "ADMIN_PORT").pipe(Config.withDefault(8081)),
+  healthHost: Config.option(Config.schema(NonEmpty, "HEALTH_HOST")),
+  healthPort: Config.schema(PortOrOff, "HEALTH_PORT").pipe(Config.withDefault(8082)),
+  trustedProxies: Config.schema(TrustedProxyList, "TRUSTED_PROXIES").pipe(Config.withDefault("")),
+  nodeEnv: Config.option(Config.String("NODE_ENV")),
+  migrateOnStart: Config.Boolean("MIGRATE_ON_START").pipe(Config.withDefault(true))
 }).pipe(
-  Config.map(
-    (raw): AppConfigShape => ({
+  Config.map(({ nodeEnv, ...raw }): AppConfigShape => {
+    const adminPort = raw.adminPort === "off" ? Option.none<number>() : Option.some(raw.adminPort)
+    return {
       ...raw,
-      adminPort: raw.adminPort === "off" ? Option.none() : Option.some(raw.adminPort),
+      adminPort,
       adminHosts: Option.match(raw.adminHosts, {
         onNone: () => defaultHostNames(raw.adminHost),
         onSome: (list) => parseHostList(list) as ReadonlyArray<HostName>
       }),
-      publicBaseUrl: Option.getOrElse(raw.publicBaseUrl, () => `http://${urlHost(raw.host)}:${raw.port}`)
-    })
-  )
+      healthHost: Option.getOrElse(raw.healthHost, () => raw.host),
+      healthPort: raw.healthPort === "off" ? Option.none() : Option.some(raw.healthPort),
+      trustedProxies: parseTrustedProxies(raw.trustedProxies) as TrustedProxies,
+      production: Option.getOrUndefined(nodeEnv) === "production",
+      publicBaseUrl: Option.getOrElse(raw.publicBaseUrl, () => `http://${urlHost(raw.host)}:${raw.port}`),
+      // Unset, a lead's `lead_url` is its page in this service's console (ADMIN_PORT=off: where it would be).
+      dashboardUrl: Option.getOrElse(
+        raw.dashboardUrl,
+        () => `http://${linkHost(raw.adminHost)}:${Option.getOrElse(adminPort, () => 8081)}`
+      )
+    }
+  })
 )
-
-const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
 
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("lead-intake/AppConfig") {
   static readonly layer = Layer.effect(AppConfig, appConfig)

@@ -450,17 +450,42 @@ const ensureDatabase = (
     })
   )
 
+/**
+ * The service cannot run as configured (`NODE_ENV=production` without `DATABASE_URL`, a schema
+ * older than the code): one line for the operator, exit status 1.
+ */
+export class StartRefused extends Schema.TaggedError<StartRefused>()("StartRefused", {
+  message: Schema.String
+}) {}
+
+/**
+ * Where `DATABASE_URL` points, as `host:port/database` (the user and password left out); the whole
+ * URL with its password masked when it does not parse that way (a socket directory, parameters).
+ */
+export const databaseLocation = (url: Redacted.Redacted): string => {
+  const parsed = URL.parse(Redacted.value(url))
+  if (parsed === null || parsed.hostname === "" || [...parsed.searchParams.keys()].length > 0)
+    return redactedDatabaseUrl(url)
+  return `${parsed.hostname}:${parsed.port === "" ? "5432" : parsed.port}${parsed.pathname}`
+}
+
 /** PgClient + SqlClient on `DATABASE_URL`, or on the embedded cluster under the data directory. */
 export const layerClient = Layer.effectContext(
   Effect.gen(function* () {
     const config = yield* AppConfig
+    if (config.production && Option.isNone(config.databaseUrl)) {
+      return yield* new StartRefused({
+        message:
+          "NODE_ENV=production needs DATABASE_URL (postgres://user:password@host:port/database); the embedded PostgreSQL is for development only"
+      })
+    }
     const { client, read, description } = yield* Option.match(config.databaseUrl, {
       onNone: () => embeddedClient(config.dataDir, config.databasePoolSize),
       onSome: (url) =>
         Effect.all({
           client: PgClient.make({ url, ...spanTargetOf(url), ...poolOptions(config.databasePoolSize) }),
           read: PgClient.make({ url, ...spanTargetOf(url), ...readOptions }),
-          description: Effect.succeed(`PostgreSQL at ${redactedDatabaseUrl(url)}`)
+          description: Effect.succeed(`PostgreSQL at ${databaseLocation(url)}`)
         })
     })
     return Context.make(PgClient.PgClient, client).pipe(
@@ -537,5 +562,43 @@ export const layerMigrated = Layer.effectDiscard(
   }).pipe(Effect.orDie)
 )
 
-/** The client with the schema brought up to date: what the server and the CLI run on. */
-export const layer = layerMigrated.pipe(Layer.provideMerge(layerClient))
+const AppliedRow = Schema.Struct({ migration_id: Schema.Number })
+
+/** The migrations this code expects that the database has not applied (`schema_migrations`). */
+export const pendingMigrations = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const [table] = yield* sql<{
+    present: boolean
+  }>`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`
+  const rows =
+    table?.present === true
+      ? yield* sql`SELECT migration_id FROM schema_migrations`.pipe(decodeRows(AppliedRow))
+      : []
+  const applied = new Set(rows.map((row) => row.migration_id))
+  return Object.keys(migrations).filter((name) => !applied.has(Number(name.slice(0, 4))))
+}).pipe(Effect.withSpan("Sql.pendingMigrations"))
+
+/**
+ * `MIGRATE_ON_START=false` (`serve --no-migrate`): nothing is migrated (`lead-intake migrate` is the
+ * deploy step), and a schema older than the code is refused. A newer one is fine: migrations expand
+ * before the code that needs them ships, so the previous release runs on the next one's schema.
+ */
+export const layerSchemaChecked = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const pending = yield* Effect.orDie(pendingMigrations)
+    if (pending.length > 0) {
+      return yield* new StartRefused({
+        message: `the database schema is older than this code (pending: ${pending.join(", ")}); run \`lead-intake migrate\` first (MIGRATE_ON_START=false)`
+      })
+    }
+    yield* Effect.logDebug("schema up to date, not migrating (MIGRATE_ON_START=false)")
+  })
+)
+
+/** Migrates on start (the default), or only checks the schema with `MIGRATE_ON_START=false`. */
+const layerSchema = Layer.unwrap(
+  AppConfig.useSync((config) => (config.migrateOnStart ? layerMigrated : layerSchemaChecked))
+)
+
+/** The client with the schema brought up to date (or checked): what the server and the CLI run on. */
+export const layer = layerSchema.pipe(Layer.provideMerge(layerClient))

@@ -51,6 +51,7 @@ describe("operator commands and the console listener (real processes)", { timeou
   let cli: (...args: ReadonlyArray<string>) => Promise<Finished>
   let server: RunningServer
   let adminUrl: string
+  let healthUrl: string
   let organizationId: string
   const secrets: Array<string> = []
 
@@ -61,7 +62,15 @@ describe("operator commands and the console listener (real processes)", { timeou
     const port = await freePort()
     const adminPort = await freePort()
     adminUrl = `http://127.0.0.1:${adminPort}`
-    server = await startServer(port, { env: { ...env, ADMIN_PORT: String(adminPort), LOG_LEVEL: "Debug" } })
+    healthUrl = `http://127.0.0.1:${await freePort()}`
+    server = await startServer(port, {
+      env: {
+        ...env,
+        ADMIN_PORT: String(adminPort),
+        HEALTH_PORT: new URL(healthUrl).port,
+        LOG_LEVEL: "Debug"
+      }
+    })
     // The two listeners start side by side: the public one answering says nothing about the console's.
     const deadline = Date.now() + 20_000
     while (
@@ -82,19 +91,23 @@ describe("operator commands and the console listener (real processes)", { timeou
       expect(output, "no key, password or session token in the logs").not.toContain(secret)
   })
 
-  it("the admin listener answers /healthz and /readyz without a session; the public one does not serve them", async () => {
-    const live = await fetch(`${adminUrl}/healthz`)
+  it("the health listener answers /healthz and /readyz; neither the public nor the console listener serves them", async () => {
+    const live = await fetch(`${healthUrl}/healthz`)
     expect(live.status).toBe(200)
     expect(await live.json()).toEqual({ status: "ok" })
     expect(live.headers.get("cache-control")).toBe("no-store")
-    const ready = await fetch(`${adminUrl}/readyz`)
+    const ready = await fetch(`${healthUrl}/readyz`)
     expect(ready.status).toBe(200)
     expect(await ready.json()).toMatchObject({
       status: "ready",
       database: "ok",
       migrations: { pending: [] }
     })
-    expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(404)
+    for (const base of [server.baseUrl, adminUrl]) {
+      for (const probe of ["/healthz", "/readyz"]) expect((await fetch(`${base}${probe}`)).status).toBe(404)
+    }
+    expect((await fetch(`${healthUrl}/v1`)).status, "the health listener serves the probes only").toBe(404)
+    expect((await fetch(`${healthUrl}/login`)).status).toBe(404)
   })
 
   it("serve starts the console listener and prints one line for each listener", async () => {
@@ -238,9 +251,15 @@ describe("operator commands and the console listener (real processes)", { timeou
     expect(text.stdout).toMatch(/e-mail: demo-[0-9a-f]{8}@example\.com/)
   })
 
-  it("ADMIN_PORT=off serves no console; a bad ADMIN_PORT is refused", async () => {
+  it("ADMIN_PORT=off serves no console but the probes still answer on HEALTH_PORT; bad ports are refused", async () => {
     const port = await freePort()
-    const off = await startServer(port, { env: { ...env, ADMIN_PORT: "off" } })
+    const healthPort = await freePort()
+    const off = await startServer(port, {
+      env: { ...env, ADMIN_PORT: "off", HEALTH_PORT: String(healthPort) }
+    })
+    const probes = `http://127.0.0.1:${healthPort}`
+    expect((await fetch(`${probes}/healthz`)).status).toBe(200)
+    expect((await fetch(`${probes}/readyz`)).status).toBe(200)
     const deadline = Date.now() + 10_000
     while (
       !`${off.output.stdout}${off.output.stderr}`.includes("console disabled") &&
@@ -254,5 +273,16 @@ describe("operator commands and the console listener (real processes)", { timeou
     const bad = await cliFor({ ...env, ADMIN_PORT: "80808" })("serve", "--port", String(port))
     expect(bad.code).toBe(1)
     expect(bad.stderr).toMatch(/ADMIN_PORT/)
+    const badHealth = await cliFor({ ...env, HEALTH_PORT: "none" })("serve", "--port", String(port))
+    expect(badHealth.code).toBe(1)
+    expect(badHealth.stderr).toMatch(/^lead-intake: invalid configuration: HEALTH_PORT: /)
+    const badProxies = await cliFor({ ...env, TRUSTED_PROXIES: "10.0.0.0/8, proxy.internal" })(
+      "serve",
+      "--port",
+      String(port)
+    )
+    expect(badProxies.code).toBe(1)
+    expect(badProxies.stderr).toMatch(/^lead-intake: invalid configuration: TRUSTED_PROXIES: /)
+    expect(badProxies.stderr).toContain("proxy.internal")
   })
 })

@@ -133,7 +133,7 @@ describe("the console answers only its host names, before anything else runs", {
     expect((await signed.call("GET", "/api/origins")).status).toBe(200)
   })
 
-  it("serves localhost and the bound address, with or without the port; probes answer whatever the name", async () => {
+  it("serves localhost and the bound address, with or without the port", async () => {
     for (const host of ["127.0.0.1:8081", "127.0.0.1", "localhost:8081", "localhost"]) {
       expect((await send(harness.admin, "GET", "/login", { headers: { host } })).status, host).toBe(200)
     }
@@ -141,7 +141,5 @@ describe("the console answers only its host names, before anything else runs", {
     expect((await signed.call("GET", "/api/session", { headers: { host: "localhost:8081" } })).status).toBe(
       200
     )
-    const probe = await send(harness.admin, "GET", "/healthz", { headers: { host: "10.1.2.3:8081" } })
-    expect(probe.status).toBe(200)
   })
 })

@@ -13,11 +13,11 @@ import { defaultSessionPolicy, type SessionPolicy, Sessions } from "../../src/Co
 import { layerApp } from "../../src/Intake/Http/App.ts"
 import { layerServices } from "../../src/Intake/Services.ts"
 import { PersonalData } from "../../src/PersonalData/PersonalData.ts"
-import { WebhookConfig } from "../../src/Platform/Config.ts"
+import { AppConfig, type AppConfigShape, WebhookConfig } from "../../src/Platform/Config.ts"
 import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
 import { type Fixture, seed } from "../support/Client.ts"
-import { layerFreshDatabase, layerTestConfig } from "../support/Database.ts"
+import { layerFreshDatabase, testConfig } from "../support/Database.ts"
 
 export const adminBase = "http://127.0.0.1:8081"
 
@@ -60,8 +60,10 @@ export interface Harness {
   readonly a: Organization
   readonly b: Organization
   readonly platform: Account
-  /** The same admin app on a real listener (127.0.0.1, a free port), to reach it from other loopback addresses. */
-  readonly listen: () => Promise<{ readonly port: number; readonly close: () => Promise<void> }>
+  /** The admin router on a real socket (127.0.0.1, a free port), so requests have a TCP peer (from other loopback addresses too). */
+  readonly listen: (
+    config?: Partial<AppConfigShape>
+  ) => Promise<{ readonly port: number; readonly url: string; readonly close: () => Promise<void> }>
   readonly close: () => Promise<void>
 }
 
@@ -76,6 +78,8 @@ export const makeHarness = async (
     readonly throttle?: ThrottlePolicy
     /** The clock every service and request reads (default: the real one). */
     readonly clock?: Clock.Clock
+    /** Settings over `testConfig` (e.g. `trustedProxies`) for the admin router. */
+    readonly config?: Partial<AppConfigShape>
   } = {}
 ): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
@@ -92,10 +96,10 @@ export const makeHarness = async (
   )
   const run = <A, E>(effect: Effect.Effect<A, E, Services>) =>
     Effect.runPromise(Effect.provide(effect, context) as Effect.Effect<A, E>)
-  const provided = <A, E, R>(app: Layer.Layer<A, E, R>) =>
+  const provided = <A, E, R>(app: Layer.Layer<A, E, R>, config = policies.config) =>
     app.pipe(
       Layer.provide(Layer.succeedContext(context)),
-      Layer.provide(layerTestConfig),
+      Layer.provide(Layer.succeed(AppConfig, { ...testConfig, ...config })),
       Layer.provide(HttpServer.layerServices)
     ) as Layer.Layer<A, E, never>
   const admin = HttpRouter.toWebHandler(provided(layerAdminApp), { disableLogger: true })
@@ -167,6 +171,25 @@ export const makeHarness = async (
       })
     ).pipe(Effect.orDie)
   )
+  const listen = async (config?: Partial<AppConfigShape>) => {
+    const listenerScope = Effect.runSync(Scope.make())
+    const served = await Effect.runPromise(
+      Layer.buildWithScope(
+        HttpRouter.serve(provided(layerAdminApp, { ...policies.config, ...config }), {
+          disableLogger: true,
+          disableListenLog: true
+        }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))),
+        listenerScope
+      )
+    )
+    const address = Context.get(served, HttpServer.HttpServer).address
+    const port = "port" in address ? address.port : 0
+    return {
+      port,
+      url: `http://127.0.0.1:${port}`,
+      close: () => Effect.runPromise(Scope.close(listenerScope, Exit.void))
+    }
+  }
   return {
     admin: (request) => {
       if (request.headers.has("host")) return admin.handler(request)
@@ -180,19 +203,7 @@ export const makeHarness = async (
     a,
     b,
     platform,
-    listen: async () => {
-      const listenerScope = Effect.runSync(Scope.make())
-      const served = HttpRouter.serve(provided(layerAdminApp), {
-        disableLogger: true,
-        disableListenLog: true
-      }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
-      const listening = await Effect.runPromise(Layer.buildWithScope(served, listenerScope))
-      const address = Context.get(listening, HttpServer.HttpServer).address
-      return {
-        port: "port" in address ? address.port : 0,
-        close: () => Effect.runPromise(Scope.close(listenerScope, Exit.void))
-      }
-    },
+    listen,
     close: async () => {
       await admin.dispose()
       await publicApi.dispose()

@@ -18,7 +18,10 @@ const inheritedEnv = (): Record<string, string> => {
     "DATABASE_URL",
     "LEAD_INTAKE_DATA_DIR",
     "PUBLIC_BASE_URL",
-    "LOG_LEVEL"
+    "LOG_LEVEL",
+    "NODE_ENV",
+    "MIGRATE_ON_START",
+    "TRUSTED_PROXIES"
   ]) {
     delete env[name]
   }

@@ -27,6 +27,7 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
   let port: number
   let metricsPort: number
   let adminPort: number
+  let healthPort: number
 
   beforeAll(async () => {
     env = await freshDatabaseEnv()
@@ -34,9 +35,16 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
     port = await freePort()
     metricsPort = await freePort()
     adminPort = await freePort()
+    healthPort = await freePort()
     // As `npm start` does (node src/main.ts serve), on the port from PORT.
     server = await startServer(port, {
-      env: { ...env, PORT: String(port), METRICS_PORT: String(metricsPort), ADMIN_PORT: String(adminPort) },
+      env: {
+        ...env,
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        ADMIN_PORT: String(adminPort),
+        HEALTH_PORT: String(healthPort)
+      },
       args: ["serve"]
     })
   })
@@ -48,7 +56,9 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
   it("the server logs one start line per listener, all in one shape", async () => {
     // The listeners start side by side: the admin one may log after the API answers.
     const deadline = Date.now() + 10_000
-    while (!server.output.stdout.includes('"listener":"admin"') && Date.now() < deadline) {
+    const started = () =>
+      ['"listener":"admin"', '"listener":"health"'].every((line) => server.output.stdout.includes(line))
+    while (!started() && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
     const starts = logLines(server.output.stdout).filter((line) => /listen/i.test(String(line.msg)))
@@ -56,10 +66,11 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
       expect.arrayContaining([
         ["listening", "api", `http://127.0.0.1:${port}`],
         ["listening", "metrics", `http://127.0.0.1:${metricsPort}/metrics`],
-        ["listening", "admin", `http://127.0.0.1:${adminPort}`]
+        ["listening", "admin", `http://127.0.0.1:${adminPort}`],
+        ["listening", "health", `http://127.0.0.1:${healthPort}`]
       ])
     )
-    expect(starts).toHaveLength(3)
+    expect(starts).toHaveLength(4)
     for (const line of starts) {
       expect(Object.keys(line).slice(0, 5)).toEqual(["time", "level", "msg", "listener", "url"])
     }
@@ -79,7 +90,14 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
     const sent = await promisify(execFile)("sh", ["-c", `${curl} -w '\\n%{http_code}'`])
     const [body, status] = sent.stdout.trim().split("\n")
     expect(status).toBe("201")
-    const leadId = (JSON.parse(body!) as { lead_id: string }).lead_id
+    const { lead_id: leadId, lead_url: leadUrl } = JSON.parse(body!) as { lead_id: string; lead_url: string }
+    // Without DASHBOARD_URL, lead_url is the lead's page in this server's console, which answers there.
+    expect(leadUrl).toBe(`http://127.0.0.1:${adminPort}/leads/${leadId}`)
+    expect((await fetch(leadUrl)).status).toBe(200)
+    const database = new URL(env.DATABASE_URL!)
+    expect(demo.stdout).toContain(
+      `Written to PostgreSQL at ${database.hostname}:${database.port}${database.pathname}: the server must use the same database`
+    )
 
     const before = json(await cli("lead", "show", "--id", leadId, "--json"))
     const shown = await cli("lead", "show", "--id", leadId)

@@ -5,12 +5,15 @@ import { inject } from "vitest"
 import { defaultHostNames } from "../../src/Domain/HostNames.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Platform/Config.ts"
 import * as Sql from "../../src/Platform/Sql.ts"
+import { trustNone } from "../../src/Platform/TrustedProxies.ts"
 
 export const postgres = () => inject("postgres")
 
+const hostOf = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
+
 export const databaseUrl = (database: string) => {
   const pg = postgres()
-  return `postgres://${pg.user}:${pg.password}@${pg.host}:${pg.port}/${database}`
+  return `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${hostOf(pg.host)}:${pg.port}/${database}`
 }
 
 /** Creates an empty database in the run's cluster and returns its name. */
@@ -61,7 +64,12 @@ export const testConfig: AppConfigShape = {
   requestLogRetentionDays: 90,
   adminHost: "127.0.0.1",
   adminHosts: defaultHostNames("127.0.0.1"),
-  adminPort: Option.none()
+  adminPort: Option.none(),
+  healthHost: "127.0.0.1",
+  healthPort: Option.none(),
+  trustedProxies: trustNone,
+  production: false,
+  migrateOnStart: true
 }
 
 export const layerTestConfig = Layer.succeed(AppConfig, testConfig)

@@ -15,7 +15,6 @@ import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { isAllowedHost } from "../../Domain/HostNames.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
 import { AppConfig, WebhookConfig } from "../../Platform/Config.ts"
-import { layerHealthRoutes } from "../../Platform/Health.ts"
 import { logListening } from "../../Platform/Listening.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
@@ -27,7 +26,7 @@ import { Sessions } from "../Sessions.ts"
 import { layerAdminHandlers } from "./Handlers.ts"
 import { layerAdminSchemaErrors, layerOperatorSession } from "./Middleware.ts"
 import { layerPages } from "./Pages.ts"
-import { AdminRequest, errorResponse, ipOf, pathOf } from "./RequestContext.ts"
+import { AdminRequest, clientOf, errorResponse, pathOf } from "./RequestContext.ts"
 
 /** Set on every answer unless the route chose its own (pages their CSP with a nonce, assets their caching). */
 const defaultHeaders: Record<string, string> = {
@@ -68,7 +67,6 @@ const bodyFailure = (cause: Cause.Cause<unknown>) => {
 const readOnlyMethods = new Set(["GET", "HEAD", "OPTIONS"])
 
 /** Probes address the listener by whatever name or address reaches it; they read nothing of the console. */
-const healthPaths = new Set(["/healthz", "/readyz"])
 
 /** A browser names the page that sent a request; one from another origin changes nothing here, sign-in included. */
 const isCrossOrigin = (request: HttpServerRequest.HttpServerRequest) => {
@@ -86,15 +84,19 @@ const hasNonJsonBody = (request: HttpServerRequest.HttpServerRequest) => {
   return (length !== undefined && length !== "0") || request.headers["transfer-encoding"] !== undefined
 }
 
-/** Only the configured host names (ADMIN_HOSTS) first; then request id, security headers, a body limit, JSON 404 under /api, and a last-resort 500 that shows nothing of the defect. */
+/**
+ * Only the configured host names (`ADMIN_HOSTS`) first; then request id, the client's address and
+ * protocol (forwarding headers believed from `TRUSTED_PROXIES` only), security headers, a body
+ * limit, JSON 404 under /api, and a last-resort 500 that shows nothing of the defect.
+ */
 export const layerAdminGlobalMiddleware = HttpRouter.middleware(
   Effect.map(
     Effect.service(AppConfig),
-    ({ adminHosts }) =>
+    ({ adminHosts, trustedProxies }) =>
       (httpEffect) =>
         Effect.gen(function* () {
           const request = yield* HttpServerRequest.HttpServerRequest
-          const context = { requestId: crypto.randomUUID(), ip: ipOf(request) }
+          const context = { requestId: crypto.randomUUID(), ...clientOf(request, trustedProxies) }
           yield* HttpEffect.appendPreResponseHandler((_, response) =>
             Effect.succeed(
               HttpServerResponse.setHeaders(response, {
@@ -106,7 +108,7 @@ export const layerAdminGlobalMiddleware = HttpRouter.middleware(
             )
           )
           const path = pathOf(request)
-          if (!isAllowedHost(request.headers.host, adminHosts) && !healthPaths.has(path)) {
+          if (!isAllowedHost(request.headers.host, adminHosts)) {
             return errorResponse(
               context.requestId,
               "misdirected_request",
@@ -173,9 +175,8 @@ export const layerAdminServices = Layer.mergeAll(
   WebhookEndpoints.layer.pipe(Layer.provide(WebhookConfig.layer))
 )
 
-/** The admin API, the pages, the assets and the health probes (outside the session middleware); needs the domain and console services. */
+/** The admin API, the pages and the assets; needs the domain and console services. The probes have their own listener (HEALTH_PORT). */
 export const layerAdminApp = Layer.mergeAll(
-  layerHealthRoutes,
   HttpApiBuilder.layer(AdminApi).pipe(
     Layer.provide(layerAdminHandlers),
     Layer.provide([layerOperatorSession, layerAdminSchemaErrors])

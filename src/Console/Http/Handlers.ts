@@ -1,5 +1,5 @@
 import { Effect, Layer, Option, type Schema } from "effect"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, OpenApi } from "effect/http-api"
 import { KeyStore } from "../../Accounts/KeyStore.ts"
 import {
@@ -23,7 +23,7 @@ import { LoginThrottle } from "../LoginThrottle.ts"
 import type { Operator } from "../Operators.ts"
 import { normalizeEmail, Operators } from "../Operators.ts"
 import { Sessions } from "../Sessions.ts"
-import { AdminRequest, adminFail, setResponseHeaders } from "./RequestContext.ts"
+import { AdminRequest, type AdminRequestShape, adminFail, setResponseHeaders } from "./RequestContext.ts"
 
 const operatorView = (operator: Operator) => ({
   id: operator.id,
@@ -32,14 +32,12 @@ const operatorView = (operator: Operator) => ({
   organization_id: operator.organizationId
 })
 
-const isHttps = (request: HttpServerRequest.HttpServerRequest) =>
-  request.url.startsWith("https:") || request.headers["x-forwarded-proto"] === "https"
-
-const cookieOptions = (request: HttpServerRequest.HttpServerRequest) => ({
+/** `Secure` when the browser's connection is HTTPS (behind a proxy: as a trusted proxy says). */
+const cookieOptions = (request: AdminRequestShape) => ({
   httpOnly: true,
   sameSite: "strict" as const,
   path: "/",
-  secure: isHttps(request)
+  secure: request.https
 })
 
 const notFound = (what: string) => adminFail("not_found", `No such ${what}`)
@@ -67,8 +65,7 @@ export const layerSessionHandlers = HttpApiBuilder.group(
     const throttle = yield* LoginThrottle
     const audit = yield* Audit
     const signedOut = Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const { sameSite, path, secure, httpOnly } = cookieOptions(request)
+      const { sameSite, path, secure, httpOnly } = cookieOptions(yield* AdminRequest)
       return yield* HttpServerResponse.empty({ status: 204 }).pipe(
         HttpServerResponse.expireCookie(sessionCookieName, { sameSite, path, secure, httpOnly })
       )
@@ -124,8 +121,11 @@ export const layerSessionHandlers = HttpApiBuilder.group(
           }
           yield* throttle.recordSuccess(attempt)
           const session = yield* sessions.create({ operatorId: operator.value.id, ip })
-          const request = yield* HttpServerRequest.HttpServerRequest
-          yield* HttpApiBuilder.securitySetCookie(sessionSecurity, session.token, cookieOptions(request))
+          yield* HttpApiBuilder.securitySetCookie(
+            sessionSecurity,
+            session.token,
+            cookieOptions(yield* AdminRequest)
+          )
           yield* audit.record({
             organizationId: operator.value.organizationId,
             operatorId: operator.value.id,

@@ -1,19 +1,29 @@
 import { Context, Effect, Option } from "effect"
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type AdminErrorCode, adminErrorCatalog, adminErrorClasses } from "../../AdminApi/AdminApi.ts"
+import { clientAddress, forwardedHttps, type TrustedProxies } from "../../Platform/TrustedProxies.ts"
 
 export interface AdminRequestShape {
   readonly requestId: string
-  /** The peer address; the admin listener trusts no forwarding header. */
+  /** The client's address: the peer's, or what a trusted proxy forwarded (`TRUSTED_PROXIES`). */
   readonly ip: string
+  /** Whether the browser's connection is HTTPS: only a trusted proxy's `X-Forwarded-Proto` says so. */
+  readonly https: boolean
 }
 
 export const AdminRequest = Context.Reference<AdminRequestShape>("lead-intake/admin/AdminRequest", {
-  defaultValue: () => ({ requestId: "none", ip: "unknown" })
+  defaultValue: () => ({ requestId: "none", ip: "unknown", https: false })
 })
 
-export const ipOf = (request: HttpServerRequest.HttpServerRequest) =>
-  Option.getOrElse(request.remoteAddress, () => "unknown")
+/** Who sent the request and over what, believing forwarding headers from `TRUSTED_PROXIES` only. */
+export const clientOf = (request: HttpServerRequest.HttpServerRequest, trusted: TrustedProxies) => {
+  const peer = Option.getOrUndefined(request.remoteAddress)
+  return {
+    ip: clientAddress(trusted, peer, request.headers["x-forwarded-for"]) ?? "unknown",
+    https:
+      request.url.startsWith("https:") || forwardedHttps(trusted, peer, request.headers["x-forwarded-proto"])
+  }
+}
 
 /** The request's path, whether the server saw an origin-form target or an absolute URL. */
 export const pathOf = (request: HttpServerRequest.HttpServerRequest) =>
