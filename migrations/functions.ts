@@ -6,6 +6,10 @@
  * Old and new instances run side by side during a deploy: a new text keeps the signature (change
  * one by a versioned migration that adds the new function beside the old) and stays correct for
  * the code of the release before.
+ *
+ * The functions that create, drop and read each capture rule's sequence run as their owner
+ * (`SECURITY DEFINER`, migration 0013), so `serve` needs DML rights only; they are created with
+ * `search_path` pinned to the schema and `pg_temp` (`FROM CURRENT`, which the migrator sets).
  */
 export const sqlFunctions: ReadonlyArray<{ readonly name: string; readonly text: string }> = [
   {
@@ -18,13 +22,13 @@ LANGUAGE sql IMMUTABLE AS $fn$ SELECT 'capture_rule_turns_' || replace(p_rule_id
     name: "capture_rule_take_turn",
     text: `
 CREATE OR REPLACE FUNCTION capture_rule_take_turn(p_rule_id uuid) RETURNS bigint
-LANGUAGE sql AS $fn$ SELECT nextval(capture_rule_turns_sequence(p_rule_id)::regclass) $fn$`
+LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$ SELECT nextval(capture_rule_turns_sequence(p_rule_id)::regclass) $fn$`
   },
   {
     name: "capture_rule_turns_taken",
     text: `
 CREATE OR REPLACE FUNCTION capture_rule_turns_taken(p_rule_id uuid) RETURNS bigint
-LANGUAGE sql STABLE AS $fn$
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
   SELECT COALESCE(s.last_value, 0) FROM pg_sequences s
   WHERE s.schemaname = current_schema() AND s.sequencename = capture_rule_turns_sequence(p_rule_id)
 $fn$`
@@ -33,7 +37,7 @@ $fn$`
     name: "capture_rules_turns",
     text: `
 CREATE OR REPLACE FUNCTION capture_rules_turns() RETURNS trigger
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
 BEGIN
   IF TG_OP = 'INSERT' THEN
     EXECUTE format('CREATE SEQUENCE %I', capture_rule_turns_sequence(NEW.id));

@@ -518,6 +518,8 @@ const applyFunctions = Effect.gen(function* () {
     Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(AppliedFunction)))
   )
   const applied = new Map(rows.map((row) => [row.name, row.checksum]))
+  // What `SET search_path FROM CURRENT` pins a SECURITY DEFINER function to: this schema, then pg_temp.
+  yield* sql`SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)`
   const changed: Array<string> = []
   for (const { name, text } of sqlFunctions) {
     const checksum = hash("sha256", text, "hex")

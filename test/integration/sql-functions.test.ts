@@ -33,6 +33,14 @@ layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrati
       )
       for (const row of rows) assert.match(row.checksum, /^[0-9a-f]{64}$/)
       assert.deepStrictEqual(yield* Sql.migrate, [], "nothing left to migrate")
+      const sql = yield* SqlClient.SqlClient
+      const definers = yield* sql<{ readonly proname: string }>`
+        SELECT proname FROM pg_proc WHERE prosecdef AND proname LIKE 'capture_rule%' ORDER BY proname`
+      assert.deepStrictEqual(
+        definers.map((row) => row.proname),
+        ["capture_rule_take_turn", "capture_rule_turns_taken", "capture_rules_turns"],
+        "the sequence functions run as their owner (migration 0013)"
+      )
       assert.deepStrictEqual(yield* applied, rows, "an unchanged text is not applied again")
     })
   )
