@@ -8,6 +8,7 @@ import intakeInOneStatement from "./0007_intake_in_one_statement.ts"
 import admitAndIntake from "./0008_admit_and_intake.ts"
 import roundRobinTurns from "./0009_round_robin_turns.ts"
 import spentKeysWithoutLock from "./0010_spent_keys_without_lock.ts"
+import webhookPartnerEvents from "./0014_webhook_partner_events.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -19,5 +20,6 @@ export const migrations = {
   "0007_intake_in_one_statement": intakeInOneStatement,
   "0008_admit_and_intake": admitAndIntake,
   "0009_round_robin_turns": roundRobinTurns,
-  "0010_spent_keys_without_lock": spentKeysWithoutLock
+  "0010_spent_keys_without_lock": spentKeysWithoutLock,
+  "0014_webhook_partner_events": webhookPartnerEvents
 }

@@ -2,6 +2,7 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "./Domain/Errors.ts"
 import { isAcceptablePhone, phoneMatchKey } from "./Domain/Phone.ts"
+import { leadIdOf } from "./Domain/WebhookPayload.ts"
 import { type ErasureRow, MemoryStore } from "./MemoryStore.ts"
 import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "./Sql.ts"
 import { fanOut, WebhookMemory } from "./WebhookMemory.ts"
@@ -511,6 +512,11 @@ export class PersonalData extends Context.Service<
               INSERT INTO lead_erasures (lead_id, organization_id, erased_at, erased_by, reason, removed)
               VALUES (${request.leadId}, ${lead.organization_id}, ${now}, ${request.actor.trim()},
                       ${request.reason.trim()}, ${JSON.stringify(removed)}::jsonb)`.pipe(Effect.orDie)
+            yield* sql`
+              INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at)
+              VALUES (${lead.organization_id}, ${request.leadId}, 'lead.erased', '{"erased": true}'::jsonb, ${now})`.pipe(
+              Effect.orDie
+            )
             return { id: request.leadId, erased_at: iso(now), already_erased: false } satisfies Erased
           })
           const erased = yield* sql.withTransaction(erase).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -577,12 +583,13 @@ export class PersonalData extends Context.Service<
             fanOut(store, webhooks)
             let cancelled = 0
             for (const [key, delivery] of webhooks.deliveries) {
-              if (delivery.event.leadId !== leadId) continue
+              const event = delivery.event
+              if (leadIdOf(event) !== leadId) continue
               const pending = delivery.state === "pending"
               if (pending) cancelled++
               webhooks.deliveries.set(key, {
                 ...delivery,
-                event: { ...delivery.event, lead: erasedSnapshotLead },
+                event: "lead" in event ? { ...event, lead: erasedSnapshotLead } : event,
                 ...(pending
                   ? { state: "failed", nextAttemptAt: null, leaseToken: null, lastError: erasedDeliveryError }
                   : {})
@@ -693,7 +700,7 @@ export class PersonalData extends Context.Service<
                 }
               }),
             webhook_deliveries: [...webhooks.deliveries.values()]
-              .filter((d) => d.event.leadId === leadId)
+              .filter((d) => leadIdOf(d.event) === leadId)
               .sort((a, b) => a.event.createdAt.getTime() - b.event.createdAt.getTime() || a.seq - b.seq)
               .map((d) => ({
                 endpoint_id: d.endpointId,
@@ -741,6 +748,12 @@ export class PersonalData extends Context.Service<
             erasedBy: request.actor.trim(),
             reason: request.reason.trim(),
             removed
+          })
+          store.events.push({
+            leadId: lead.id,
+            organizationId: lead.organizationId,
+            type: "lead.erased",
+            createdAt: now
           })
           yield* Effect.logInfo("lead erased").pipe(Effect.annotateLogs({ lead_id: lead.id }))
           return { id: lead.id, erased_at: iso(now), already_erased: false } satisfies Erased
