@@ -38,7 +38,8 @@ const url = Flag.String("url").pipe(
 )
 
 const testEvents = Flag.Boolean("test-events").pipe(
-  Flag.withDescription('Also send the events of test leads ("livemode": false)')
+  Flag.withDescription('Also send the events of test leads ("livemode": false)'),
+  Flag.withDefault(false)
 )
 
 const endpointView = (endpoint: WebhookEndpoint) => ({
