@@ -5,7 +5,6 @@ import { KeyCheck } from "../../src/KeyCheck.ts"
 import { admitThenAccept, LeadIntake } from "../../src/LeadIntake.ts"
 import { LeadRepository } from "../../src/LeadRepository.ts"
 import { layerMemoryServices } from "../support/Client.ts"
-import { testConfig } from "../support/Database.ts"
 import { assertError, assertRequestId, Contract, post, type Sent, send } from "./harness.ts"
 
 const get = (path: string, headers?: Record<string, string>) =>
