@@ -116,8 +116,8 @@ const scalarBundle = () =>
     "standalone.js"
   )
 
-/** The renderer's bundle, read once: it changes only with the installed package. */
-export const loadDocsScript = Effect.promise(() => readFile(scalarBundle())).pipe(
+/** The renderer's bundle (4 MB), read on its first request: it changes only with the installed package. */
+const loadDocsScript = Effect.promise(() => readFile(scalarBundle())).pipe(
   Effect.map((bundle) =>
     HttpServerResponse.uint8Array(bundle, {
       contentType: "text/javascript; charset=utf-8",
@@ -129,7 +129,7 @@ export const loadDocsScript = Effect.promise(() => readFile(scalarBundle())).pip
 /** `GET /v1/docs`: the page, or one of its two scripts when asked for it. */
 export const docsResponse = (title: string) =>
   Effect.gen(function* () {
-    const script = yield* loadDocsScript
+    const script = yield* Effect.cached(loadDocsScript)
     const page = HttpServerResponse.text(docsPage(title), {
       contentType: "text/html; charset=utf-8",
       headers: { "content-security-policy": docsContentSecurityPolicy, "x-content-type-options": "nosniff" }
@@ -140,6 +140,6 @@ export const docsResponse = (title: string) =>
     })
     return (url: string) => {
       const asset = new URL(url, "http://docs").searchParams.get("asset")
-      return asset === "scalar.js" ? script : asset === "anchors.js" ? anchors : page
+      return asset === "scalar.js" ? script : Effect.succeed(asset === "anchors.js" ? anchors : page)
     }
   })

@@ -41,6 +41,6 @@ export const layerPublicHandlers = HttpApiBuilder.group(
           })
         )
       )
-      .handle("docs", ({ request }) => Effect.succeed(docs(request.url)))
+      .handle("docs", ({ request }) => docs(request.url))
   })
 )
