@@ -76,7 +76,88 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "lead.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A lead was created
+         * @description POSTed to each endpoint subscribed to this type (`webhook.test`: to the one endpoint asked for). Answer any 2xx within 15 seconds; anything else, a redirect included, is retried with the same `webhook-id` (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook_lead_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.enriched": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An existing lead was enriched (a field filled or a note added)
+         * @description POSTed to each endpoint subscribed to this type (`webhook.test`: to the one endpoint asked for). Answer any 2xx within 15 seconds; anything else, a redirect included, is retried with the same `webhook-id` (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook_lead_enriched"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A lead's personal data was erased: erase your copy
+         * @description POSTed to each endpoint subscribed to this type (`webhook.test`: to the one endpoint asked for). Answer any 2xx within 15 seconds; anything else, a redirect included, is retried with the same `webhook-id` (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook_lead_erased"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test event, sent on demand from the CLI or the console
+         * @description POSTed to each endpoint subscribed to this type (`webhook.test`: to the one endpoint asked for). Answer any 2xx within 15 seconds; anything else, a redirect included, is retried with the same `webhook-id` (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h); `410 Gone` disables the endpoint.
+         */
+        post: operations["webhook_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description What the request would do. Nothing was written. */
@@ -614,6 +695,272 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
+            };
+        };
+    };
+    webhook_lead_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every attempt: dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse old ones to stop replays. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64-decoded part of the endpoint's `whsec_…` secret; two during a secret rotation (old and new). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "lead.created";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                    /** @description `false` for the events of test leads, sent only to endpoints added with test events on. */
+                    livemode: boolean;
+                    data: {
+                        /** Format: uuid */
+                        event_id: string;
+                        /** Format: uuid */
+                        lead_id: string;
+                        /** Format: uuid */
+                        organization_id: string;
+                        origin: {
+                            /** Format: uuid */
+                            id: string;
+                            label: string;
+                        };
+                        /**
+                         * Format: uri
+                         * @description The lead in the dashboard.
+                         */
+                        lead_url: string;
+                        /** @description The request that wrote the lead. */
+                        request_id: string | null;
+                        /** @description The lead as stored after the write. */
+                        lead: {
+                            nombre: string | null;
+                            telefono: string | null;
+                            email: string | null;
+                            /** Format: uuid */
+                            property_id: string | null;
+                            /** Format: uuid */
+                            assignee_id: string | null;
+                        };
+                        /** @description The lead fields this enrichment filled; empty for `lead.created`. */
+                        filled: ("email" | "property_id")[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_lead_enriched: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every attempt: dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse old ones to stop replays. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64-decoded part of the endpoint's `whsec_…` secret; two during a secret rotation (old and new). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "lead.enriched";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                    /** @description `false` for the events of test leads, sent only to endpoints added with test events on. */
+                    livemode: boolean;
+                    data: {
+                        /** Format: uuid */
+                        event_id: string;
+                        /** Format: uuid */
+                        lead_id: string;
+                        /** Format: uuid */
+                        organization_id: string;
+                        origin: {
+                            /** Format: uuid */
+                            id: string;
+                            label: string;
+                        };
+                        /**
+                         * Format: uri
+                         * @description The lead in the dashboard.
+                         */
+                        lead_url: string;
+                        /** @description The request that wrote the lead. */
+                        request_id: string | null;
+                        /** @description The lead as stored after the write. */
+                        lead: {
+                            nombre: string | null;
+                            telefono: string | null;
+                            email: string | null;
+                            /** Format: uuid */
+                            property_id: string | null;
+                            /** Format: uuid */
+                            assignee_id: string | null;
+                        };
+                        /** @description The lead fields this enrichment filled; empty for `lead.created`. */
+                        filled: ("email" | "property_id")[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_lead_erased: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every attempt: dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse old ones to stop replays. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64-decoded part of the endpoint's `whsec_…` secret; two during a secret rotation (old and new). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "lead.erased";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                    /** @description `false` for the events of test leads, sent only to endpoints added with test events on. */
+                    livemode: boolean;
+                    data: {
+                        /** Format: uuid */
+                        event_id: string;
+                        /** Format: uuid */
+                        lead_id: string;
+                        /** Format: uuid */
+                        organization_id: string;
+                        /** Format: date-time */
+                        erased_at: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every attempt: dedupe on it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse old ones to stop replays. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the base64-decoded part of the endpoint's `whsec_…` secret; two during a secret rotation (old and new). */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "webhook.test";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                    /** @description `false` for the events of test leads, sent only to endpoints added with test events on. */
+                    livemode: boolean;
+                    data: {
+                        /** Format: uuid */
+                        event_id: string;
+                        /** Format: uuid */
+                        endpoint_id: string;
+                        /** Format: uuid */
+                        organization_id: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -10,6 +10,7 @@ import roundRobinTurns from "./0009_round_robin_turns.ts"
 import spentKeysWithoutLock from "./0010_spent_keys_without_lock.ts"
 import loginThrottlePairs from "./0011_login_throttle_pairs.ts"
 import leastPrivilege from "./0013_least_privilege.ts"
+import webhookPartnerEvents from "./0014_webhook_partner_events.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -23,5 +24,6 @@ export const migrations = {
   "0009_round_robin_turns": roundRobinTurns,
   "0010_spent_keys_without_lock": spentKeysWithoutLock,
   "0011_login_throttle_pairs": loginThrottlePairs,
-  "0013_least_privilege": leastPrivilege
+  "0013_least_privilege": leastPrivilege,
+  "0014_webhook_partner_events": webhookPartnerEvents
 }

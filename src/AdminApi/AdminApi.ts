@@ -296,12 +296,22 @@ export const AuditEntry = Schema.Struct({
   ip: Schema.NullOr(Schema.String)
 }).annotate({ identifier: "AuditEntry" })
 
-export const WebhookEventType = Schema.Literals(["lead.created", "lead.enriched"])
+export const WebhookEventType = Schema.Literals(["lead.created", "lead.enriched", "lead.erased"])
+
+export const DeliveredEventType = Schema.Literals([
+  "lead.created",
+  "lead.enriched",
+  "lead.erased",
+  "webhook.test"
+])
 
 export const WebhookEndpointItem = Schema.Struct({
   id: Uuid,
   url: Schema.String,
   events: Schema.Array(WebhookEventType),
+  test_events: Schema.Boolean.annotate({
+    description: 'Also receives the events of test leads (`"livemode": false`).'
+  }),
   disabled: Schema.Boolean,
   created_at: Instant
 }).annotate({ identifier: "WebhookEndpoint" })
@@ -310,7 +320,14 @@ export const NewWebhookEndpoint = Schema.Struct({
   url: trimmed(2048).annotate({
     description: "https:// to a public address (unless WEBHOOK_ALLOW_PRIVATE)."
   }),
-  events: Schema.optional(Schema.Array(WebhookEventType).check(Schema.isMinLength(1), Schema.isMaxLength(2)))
+  events: Schema.optional(
+    Schema.Array(WebhookEventType)
+      .check(Schema.isMinLength(1), Schema.isMaxLength(3))
+      .annotate({ description: "Default: lead.created, lead.enriched and lead.erased." })
+  ),
+  test_events: Schema.optional(
+    Schema.Boolean.annotate({ description: "Also send the events of test leads. Default: false." })
+  )
 }).annotate({ identifier: "NewWebhookEndpoint" })
 
 export const CreatedWebhookEndpoint = Schema.Struct({
@@ -331,7 +348,7 @@ export const WebhookSecret = Schema.Struct({
 
 export const WebhookDelivery = Schema.Struct({
   event_id: Uuid,
-  type: WebhookEventType,
+  type: DeliveredEventType,
   state: Schema.Literals(["pending", "delivered", "failed"]),
   attempts: Schema.Int,
   last_status: Schema.NullOr(Schema.Int),
@@ -577,6 +594,22 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       },
       params: IdParam,
       success: itemsOf(WebhookDelivery, "WebhookDeliveryList").annotate({ description: "Newest first." }),
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.post("testWebhook", "/api/webhooks/:id/test", {
+      ...scoped,
+      params: IdParam,
+      success: Schema.Struct({
+        event_id: Uuid,
+        type: Schema.Literal("webhook.test"),
+        state: Schema.Literal("pending")
+      })
+        .annotate({
+          identifier: "QueuedTestEvent",
+          description:
+            "A `webhook.test` event queued for this endpoint alone, signed and retried like any other."
+        })
+        .pipe(HttpApiSchema.status(202)),
       error: [AdminNotFound, ...Unavailable]
     }),
     HttpApiEndpoint.post("resendWebhookDelivery", "/api/webhooks/:id/deliveries/:event_id/resend", {

@@ -28,6 +28,7 @@ import {
   ValidationError
 } from "./Errors.ts"
 import { LeadRequest, Limits } from "./LeadRequest.ts"
+import { documentWebhooks } from "./Webhooks.ts"
 
 export * from "./Errors.ts"
 
@@ -209,9 +210,9 @@ export class Api extends HttpApi.make("lead-intake")
   .annotateMerge(
     OpenApi.annotations({
       title: "Lead Intake API",
-      version: "1.0.0",
+      version: "1.1.0",
       description:
         "Server-to-server API that receives leads from outside systems (web forms, chatbots, automation tools, call centres) into an organization's CRM. Call it from a backend only: no CORS headers are ever sent.",
-      transform: shareErrorSchema
+      transform: (document) => documentWebhooks(shareErrorSchema(document))
     })
   ) {}

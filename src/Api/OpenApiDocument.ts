@@ -1,6 +1,7 @@
 import { OpenApi } from "effect/http-api"
 import { Api } from "./Api.ts"
 import { describeDocument } from "./Documentation.ts"
+import { documentGuide } from "./Guide.ts"
 
 /** Where the committed `openapi.json` says the API is; a running server names its own PUBLIC_BASE_URL. */
 export const defaultServerUrl = "http://127.0.0.1:8080"
@@ -10,7 +11,7 @@ export const defaultServerUrl = "http://127.0.0.1:8080"
  * makes, with the examples and prose of `Documentation.ts`, the license and the server.
  */
 export const openApiDocument = (publicBaseUrl: string) => {
-  const document = describeDocument(OpenApi.fromApi(Api))
+  const document = documentGuide(publicBaseUrl)(describeDocument(OpenApi.fromApi(Api)))
   return {
     ...document,
     info: {

@@ -37,25 +37,37 @@ const url = Input.storable(Flag.String("url")).pipe(
   Flag.withDescription("Where to POST the events: https:// to a public address")
 )
 
+const testEvents = Flag.Boolean("test-events").pipe(
+  Flag.withDescription('Also send the events of test leads ("livemode": false)'),
+  Flag.withDefault(false)
+)
+
 const endpointView = (endpoint: WebhookEndpoint) => ({
   id: endpoint.id,
   url: endpoint.url,
   events: endpoint.events,
+  test_events: endpoint.testEvents,
   disabled: endpoint.disabled,
   created_at: endpoint.createdAt.toISOString()
 })
 
 const webhookAdd = Command.make(
   "add",
-  { org: Input.id("org", "organization"), url, events },
-  Effect.fn("Cli.webhookAdd")(function* ({ org, url, events }) {
+  { org: Input.id("org", "organization"), url, events, testEvents },
+  Effect.fn("Cli.webhookAdd")(function* ({ org, url, events, testEvents }) {
     const endpoints = yield* WebhookEndpoints
-    const added = yield* endpoints.add({ organizationId: org, url, events })
+    const added = yield* endpoints.add({ organizationId: org, url, events, testEvents })
     yield* emit(
-      { id: added.endpoint.id, url: added.endpoint.url, events: added.endpoint.events, secret: added.secret },
+      {
+        id: added.endpoint.id,
+        url: added.endpoint.url,
+        events: added.endpoint.events,
+        test_events: added.endpoint.testEvents,
+        secret: added.secret
+      },
       (w) =>
         [
-          `Added webhook ${w.id} → ${w.url} (${w.events.join(", ")})`,
+          `Added webhook ${w.id} → ${w.url} (${w.events.join(", ")}${w.test_events ? "; test events too" : ""})`,
           `Signing secret (shown this once, store it now): ${w.secret}`
         ].join("\n")
     )
@@ -74,8 +86,15 @@ const webhookList = Command.make(
     const listed = yield* endpoints.list(org)
     yield* emit(listed.map(endpointView), (rows) =>
       table(
-        ["ID", "URL", "EVENTS", "DISABLED", "CREATED"],
-        rows.map((w) => [w.id, w.url, w.events.join(","), w.disabled ? "yes" : "no", w.created_at]),
+        ["ID", "URL", "EVENTS", "TEST EVENTS", "DISABLED", "CREATED"],
+        rows.map((w) => [
+          w.id,
+          w.url,
+          w.events.join(","),
+          w.test_events ? "yes" : "no",
+          w.disabled ? "yes" : "no",
+          w.created_at
+        ]),
         "No webhooks."
       )
     )
@@ -101,6 +120,21 @@ const webhookEnable = Command.make(
     yield* emit({ id: enabled.id, disabled: enabled.disabled }, (w) => `Webhook ${w.id} is enabled`)
   }, withWebhooks)
 ).pipe(Command.withDescription("Enable a webhook disabled by a 410 answer; its waiting deliveries resume"))
+
+const webhookTest = Command.make(
+  "test",
+  { id: Input.id("id", "webhook") },
+  Effect.fn("Cli.webhookTest")(function* ({ id }) {
+    const deliveries = yield* WebhookDeliveries
+    const queued = yield* deliveries.sendTest(id)
+    yield* emit(
+      { event_id: queued.eventId, type: "webhook.test" as const, state: "pending" as const },
+      (e) => `Queued test event ${e.event_id} for webhook ${id}; see \`webhook deliveries --id ${id}\``
+    )
+  }, withWebhooks)
+).pipe(
+  Command.withDescription("Send a webhook.test event to this webhook, signed and retried like any other")
+)
 
 const webhookRotateSecret = Command.make(
   "rotate-secret",
@@ -165,6 +199,7 @@ export const webhook = Command.make("webhook").pipe(
     webhookList,
     webhookRemove,
     webhookEnable,
+    webhookTest,
     webhookRotateSecret,
     webhookDeliveries,
     webhookResend

@@ -3,6 +3,7 @@ import { SqlClient } from "effect/sql"
 import { isAcceptablePhone } from "../Api/LeadRequest.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { phoneMatchKey } from "../Domain/Phone.ts"
+import { leadIdOf } from "../Domain/WebhookPayload.ts"
 import { type ErasureRow, MemoryStore } from "../Platform/MemoryStore.ts"
 import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql.ts"
 import { fanOut, WebhookMemory } from "../Webhooks/Memory.ts"
@@ -512,6 +513,11 @@ export class PersonalData extends Context.Service<
               INSERT INTO lead_erasures (lead_id, organization_id, erased_at, erased_by, reason, removed)
               VALUES (${request.leadId}, ${lead.organization_id}, ${now}, ${request.actor.trim()},
                       ${request.reason.trim()}, ${JSON.stringify(removed)}::jsonb)`.pipe(Effect.orDie)
+            yield* sql`
+              INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at)
+              VALUES (${lead.organization_id}, ${request.leadId}, 'lead.erased', '{"erased": true}'::jsonb, ${now})`.pipe(
+              Effect.orDie
+            )
             return { id: request.leadId, erased_at: iso(now), already_erased: false } satisfies Erased
           })
           const erased = yield* sql.withTransaction(erase).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -578,12 +584,13 @@ export class PersonalData extends Context.Service<
             fanOut(store, webhooks)
             let cancelled = 0
             for (const [key, delivery] of webhooks.deliveries) {
-              if (delivery.event.leadId !== leadId) continue
+              const event = delivery.event
+              if (leadIdOf(event) !== leadId) continue
               const pending = delivery.state === "pending"
               if (pending) cancelled++
               webhooks.deliveries.set(key, {
                 ...delivery,
-                event: { ...delivery.event, lead: erasedSnapshotLead },
+                event: "lead" in event ? { ...event, lead: erasedSnapshotLead } : event,
                 ...(pending
                   ? { state: "failed", nextAttemptAt: null, leaseToken: null, lastError: erasedDeliveryError }
                   : {})
@@ -694,7 +701,7 @@ export class PersonalData extends Context.Service<
                 }
               }),
             webhook_deliveries: [...webhooks.deliveries.values()]
-              .filter((d) => d.event.leadId === leadId)
+              .filter((d) => leadIdOf(d.event) === leadId)
               .sort((a, b) => a.event.createdAt.getTime() - b.event.createdAt.getTime() || a.seq - b.seq)
               .map((d) => ({
                 endpoint_id: d.endpointId,
@@ -742,6 +749,12 @@ export class PersonalData extends Context.Service<
             erasedBy: request.actor.trim(),
             reason: request.reason.trim(),
             removed
+          })
+          store.events.push({
+            leadId: lead.id,
+            organizationId: lead.organizationId,
+            type: "lead.erased",
+            createdAt: now
           })
           yield* Effect.logInfo("lead erased").pipe(Effect.annotateLogs({ lead_id: lead.id }))
           return { id: lead.id, erased_at: iso(now), already_erased: false } satisfies Erased

@@ -58,7 +58,14 @@ export interface MemoryState {
     dueAt: number
     createdAt: number
   }>
-  readonly events: Array<{ leadId: string; organizationId: string; type: string; createdAt: number }>
+  readonly events: Array<{
+    leadId: string
+    organizationId: string
+    type: string
+    createdAt: number
+    /** Absent: a live event. */
+    livemode?: boolean
+  }>
   readonly idempotency: Map<
     string,
     | { state: "in_progress"; fingerprint: string; token: string; leaseExpiresAt: number }

@@ -23,8 +23,5 @@ export const packageRoot = (): string => (root ??= packageRootFrom(import.meta.d
 /** The operator console's shell (`index.html`) and its `assets/`. */
 export const consoleDirectory = (): string => path.join(packageRoot(), "src", "Console")
 
-/** The webhooks chapter of the API docs page. */
-export const webhooksGuide = (): string => path.join(packageRoot(), "docs", "webhooks.md")
-
 /** Whether this process runs the sources (`src`, through type stripping) or the bundle (`dist`). */
 export const runningFrom = (): "src" | "dist" => (import.meta.filename.endsWith(".ts") ? "src" : "dist")

@@ -1,10 +1,10 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
-import { type EventType, eventTypes, type WebhookEvent } from "../Domain/WebhookPayload.ts"
+import { type DeliveredType, deliveredTypes, type WebhookEvent } from "../Domain/WebhookPayload.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
 import { availableOrFail, countOf, decodeRows, StoreUnavailable } from "../Platform/Sql.ts"
-import { deliveryKey, fanOut, WebhookMemory } from "./Memory.ts"
+import { deliveryKey, fanOut, queueTest, WebhookMemory } from "./Memory.ts"
 
 /** One attempt's worth of work, leased to this worker until `leaseUntil`. */
 export interface ClaimedDelivery {
@@ -43,7 +43,7 @@ export type AttemptResult =
 
 export interface DeliveryView {
   readonly event_id: string
-  readonly type: EventType
+  readonly type: DeliveredType
   readonly state: "pending" | "delivered" | "failed"
   readonly attempts: number
   readonly last_status: number | null
@@ -56,8 +56,8 @@ export interface PendingStats {
   readonly oldestCreatedAt: number | null
 }
 
-/** What migration 0004's trigger stores with the outbox row (`webhook_snapshot`). */
-const Snapshot = Schema.Struct({
+/** What migration 0004's trigger stores with a lead write's outbox row (`webhook_snapshot`). */
+const LeadSnapshot = Schema.Struct({
   origin: Schema.Struct({ id: Schema.String, label: Schema.String }),
   request_id: Schema.NullOr(Schema.String),
   lead: Schema.Struct({
@@ -69,31 +69,42 @@ const Snapshot = Schema.Struct({
   }),
   filled: Schema.Array(Schema.String)
 })
-type Snapshot = typeof Snapshot.Type
 
-const EventTypeSchema = Schema.Literals(eventTypes)
+/** What `sendTest` stores with a `webhook.test` outbox row (migration 0014). */
+const TestSnapshot = Schema.Struct({ endpoint_id: Schema.String })
+
+const decodeLeadSnapshot = Schema.decodeUnknownEffect(LeadSnapshot)
+const decodeTestSnapshot = Schema.decodeUnknownEffect(TestSnapshot)
+
+const DeliveredTypeSchema = Schema.Literals(deliveredTypes)
+
+const EventRow = Schema.Struct({
+  event_id: Schema.String,
+  type: DeliveredTypeSchema,
+  created_at: Schema.Date,
+  organization_id: Schema.String,
+  lead_id: Schema.NullOr(Schema.String),
+  livemode: Schema.Boolean,
+  snapshot: Schema.Unknown
+})
+type EventRow = typeof EventRow.Type
 
 const ClaimedRow = Schema.Struct({
+  ...EventRow.fields,
   endpoint_id: Schema.String,
-  event_id: Schema.String,
   attempts: Schema.Number,
   failures: Schema.Number,
   url: Schema.String,
   secret: Schema.String,
   previous_secret: Schema.NullOr(Schema.String),
-  previous_secret_expires_at: Schema.NullOr(Schema.Date),
-  type: EventTypeSchema,
-  created_at: Schema.Date,
-  organization_id: Schema.String,
-  lead_id: Schema.String,
-  snapshot: Snapshot
+  previous_secret_expires_at: Schema.NullOr(Schema.Date)
 })
 
-const SnapshotRow = Schema.Struct({ snapshot: Snapshot })
+const SnapshotRow = Schema.Struct({ snapshot: Schema.Unknown })
 
 const DeliveryRow = Schema.Struct({
   event_id: Schema.String,
-  type: EventTypeSchema,
+  type: DeliveredTypeSchema,
   state: Schema.Literals(["pending", "delivered", "failed"]),
   attempts: Schema.Number,
   last_status: Schema.NullOr(Schema.Number),
@@ -107,20 +118,47 @@ const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedRow))
 const decodeSnapshots = Schema.decodeUnknownEffect(Schema.Array(SnapshotRow))
 const decodePending = Schema.decodeUnknownEffect(Schema.Array(PendingRow))
 
-const eventOf = (
-  event: Pick<WebhookEvent, "eventId" | "type" | "createdAt" | "organizationId" | "leadId">,
-  snapshot: Snapshot
-): WebhookEvent => ({
-  eventId: event.eventId,
-  type: event.type,
-  createdAt: event.createdAt,
-  organizationId: event.organizationId,
-  leadId: event.leadId,
-  requestId: snapshot.request_id,
-  origin: snapshot.origin,
-  lead: snapshot.lead,
-  filled: snapshot.filled
+/** The event as its outbox row holds it: each type reads its own snapshot. */
+const eventOf = Effect.fnUntraced(function* (row: EventRow) {
+  const base = {
+    eventId: row.event_id,
+    createdAt: row.created_at,
+    organizationId: row.organization_id,
+    livemode: row.livemode
+  }
+  switch (row.type) {
+    case "webhook.test": {
+      const snapshot = yield* decodeTestSnapshot(row.snapshot)
+      return { ...base, type: row.type, endpointId: snapshot.endpoint_id } satisfies WebhookEvent
+    }
+    case "lead.erased":
+      return { ...base, type: row.type, leadId: row.lead_id ?? "" } satisfies WebhookEvent
+    default: {
+      const snapshot = yield* decodeLeadSnapshot(row.snapshot)
+      return {
+        ...base,
+        type: row.type,
+        leadId: row.lead_id ?? "",
+        requestId: snapshot.request_id,
+        origin: snapshot.origin,
+        lead: snapshot.lead,
+        filled: snapshot.filled
+      } satisfies WebhookEvent
+    }
+  }
 })
+
+/** The same event with the snapshot its row holds now (an erasure may have scrubbed it). */
+const refreshed = (claimed: ClaimedDelivery, snapshot: unknown) =>
+  eventOf({
+    event_id: claimed.event.eventId,
+    type: claimed.event.type,
+    created_at: claimed.event.createdAt,
+    organization_id: claimed.event.organizationId,
+    lead_id: "leadId" in claimed.event ? claimed.event.leadId : null,
+    livemode: claimed.event.livemode,
+    snapshot
+  })
 
 /**
  * The queue of webhook deliveries: one row per (endpoint, event), claimed with a lease so several
@@ -148,6 +186,8 @@ export class WebhookDeliveries extends Context.Service<
     release(claimed: ClaimedDelivery): Effect.Effect<void, StoreUnavailable>
     list(endpointId: string, limit: number): Effect.Effect<ReadonlyArray<DeliveryView>, UnknownEntity>
     resend(endpointId: string, eventId: string): Effect.Effect<void, UnknownEntity>
+    /** Queues a `webhook.test` event for this endpoint alone, signed and retried like any other. */
+    sendTest(endpointId: string): Effect.Effect<{ readonly eventId: string }, UnknownEntity>
     pending(): Effect.Effect<PendingStats, StoreUnavailable>
     /** Deletes finished deliveries and outbox events older than `before` that nothing still waits on. */
     prune(
@@ -198,34 +238,30 @@ export class WebhookDeliveries extends Context.Service<
               AND e.id = w.endpoint_id AND o.id = w.outbox_id
             RETURNING w.endpoint_id, w.event_id, w.attempts, w.failures, e.url, e.secret, e.previous_secret,
                       e.previous_secret_expires_at, o.type, o.created_at, o.organization_id, o.lead_id,
-                      o.webhook_snapshot AS snapshot`.pipe(
+                      o.livemode, o.webhook_snapshot AS snapshot`.pipe(
             Effect.flatMap(decodeClaimed),
             availableOrFail("WebhookDeliveries.claim")
           )
-          return rows.map(
-            (row): ClaimedDelivery => ({
-              endpointId: row.endpoint_id,
-              token,
-              attempt: row.attempts,
-              failures: row.failures,
-              url: row.url,
-              secrets:
-                row.previous_secret !== null &&
-                row.previous_secret_expires_at !== null &&
-                row.previous_secret_expires_at.getTime() > now
-                  ? [row.previous_secret, row.secret]
-                  : [row.secret],
-              event: eventOf(
-                {
-                  eventId: row.event_id,
-                  type: row.type,
-                  createdAt: row.created_at,
-                  organizationId: row.organization_id,
-                  leadId: row.lead_id
-                },
-                row.snapshot
+          return yield* Effect.forEach(rows, (row) =>
+            eventOf(row).pipe(
+              Effect.orDie,
+              Effect.map(
+                (event): ClaimedDelivery => ({
+                  endpointId: row.endpoint_id,
+                  token,
+                  attempt: row.attempts,
+                  failures: row.failures,
+                  url: row.url,
+                  secrets:
+                    row.previous_secret !== null &&
+                    row.previous_secret_expires_at !== null &&
+                    row.previous_secret_expires_at.getTime() > now
+                      ? [row.previous_secret, row.secret]
+                      : [row.secret],
+                  event
+                })
               )
-            })
+            )
           )
         }),
 
@@ -267,7 +303,8 @@ export class WebhookDeliveries extends Context.Service<
                   availableOrFail("WebhookDeliveries.guard")
                 )
                 if (row === undefined) return Option.none()
-                return Option.some(yield* send(eventOf(claimed.event, row.snapshot)))
+                const event = yield* refreshed(claimed, row.snapshot).pipe(Effect.orDie)
+                return Option.some(yield* send(event))
               })
             )
             .pipe(
@@ -310,6 +347,23 @@ export class WebhookDeliveries extends Context.Service<
             RETURNING event_id`.pipe(Effect.orDie)
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "event", id: eventId })
           yield* sql`SELECT pg_notify('lead_intake_webhooks', '')`.pipe(Effect.orDie)
+        }),
+
+        sendTest: Effect.fn("WebhookDeliveries.sendTest")(function* (endpointId) {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const rows = yield* sql`
+            INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, webhook_snapshot)
+            SELECT e.organization_id, NULL, 'webhook.test', '{}'::jsonb, ${now},
+                   jsonb_build_object('endpoint_id', e.id)
+            FROM webhook_endpoints e WHERE e.id = ${endpointId}
+            RETURNING event_id`.pipe(decodeRows(Schema.Struct({ event_id: Schema.String })))
+          const [row] = rows
+          if (row === undefined) return yield* new UnknownEntity({ entity: "webhook", id: endpointId })
+          yield* Effect.annotateCurrentSpan({
+            "webhook.endpoint_id": endpointId,
+            "webhook.event_id": row.event_id
+          })
+          return { eventId: row.event_id }
         }),
 
         pending: Effect.fn("WebhookDeliveries.pending")(function* () {
@@ -468,6 +522,13 @@ export class WebhookDeliveries extends Context.Service<
           delivery.failures = 0
           delivery.nextAttemptAt = yield* Clock.currentTimeMillis
           delivery.leaseToken = null
+        }),
+
+        sendTest: Effect.fn("WebhookDeliveries.sendTest")(function* (endpointId) {
+          yield* endpointExists(endpointId)
+          const endpoint = state.endpoints.get(endpointId)!
+          const event = queueTest(store, state, endpoint, yield* Clock.currentTimeMillis)
+          return { eventId: event.eventId }
         }),
 
         pending: Effect.fn("WebhookDeliveries.pending")(function* () {

@@ -13,6 +13,8 @@ export interface WebhookEndpoint {
   readonly id: string
   readonly url: string
   readonly events: ReadonlyArray<EventType>
+  /** Also receives the events of test leads (`"livemode": false`). */
+  readonly testEvents: boolean
   readonly disabled: boolean
   readonly createdAt: Date
 }
@@ -21,12 +23,15 @@ export interface NewEndpoint {
   readonly organizationId: string
   readonly url: string
   readonly events: ReadonlyArray<EventType>
+  /** Default: false. */
+  readonly testEvents?: boolean
 }
 
 const EndpointRow = Schema.Struct({
   id: Schema.String,
   url: Schema.String,
   events: Schema.Array(Schema.Literals(eventTypes)),
+  test_events: Schema.Boolean,
   disabled_at: Schema.NullOr(Schema.Date),
   created_at: Schema.Date
 })
@@ -62,10 +67,11 @@ export class WebhookEndpoints extends Context.Service<
         id: row.id,
         url: row.url,
         events: row.events,
+        testEvents: row.test_events,
         disabled: row.disabled_at !== null,
         createdAt: row.created_at
       })
-      const columns = sql`id, url, events, disabled_at, created_at`
+      const columns = sql`id, url, events, test_events, disabled_at, created_at`
       return WebhookEndpoints.of({
         add: Effect.fn("WebhookEndpoints.add")(function* (endpoint) {
           const target = yield* vetUrl(endpoint.url, config).pipe(
@@ -75,9 +81,9 @@ export class WebhookEndpoints extends Context.Service<
           const secret = generateSecret()
           const now = new Date(yield* Clock.currentTimeMillis)
           const row = yield* sql`
-            INSERT INTO webhook_endpoints (organization_id, url, events, secret, created_at)
+            INSERT INTO webhook_endpoints (organization_id, url, events, test_events, secret, created_at)
             VALUES (${endpoint.organizationId}, ${target.url.href}, ${`{${endpoint.events.join(",")}}`}::text[],
-                    ${secret}, ${now})
+                    ${endpoint.testEvents ?? false}, ${secret}, ${now})
             RETURNING ${columns}`.pipe(decodeSingle(EndpointRow))
           yield* Effect.annotateCurrentSpan({ "webhook.endpoint_id": row.id })
           return { endpoint: view(row), secret }
@@ -127,12 +133,14 @@ export class WebhookEndpoints extends Context.Service<
         id: string
         url: string
         events: ReadonlyArray<EventType>
+        testEvents: boolean
         disabledAt: number | null
         createdAt: number
       }): WebhookEndpoint => ({
         id: e.id,
         url: e.url,
         events: e.events,
+        testEvents: e.testEvents,
         disabled: e.disabledAt !== null,
         createdAt: new Date(e.createdAt)
       })
@@ -157,6 +165,7 @@ export class WebhookEndpoints extends Context.Service<
             organizationId: endpoint.organizationId,
             url: target.url.href,
             events: [...endpoint.events],
+            testEvents: endpoint.testEvents ?? false,
             secret: generateSecret(),
             previousSecret: null,
             previousSecretExpiresAt: null,

@@ -7,6 +7,7 @@ export interface MemoryEndpoint {
   readonly organizationId: string
   readonly url: string
   readonly events: ReadonlyArray<EventType>
+  readonly testEvents: boolean
   secret: string
   previousSecret: string | null
   previousSecretExpiresAt: number | null
@@ -42,51 +43,91 @@ export interface WebhookMemoryState {
 
 export const deliveryKey = (endpointId: string, eventId: string) => `${endpointId}\u0000${eventId}`
 
+const eventOf = (
+  store: MemoryState,
+  raw: MemoryState["events"][number],
+  eventId: string
+): WebhookEvent | undefined => {
+  const base = {
+    eventId,
+    createdAt: new Date(raw.createdAt),
+    organizationId: raw.organizationId,
+    livemode: raw.livemode ?? true
+  }
+  if (raw.type === "lead.erased") return { ...base, type: "lead.erased", leadId: raw.leadId }
+  const lead = store.leads.get(raw.leadId)
+  if (lead === undefined || (raw.type !== "lead.created" && raw.type !== "lead.enriched")) return undefined
+  return {
+    ...base,
+    type: raw.type,
+    leadId: raw.leadId,
+    requestId: null,
+    origin: { id: lead.originId, label: store.origins.get(lead.originId)?.label ?? "" },
+    lead: {
+      nombre: lead.nombre,
+      telefono: lead.telefono,
+      email: lead.email,
+      property_id: lead.propertyId,
+      assignee_id: lead.assigneeId
+    },
+    filled: []
+  }
+}
+
+const queue = (state: WebhookMemoryState, endpointId: string, event: WebhookEvent, seq: number) => {
+  state.deliveries.set(deliveryKey(endpointId, event.eventId), {
+    endpointId,
+    event,
+    seq,
+    state: "pending",
+    attempts: 0,
+    failures: 0,
+    lastStatus: null,
+    lastError: null,
+    lastAttemptAt: null,
+    nextAttemptAt: event.createdAt.getTime(),
+    leaseToken: null
+  })
+}
+
 export const fanOut = (store: MemoryState, state: WebhookMemoryState) => {
   for (; state.cursor < store.events.length; state.cursor++) {
     const raw = store.events[state.cursor]!
-    const type = raw.type as EventType
+    const livemode = raw.livemode ?? true
     const targets = [...state.endpoints.values()].filter(
-      (e) => e.organizationId === raw.organizationId && e.disabledAt === null && e.events.includes(type)
+      (e) =>
+        e.organizationId === raw.organizationId &&
+        e.disabledAt === null &&
+        (e.events as ReadonlyArray<string>).includes(raw.type) &&
+        (livemode || e.testEvents)
     )
-    const lead = store.leads.get(raw.leadId)
-    if (targets.length === 0 || lead === undefined) continue
-    const origin = store.origins.get(lead.originId)
+    if (targets.length === 0) continue
     const eventId = crypto.randomUUID()
+    const event = eventOf(store, raw, eventId)
+    if (event === undefined) continue
     state.eventIds.set(raw, eventId)
-    const event: WebhookEvent = {
-      eventId,
-      type,
-      createdAt: new Date(raw.createdAt),
-      organizationId: raw.organizationId,
-      leadId: raw.leadId,
-      requestId: null,
-      origin: { id: lead.originId, label: origin?.label ?? "" },
-      lead: {
-        nombre: lead.nombre,
-        telefono: lead.telefono,
-        email: lead.email,
-        property_id: lead.propertyId,
-        assignee_id: lead.assigneeId
-      },
-      filled: []
-    }
-    for (const endpoint of targets) {
-      state.deliveries.set(deliveryKey(endpoint.id, eventId), {
-        endpointId: endpoint.id,
-        event,
-        seq: state.cursor,
-        state: "pending",
-        attempts: 0,
-        failures: 0,
-        lastStatus: null,
-        lastError: null,
-        lastAttemptAt: null,
-        nextAttemptAt: raw.createdAt,
-        leaseToken: null
-      })
-    }
+    for (const endpoint of targets) queue(state, endpoint.id, event, state.cursor)
   }
+}
+
+/** Queues a `webhook.test` event for one endpoint, after the events already written. */
+export const queueTest = (
+  store: MemoryState,
+  state: WebhookMemoryState,
+  endpoint: MemoryEndpoint,
+  now: number
+): WebhookEvent => {
+  fanOut(store, state)
+  const event: WebhookEvent = {
+    eventId: crypto.randomUUID(),
+    type: "webhook.test",
+    createdAt: new Date(now),
+    organizationId: endpoint.organizationId,
+    livemode: true,
+    endpointId: endpoint.id
+  }
+  queue(state, endpoint.id, event, store.events.length)
+  return event
 }
 
 export class WebhookMemory extends Context.Service<WebhookMemory, WebhookMemoryState>()(

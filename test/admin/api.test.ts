@@ -216,7 +216,8 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "revokeAll",
           "revokeKey",
           "rotateKey",
-          "setRateLimit"
+          "setRateLimit",
+          "testWebhook"
         ].sort()
       )
     })
@@ -337,7 +338,8 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "restoreProperty",
           "revokeKey",
           "rotateKey",
-          "setRateLimit"
+          "setRateLimit",
+          "testWebhook"
         ].sort()
       )
     })
@@ -802,6 +804,7 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           id: expect.stringMatching(uuid),
           url: "https://93.184.215.14/crm",
           events: ["lead.enriched"],
+          test_events: false,
           disabled: false,
           created_at: expect.stringMatching(isoUtc)
         },
@@ -833,6 +836,48 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
       expectError(await adminA.call("DELETE", `/api/webhooks/${id}`), 404, "not_found")
       const after = await adminA.call("GET", "/api/webhooks")
       expect(after.body.items.map((w: { id: string }) => w.id)).not.toContain(id)
+    })
+
+    it("subscribes to the three lead events by default, opts in to test events, and sends webhook.test on demand (audited)", async () => {
+      const created = await adminA.call("POST", "/api/webhooks", {
+        body: { url: "https://93.184.215.14/partner", test_events: true }
+      })
+      expect(created.status, created.text).toBe(201)
+      expect(created.body.endpoint).toMatchObject({
+        events: ["lead.created", "lead.enriched", "lead.erased"],
+        test_events: true
+      })
+      const id = created.body.endpoint.id
+      expect(
+        (await viewerA.call("GET", "/api/webhooks")).body.items.find((w: { id: string }) => w.id === id)
+      ).toEqual(created.body.endpoint)
+      expectError(await viewerA.call("POST", `/api/webhooks/${id}/test`), 403, "forbidden")
+
+      const queued = await adminA.call("POST", `/api/webhooks/${id}/test`)
+      expect(queued.status, queued.text).toBe(202)
+      expect(queued.body).toEqual({
+        event_id: expect.stringMatching(uuid),
+        type: "webhook.test",
+        state: "pending"
+      })
+      expect(await lastAudit()).toMatchObject({
+        action: "webhook.test",
+        target: `webhook ${id} event ${queued.body.event_id}`
+      })
+      const deliveries = await viewerA.call("GET", `/api/webhooks/${id}/deliveries`)
+      expect(deliveries.body.items).toEqual([
+        {
+          event_id: queued.body.event_id,
+          type: "webhook.test",
+          state: "pending",
+          attempts: 0,
+          last_status: null,
+          last_attempt_at: null,
+          next_attempt_at: expect.stringMatching(isoUtc)
+        }
+      ])
+      expectError(await adminA.call("POST", `/api/webhooks/${crypto.randomUUID()}/test`), 404, "not_found")
+      expect((await adminA.call("DELETE", `/api/webhooks/${id}`)).status).toBe(204)
     })
 
     it("lists an endpoint's deliveries and queues one again with Resend", async () => {

@@ -131,6 +131,10 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
     ["path", "id"],
     ["query", "org"]
   ],
+  testWebhook: [
+    ["path", "id"],
+    ["query", "org"]
+  ],
   webhookDeliveries: [
     ["path", "id"],
     ["query", "org"]

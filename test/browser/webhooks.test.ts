@@ -65,6 +65,7 @@ describe("webhooks, lead export and erasure in the console", () => {
 
     await form.getByLabel("URL").fill("https://93.184.215.14/hooks/leads")
     await form.getByLabel("lead.enriched").uncheck()
+    await form.getByLabel(/Also send the events of test leads/).check()
     await form.getByRole("button", { name: "Add endpoint" }).click()
     const dialog = page.getByRole("dialog", { name: "Endpoint added" })
     await dialog.waitFor()
@@ -81,13 +82,16 @@ describe("webhooks, lead export and erasure in the console", () => {
     await row.waitFor()
     await expect(row.textContent()).resolves.toMatch(/lead\.created/)
     await expect(row.textContent()).resolves.not.toMatch(/lead\.enriched/)
+    await expect(row.textContent()).resolves.toMatch(/lead\.erased/)
+    await expect(row.textContent()).resolves.toMatch(/Included/)
     await expect(row.textContent()).resolves.toMatch(/Active/)
     await expect(page.content()).resolves.not.toContain(secret)
     const listed = json(await app.cli("webhook", "list", "--org", org, "--json"))
     expect(listed).toEqual([
       expect.objectContaining({
         url: "https://93.184.215.14/hooks/leads",
-        events: ["lead.created"],
+        events: ["lead.created", "lead.erased"],
+        test_events: true,
         disabled: false
       })
     ])
@@ -108,6 +112,16 @@ describe("webhooks, lead export and erasure in the console", () => {
     await expect(deliveryRow.textContent()).resolves.toMatch(/pending|failed|delivered/)
     await deliveryRow.getByRole("button", { name: "Resend" }).click()
     await expect.poll(() => page.getByText(`Event ${delivery.event_id} queued again`).count()).toBe(1)
+
+    await row.getByRole("button", { name: "Send test event" }).click()
+    await expect.poll(() => page.getByText(/^Test event .* queued for /).count()).toBe(1)
+    const queued = json(await app.cli("webhook", "deliveries", "--id", webhook.id, "--json")).filter(
+      (d: { type: string }) => d.type === "webhook.test"
+    )
+    expect(queued).toHaveLength(1)
+    const testRow = deliveries.locator(`tr[data-event-id="${queued[0].event_id}"]`)
+    await testRow.waitFor()
+    await expect(testRow.textContent()).resolves.toMatch(/webhook\.test/)
     await screenshot(page, "webhooks")
   })
 
@@ -201,6 +215,7 @@ describe("webhooks, lead export and erasure in the console", () => {
     await expect(viewerPage.getByRole("button", { name: "New endpoint" }).count()).resolves.toBe(0)
     await expect(row.getByRole("button", { name: "Remove" }).count()).resolves.toBe(0)
     await expect(row.getByRole("button", { name: "Rotate secret" }).count()).resolves.toBe(0)
+    await expect(row.getByRole("button", { name: "Send test event" }).count()).resolves.toBe(0)
     await row.getByRole("button", { name: "Deliveries" }).click()
     await viewerPage.getByRole("region", { name: /^Deliveries to / }).waitFor()
     const lead = await postLead(app.publicUrl, key, { nombre: "Eva", telefono: "+52 55 3333 9090" })

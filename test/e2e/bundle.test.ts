@@ -106,7 +106,10 @@ describe("the bundle (scripts/build.ts)", { timeout: processTimeout }, () => {
 
     const docs = await fetch(`${server.baseUrl}/v1/docs`)
     expect(docs.status).toBe(200)
-    expect(await docs.text()).toContain('<h2 id="webhooks">Webhooks</h2>')
+    expect(await docs.text()).toContain('<script src="/v1/docs?asset=scalar.js">')
+    const renderer = await fetch(`${server.baseUrl}/v1/docs?asset=scalar.js`)
+    expect(renderer.status, "the bundle finds the renderer in node_modules").toBe(200)
+    expect((await renderer.arrayBuffer()).byteLength).toBeGreaterThan(1_000_000)
     const openapi = await fetch(`${server.baseUrl}/v1/openapi.json`)
     expect(openapi.status).toBe(200)
     expect(((await openapi.json()) as { openapi?: string }).openapi).toBe("3.1.0")

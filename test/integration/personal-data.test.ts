@@ -5,6 +5,7 @@ import type { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { isLeadWriteEvent, type LeadWriteEvent, type WebhookEvent } from "../../src/Domain/WebhookPayload.ts"
 import { RequestLog } from "../../src/Intake/RequestLog.ts"
 import { erasedDeliveryError, PersonalData } from "../../src/PersonalData/PersonalData.ts"
 import { WebhookConfig } from "../../src/Platform/Config.ts"
@@ -15,6 +16,11 @@ import { WebhookWorker } from "../../src/Webhooks/Worker.ts"
 import { postLead } from "../support/Client.ts"
 import { layerTestConfig } from "../support/Database.ts"
 import { makePostgresHarness } from "./Harness.ts"
+
+const leadEventOf = (event: WebhookEvent): LeadWriteEvent => {
+  if (!isLeadWriteEvent(event)) throw new Error(`expected a lead write event, got ${event.type}`)
+  return event
+}
 
 /** A person whose every datum is unique to this file, so a trace of it anywhere is a leak. */
 const personFor = (n: string) => ({
@@ -542,7 +548,7 @@ describe("personal data and webhooks on PostgreSQL", () => {
         yield* Deferred.succeed(leave, undefined)
         const sent = yield* Fiber.join(inFlight)
         assert.strictEqual(
-          Option.getOrThrow(sent).lead.nombre,
+          leadEventOf(Option.getOrThrow(sent)).lead.nombre,
           person.create.nombre,
           "a send that started before the erasure goes out as it was"
         )

@@ -1,6 +1,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Option, type Scope } from "effect"
 import { TestClock } from "effect/testing"
+import { isLeadWriteEvent, type LeadWriteEvent, type WebhookEvent } from "../../src/Domain/WebhookPayload.ts"
 import { IdempotencyStore, type Reservation } from "../../src/Intake/IdempotencyStore.ts"
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { RequestLog } from "../../src/Intake/RequestLog.ts"
@@ -11,6 +12,11 @@ import { WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
 import { WebhookMemory } from "../../src/Webhooks/Memory.ts"
 import { type Fixture, layerMemoryServices, layerPostgresServices, seed } from "../support/Client.ts"
 import { expectFailure, leadWrite, type Services, setClock } from "./Suite.ts"
+
+const leadEventOf = (event: WebhookEvent): LeadWriteEvent => {
+  if (!isLeadWriteEvent(event)) throw new Error(`expected a lead write event, got ${event.type}`)
+  return event
+}
 
 type All = Services | PersonalData | WebhookEndpoints | WebhookDeliveries
 
@@ -230,8 +236,12 @@ const suite = (it: {
       assert.deepStrictEqual(document.notes, [])
       assert.strictEqual(document.requests.length, 2, "the request log holds nothing personal and stays")
       assert.deepStrictEqual(
-        document.events.map((event) => (event.payload as { erased?: boolean }).erased),
-        [true, true]
+        document.events.map((event) => [event.type, (event.payload as { erased?: boolean }).erased]),
+        [
+          ["lead.created", true],
+          ["lead.enriched", true],
+          ["lead.erased", true]
+        ]
       )
       assert.deepStrictEqual(document.erasure, {
         lead_id: leadId,
@@ -278,7 +288,7 @@ const suite = (it: {
           excludeEndpoints: [],
           leaseMillis: 60_000
         })
-        assert.strictEqual(inFlight!.event.lead.nombre, person.nombre)
+        assert.strictEqual(leadEventOf(inFlight!.event).lead.nombre, person.nombre)
 
         const before = yield* personalData.export(leadId)
         assert.deepStrictEqual(
@@ -336,14 +346,14 @@ const suite = (it: {
         const resent = yield* deliveries.guard(again!, (event) => Effect.succeed(event))
         assert.isTrue(Option.isSome(resent))
         for (const event of [again!.event, Option.getOrThrow(resent)]) {
-          assert.deepStrictEqual(event.lead, {
+          assert.deepStrictEqual(leadEventOf(event).lead, {
             nombre: null,
             telefono: null,
             email: null,
             property_id: null,
             assignee_id: null
           })
-          assert.strictEqual(event.leadId, erased.id)
+          assert.strictEqual(leadEventOf(event).leadId, erased.id)
         }
       })
   )

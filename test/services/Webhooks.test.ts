@@ -1,13 +1,29 @@
 import { assert, it } from "@effect/vitest"
-import { Effect, Layer, type Scope } from "effect"
+import { Clock, Effect, Layer, Option, type Scope } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
+import {
+  eventTypes,
+  isLeadWriteEvent,
+  type LeadWriteEvent,
+  leadIdOf,
+  type WebhookEvent,
+  webhookBody
+} from "../../src/Domain/WebhookPayload.ts"
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
+import { PersonalData } from "../../src/PersonalData/PersonalData.ts"
 import { WebhookConfig, type WebhookConfigShape } from "../../src/Platform/Config.ts"
+import { MemoryStore } from "../../src/Platform/MemoryStore.ts"
 import { type ClaimRequest, WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { rotationGraceMillis, WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
 import { WebhookMemory } from "../../src/Webhooks/Memory.ts"
 import { layerMemoryServices, layerPostgresServices, seed } from "../support/Client.ts"
 import { expectFailure, leadWrite, setClock } from "./Suite.ts"
+
+const leadEventOf = (event: WebhookEvent): LeadWriteEvent => {
+  if (!isLeadWriteEvent(event)) throw new Error(`expected a lead write event, got ${event.type}`)
+  return event
+}
 
 const config: WebhookConfigShape = {
   allowPrivate: false,
@@ -20,10 +36,12 @@ const config: WebhookConfigShape = {
   workerInServe: true
 }
 
-const webhookLayers = Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer)
-const webhookLayersMemory = Layer.mergeAll(WebhookEndpoints.layerMemory, WebhookDeliveries.layerMemory).pipe(
-  Layer.provide(WebhookMemory.layer)
-)
+const webhookLayers = Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, PersonalData.layer)
+const webhookLayersMemory = Layer.mergeAll(
+  WebhookEndpoints.layerMemory,
+  WebhookDeliveries.layerMemory,
+  PersonalData.layerMemory
+).pipe(Layer.provide(WebhookMemory.layer))
 
 const variants = [
   [
@@ -91,6 +109,7 @@ acrossLayers((test) => {
         id: added.endpoint.id,
         url: publicUrl,
         events: ["lead.created", "lead.enriched"],
+        testEvents: false,
         disabled: false,
         createdAt: new Date(now)
       })
@@ -199,17 +218,18 @@ acrossLayers((test) => {
       const claimed = yield* deliveries.claim(claimAll)
       assert.strictEqual(claimed.length, 5)
       const created = claimed.find(
-        (c) => c.endpointId === both.endpoint.id && c.event.leadId === first.leadId
+        (c) => c.endpointId === both.endpoint.id && leadIdOf(c.event) === first.leadId
       )!
-      assert.deepStrictEqual(created.event.lead, {
+      const createdEvent = leadEventOf(created.event)
+      assert.deepStrictEqual(createdEvent.lead, {
         nombre: "Ana Pérez",
-        telefono: created.event.lead.telefono,
+        telefono: createdEvent.lead.telefono,
         email: null,
         property_id: null,
         assignee_id: first.assigneeId
       })
       assert.strictEqual(created.event.organizationId, fixture.organizationId)
-      assert.strictEqual(created.event.origin.id, fixture.originId)
+      assert.strictEqual(createdEvent.origin.id, fixture.originId)
       assert.deepStrictEqual(created.secrets, [both.secret])
       assert.deepStrictEqual(created.attempt, 1)
       assert.strictEqual(created.url, publicUrl)
@@ -486,6 +506,206 @@ acrossLayers((test) => {
       )
       const [left] = yield* deliveries.claim(claimAll)
       assert.strictEqual(left!.endpointId, kept.endpoint.id)
+    }))
+})
+
+/** An event of a test lead, as test mode will write it: PostgreSQL's outbox row or the fake's event list. */
+const writeTestModeEvent = (fixture: { organizationId: string }, leadId: string) =>
+  Effect.gen(function* () {
+    const now = new Date(yield* Clock.currentTimeMillis)
+    const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+    if (Option.isSome(sql)) {
+      yield* sql.value`
+        INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode)
+        VALUES (${fixture.organizationId}, ${leadId}, 'lead.created', '{}'::jsonb, ${now}, false)`
+      return
+    }
+    const store = yield* MemoryStore
+    store.events.push({
+      leadId,
+      organizationId: fixture.organizationId,
+      type: "lead.created",
+      createdAt: now.getTime(),
+      livemode: false
+    })
+  })
+
+acrossLayers((test) => {
+  test("subscribes to lead.created, lead.enriched and lead.erased by default; live events carry livemode true", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      yield* setClock("2026-11-23T10:00:00.000Z")
+      const added = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: eventTypes
+      })
+      assert.deepStrictEqual(added.endpoint.events, ["lead.created", "lead.enriched", "lead.erased"])
+      assert.isFalse(added.endpoint.testEvents)
+      yield* lead(fixture)
+      const [claimed] = yield* deliveries.claim(claimAll)
+      assert.isTrue(claimed!.event.livemode)
+      assert.strictEqual(JSON.parse(webhookBody(claimed!.event, "https://crm.test")).livemode, true)
+    }))
+
+  test("lead.erased: exactly one per erasure, ids only, after the lead's own events are cancelled", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const personalData = yield* PersonalData
+      const fixture = yield* seed()
+      yield* setClock("2026-11-23T10:00:00.000Z")
+      const all = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: eventTypes
+      })
+      const createdOnly = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: `${publicUrl}/created`,
+        events: ["lead.created"]
+      })
+      const created = yield* lead(fixture)
+      yield* TestClock.adjust("1 minute")
+      const erasedAt = yield* Clock.currentTimeMillis
+      const erase = personalData.erase({
+        leadId: created.leadId,
+        reason: "ARCO cancellation 77",
+        actor: "dpo"
+      })
+      assert.isFalse((yield* erase).already_erased)
+      assert.isTrue((yield* erase).already_erased)
+
+      assert.deepStrictEqual(
+        (yield* deliveries.list(all.endpoint.id, 10)).map((d) => [d.type, d.state]),
+        [
+          ["lead.erased", "pending"],
+          ["lead.created", "failed"]
+        ]
+      )
+      assert.deepStrictEqual(
+        (yield* deliveries.list(createdOnly.endpoint.id, 10)).map((d) => d.type),
+        ["lead.created"]
+      )
+      const [claimed] = yield* deliveries.claim(claimAll)
+      assert.strictEqual(claimed!.endpointId, all.endpoint.id)
+      const body = JSON.parse(webhookBody(claimed!.event, "https://crm.test"))
+      assert.deepStrictEqual(body, {
+        type: "lead.erased",
+        timestamp: new Date(erasedAt).toISOString(),
+        livemode: true,
+        data: {
+          event_id: claimed!.event.eventId,
+          lead_id: created.leadId,
+          organization_id: fixture.organizationId,
+          erased_at: new Date(erasedAt).toISOString()
+        }
+      })
+      const sent = yield* deliveries.guard(claimed!, (event) => Effect.succeed(event))
+      assert.deepStrictEqual(Option.getOrThrow(sent), claimed!.event)
+      assert.deepStrictEqual(yield* deliveries.claim(claimAll), [])
+    }))
+
+  test("webhook.test goes to the one endpoint asked for, whatever it subscribed to", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      const now = yield* setClock("2026-11-23T10:00:00.000Z")
+      const target = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.enriched"]
+      })
+      const bystander = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: `${publicUrl}/other`,
+        events: eventTypes
+      })
+      const queued = yield* deliveries.sendTest(target.endpoint.id)
+      assert.deepStrictEqual(
+        (yield* deliveries.list(target.endpoint.id, 10)).map((d) => [
+          d.event_id,
+          d.type,
+          d.state,
+          d.attempts
+        ]),
+        [[queued.eventId, "webhook.test", "pending", 0]]
+      )
+      assert.deepStrictEqual(yield* deliveries.list(bystander.endpoint.id, 10), [])
+      const [claimed, ...others] = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual(others, [])
+      assert.strictEqual(claimed!.endpointId, target.endpoint.id)
+      assert.deepStrictEqual(claimed!.secrets, [target.secret])
+      assert.deepStrictEqual(JSON.parse(webhookBody(claimed!.event, "https://crm.test")), {
+        type: "webhook.test",
+        timestamp: new Date(now).toISOString(),
+        livemode: true,
+        data: {
+          event_id: queued.eventId,
+          endpoint_id: target.endpoint.id,
+          organization_id: fixture.organizationId
+        }
+      })
+      const sent = yield* deliveries.guard(claimed!, (event) => Effect.succeed(event.type))
+      assert.deepStrictEqual(sent, Option.some("webhook.test"))
+      yield* deliveries.record(claimed!, { _tag: "Delivered", status: 204, attemptedAt: now })
+      yield* deliveries.resend(target.endpoint.id, queued.eventId)
+      const [again] = yield* deliveries.claim(claimAll)
+      assert.strictEqual(again!.event.eventId, queued.eventId, "a resent test event keeps its webhook-id")
+
+      const missing = crypto.randomUUID()
+      assert.strictEqual(
+        (yield* expectFailure(deliveries.sendTest(missing))).message,
+        `unknown webhook ${missing}`
+      )
+    }))
+
+  test("events of test leads (livemode false) reach only endpoints added with test events on", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      yield* setClock("2026-11-23T10:00:00.000Z")
+      const liveOnly = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: eventTypes
+      })
+      yield* TestClock.adjust("1 second")
+      const withTests = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: `${publicUrl}/test`,
+        events: eventTypes,
+        testEvents: true
+      })
+      assert.isTrue(withTests.endpoint.testEvents)
+      assert.deepStrictEqual(
+        (yield* endpoints.list(fixture.organizationId)).map((e) => [e.id, e.testEvents]),
+        [
+          [liveOnly.endpoint.id, false],
+          [withTests.endpoint.id, true]
+        ]
+      )
+      const live = yield* lead(fixture)
+      yield* writeTestModeEvent(fixture, live.leadId)
+      assert.strictEqual((yield* deliveries.list(liveOnly.endpoint.id, 10)).length, 1)
+      assert.strictEqual((yield* deliveries.list(withTests.endpoint.id, 10)).length, 2)
+      const claimed = yield* deliveries.claim(claimAll)
+      assert.deepStrictEqual(
+        claimed
+          .map((c) => [c.endpointId === withTests.endpoint.id ? "with tests" : "live only", c.event.livemode])
+          .sort(),
+        [
+          ["live only", true],
+          ["with tests", false],
+          ["with tests", true]
+        ]
+      )
+      const testBody = claimed.find((c) => !c.event.livemode)!
+      assert.strictEqual(JSON.parse(webhookBody(testBody.event, "https://crm.test")).livemode, false)
     }))
 })
 

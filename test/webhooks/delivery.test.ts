@@ -49,7 +49,8 @@ describe("webhook delivery to a healthy receiver", () => {
     expect(added).toEqual({
       id: added.id,
       url: receiver.url(),
-      events: ["lead.created", "lead.enriched"],
+      events: ["lead.created", "lead.enriched", "lead.erased"],
+      test_events: false,
       secret: expect.stringMatching(/^whsec_/)
     })
 
@@ -88,6 +89,7 @@ describe("webhook delivery to a healthy receiver", () => {
     expect(createdBody).toEqual({
       type: "lead.created",
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      livemode: true,
       data: {
         event_id: first!.headers["webhook-id"],
         lead_id: created.body.lead_id,

@@ -50,6 +50,7 @@ const webhookView = (endpoint: WebhookEndpoint) => ({
   id: endpoint.id,
   url: endpoint.url,
   events: endpoint.events,
+  test_events: endpoint.testEvents,
   disabled: endpoint.disabled,
   created_at: endpoint.createdAt.toISOString()
 })
@@ -586,7 +587,8 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
             .add({
               organizationId: organization.id,
               url: payload.url.trim(),
-              events: [...new Set(payload.events ?? eventTypes)]
+              events: [...new Set(payload.events ?? eventTypes)],
+              testEvents: payload.test_events ?? false
             })
             .pipe(
               Effect.catchTags({
@@ -644,6 +646,18 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
             .list(params.id, query.limit ?? 50)
             .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
           return { items: rows }
+        })
+      )
+      .handle(
+        "testWebhook",
+        Effect.fn("Admin.testWebhook")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          const queued = yield* deliveries
+            .sendTest(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.test", `webhook ${params.id} event ${queued.eventId}`)
+          return { event_id: queued.eventId, type: "webhook.test" as const, state: "pending" as const }
         })
       )
       .handle(

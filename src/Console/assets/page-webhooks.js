@@ -1,4 +1,5 @@
-// Webhooks: the organization's endpoints (secret shown once), and each endpoint's deliveries with Resend.
+// Webhooks: the organization's endpoints (secret shown once), a test event on demand, and each
+// endpoint's deliveries with Resend.
 
 import { api, canChange, query } from "./api.js"
 import {
@@ -21,7 +22,7 @@ import {
   toast
 } from "./ui.js"
 
-const eventTypes = ["lead.created", "lead.enriched"]
+const eventTypes = ["lead.created", "lead.enriched", "lead.erased"]
 
 /** The one time a signing secret is visible, like a new API key. */
 const showSecretDialog = ({ title, url, secret, rotated }) =>
@@ -61,6 +62,15 @@ const newEndpointDialog = (refresh) => {
     h("legend", { id: legendId }, "Events"),
     boxes.map((box) => h("label", { class: "check", for: box.id }, box, box.value))
   )
+  const testEvents = h("input", { type: "checkbox", id: nextId("test-events"), name: "test_events" })
+  const testEventsChoice = h(
+    "label",
+    { class: "check", for: testEvents.id },
+    testEvents,
+    "Also send the events of test leads (",
+    h("code", {}, '"livemode": false'),
+    ")"
+  )
   const create = h("button", { type: "submit", class: "primary" }, "Add endpoint")
   const form = h(
     "form",
@@ -88,7 +98,11 @@ const newEndpointDialog = (refresh) => {
         }
         try {
           const created = await busy(create, () =>
-            api.post("/api/webhooks", { url: url.value.trim(), events: chosen })
+            api.post("/api/webhooks", {
+              url: url.value.trim(),
+              events: chosen,
+              test_events: testEvents.checked
+            })
           )
           dialog.close()
           await showSecretDialog({
@@ -109,6 +123,7 @@ const newEndpointDialog = (refresh) => {
       "An https:// address on the public internet; private, loopback and link-local addresses are refused."
     ),
     events,
+    testEventsChoice,
     h("div", { class: "form-error" }),
     h(
       "div",
@@ -156,6 +171,18 @@ const remove = async (endpoint, refresh) => {
     toast(error.message, "error")
   }
   refresh()
+}
+
+/** Queues a signed webhook.test event for this endpoint alone, then shows its deliveries. */
+const sendTest = async (endpoint, button, showDeliveries) => {
+  try {
+    const queued = await busy(button, () => api.post(path(endpoint, "/test"), {}))
+    toast(`Test event ${queued.event_id} queued for ${endpoint.url}.`)
+  } catch (error) {
+    toast(error.message, "error")
+    return
+  }
+  showDeliveries()
 }
 
 const enable = async (endpoint, refresh) => {
@@ -262,7 +289,7 @@ export const renderWebhooks = async (main, { signal }) => {
     main,
     pageHeader(
       "Webhooks",
-      "Lead events (lead.created, lead.enriched) are POSTed to these endpoints, signed as Standard Webhooks.",
+      "Lead events (lead.created, lead.enriched, lead.erased) are POSTed to these endpoints, signed as Standard Webhooks.",
       newButton
     ),
     admin
@@ -271,6 +298,13 @@ export const renderWebhooks = async (main, { signal }) => {
     list,
     deliveries
   )
+
+  const showDeliveries = (endpoint) => {
+    shown = endpoint.id
+    renderDeliveries(deliveries, endpoint, { signal, admin }).then(() =>
+      deliveries.querySelector("h2")?.scrollIntoView({ block: "nearest" })
+    )
+  }
 
   const refresh = async () => {
     try {
@@ -298,6 +332,13 @@ export const renderWebhooks = async (main, { signal }) => {
                 )
             },
             {
+              label: "Test events",
+              cell: (endpoint) =>
+                endpoint.test_events
+                  ? h("span", { class: "badge neutral" }, "Included")
+                  : h("span", { class: "muted" }, "No")
+            },
+            {
               label: "State",
               cell: (endpoint) =>
                 endpoint.disabled
@@ -318,15 +359,23 @@ export const renderWebhooks = async (main, { signal }) => {
                       type: "button",
                       class: "secondary small",
                       "aria-describedby": `webhook-${endpoint.id}`,
-                      onClick: () => {
-                        shown = endpoint.id
-                        renderDeliveries(deliveries, endpoint, { signal, admin }).then(() =>
-                          deliveries.querySelector("h2")?.scrollIntoView({ block: "nearest" })
-                        )
-                      }
+                      onClick: () => showDeliveries(endpoint)
                     },
                     "Deliveries"
                   ),
+                  admin
+                    ? h(
+                        "button",
+                        {
+                          type: "button",
+                          class: "secondary small",
+                          "aria-describedby": `webhook-${endpoint.id}`,
+                          onClick: (event) =>
+                            sendTest(endpoint, event.currentTarget, () => showDeliveries(endpoint))
+                        },
+                        "Send test event"
+                      )
+                    : null,
                   admin && endpoint.disabled
                     ? h(
                         "button",

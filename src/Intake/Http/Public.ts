@@ -5,7 +5,7 @@ import { Api } from "../../Api/Api.ts"
 import { openApiDocument } from "../../Api/OpenApiDocument.ts"
 import { endpointList } from "../../Api/Routes.ts"
 import { AppConfig } from "../../Platform/Config.ts"
-import { docsPage } from "./Docs.ts"
+import { docsResponse } from "./Docs.ts"
 import { RequestContext } from "./RequestContext.ts"
 
 export { openApiDocument } from "../../Api/OpenApiDocument.ts"
@@ -26,7 +26,7 @@ export const layerPublicHandlers = HttpApiBuilder.group(
   Effect.fn(function* (handlers) {
     const config = yield* AppConfig
     const document = JSON.stringify(openApiDocument(config.publicBaseUrl))
-    const page = docsPage(config.publicBaseUrl)
+    const docs = yield* docsResponse("Lead Intake API reference")
     return handlers
       .handle("index", () =>
         Effect.map(Effect.service(RequestContext), (context) =>
@@ -41,8 +41,6 @@ export const layerPublicHandlers = HttpApiBuilder.group(
           })
         )
       )
-      .handle("docs", () =>
-        Effect.succeed(HttpServerResponse.text(page, { contentType: "text/html; charset=utf-8" }))
-      )
+      .handle("docs", ({ request }) => docs(request.url))
   })
 )
