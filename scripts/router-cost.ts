@@ -1,7 +1,7 @@
 // The CPU of one request through the whole HttpApi app in-process (global middleware, admission,
 // decoding, handler, encoding, metrics, log line), over the in-memory services: what the one path
-// costs a request before any database (`node scripts/router-cost.ts [requests] [index|create]`).
-import { Effect, Layer, Logger, References } from "effect"
+// costs a request before any database (`node scripts/router-cost.ts [requests] [index|create] [--pg]`).
+import { type Context, Effect, Layer, Logger, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { KeyStore } from "../src/Accounts/KeyStore.ts"
 import { Organizations } from "../src/Accounts/Organizations.ts"
@@ -9,11 +9,21 @@ import { layerApp } from "../src/Intake/Http/App.ts"
 import { layerServicesMemory } from "../src/Intake/Services.ts"
 import { AppConfig } from "../src/Platform/Config.ts"
 import { makeJsonLogger } from "../src/Platform/Observability.ts"
+import { startScratchDatabase } from "./lib/database.ts"
 
 const requests = Number(process.argv[2] ?? 20_000)
+/** `--pg`: the services on a scratch embedded PostgreSQL instead of the fakes, 16 requests at a time. */
+const onPostgres = process.argv.includes("--pg")
+const database = onPostgres ? await startScratchDatabase() : undefined
+const inFlight = onPostgres ? 16 : 1
 
 const main = Effect.gen(function* () {
-  const context = yield* Layer.build(layerServicesMemory)
+  // The PostgreSQL services have no MemoryStore, which only the fakes read.
+  const context = (
+    database === undefined
+      ? yield* Layer.build(layerServicesMemory)
+      : yield* Effect.promise(() => database.runtime.context())
+  ) as Context.Context<Layer.Success<typeof layerServicesMemory>>
   const organization = yield* Organizations.use((o) => o.create({ name: "Bench", country: "MX" })).pipe(
     Effect.provide(Layer.succeedContext(context))
   )
@@ -41,22 +51,26 @@ const main = Effect.gen(function* () {
         body: JSON.stringify({ nombre: `Ana ${n++}`, email: "ana@example.com", mensaje: "hola" })
       })
     )
+  const round = async (send: () => Promise<Response>) => {
+    await Promise.all(Array.from({ length: inFlight }, async () => (await send()).text()))
+  }
   const measure = async (name: string, send: () => Promise<Response>) => {
-    for (let i = 0; i < 2_000; i++) await (await send()).text()
+    for (let i = 0; i < 2_000 / inFlight; i++) await round(send)
     const cpu = process.cpuUsage()
     const start = performance.now()
-    for (let i = 0; i < requests; i++) await (await send()).text()
+    for (let i = 0; i < requests / inFlight; i++) await round(send)
     const used = process.cpuUsage(cpu)
     const ms = (used.user + used.system) / 1000 / requests
     process.stderr.write(
       `${name.padEnd(32)} ${ms.toFixed(3)} ms CPU per request, ${((performance.now() - start) / requests).toFixed(3)} ms wall\n`
     )
   }
-  const only = process.argv[3]
+  const only = process.argv.find((arg) => arg === "index" || arg === "create")
   if (only !== "create") yield* Effect.promise(() => measure("GET /v1", index))
   if (only !== "index") yield* Effect.promise(() => measure("POST /v1/leads (memory)", create))
   yield* Effect.promise(dispose)
   process.stderr.write(`log lines written: ${logged}\n`)
 })
 
-Effect.runPromise(Effect.scoped(main))
+await Effect.runPromise(Effect.scoped(main))
+await database?.close()

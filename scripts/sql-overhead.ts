@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
 import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Exit, Redacted, Scope } from "effect"
+import { Context, Duration, Effect, Exit, Redacted, Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
 import type { SqlClient } from "effect/sql"
 import pg from "pg"
@@ -53,12 +53,21 @@ const boundedReserve = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     )
   )
 
+/** A context as large as a request's through the router (services, platform, HttpApi): 40 entries. */
+const Filler = Array.from({ length: 40 }, (_, i) =>
+  Context.Reference<number>(`sql-overhead/filler-${i}`, { defaultValue: () => i })
+)
+const largeContext = Filler.reduce((context, Tag, i) => Context.add(context, Tag, i), Context.empty())
+const inLargeContext = <A, E>(self: Effect.Effect<A, E>) =>
+  Effect.runPromise(Effect.provideContext(self, largeContext))
+
 const rows: Record<string, (i: number) => Promise<unknown>> = {
   "pg driver, pool.query": (i) => pool.query(text, [`x${i}`, i]),
   "@effect/sql-pg, sql`…`": (i) => Effect.runPromise(statement(i)),
   "… on a reserved connection": (i) => Effect.runPromise(reserved(statement(i))),
   "… its wait bounded (timeout)": (i) => Effect.runPromise(boundedReserve(statement(i))),
-  "… writeOrFail (the service)": (i) => Effect.runPromise(writeOrFail(sql, "overhead")(statement(i)))
+  "… writeOrFail (the service)": (i) => Effect.runPromise(writeOrFail(sql, "overhead")(statement(i))),
+  "… writeOrFail, a request's context": (i) => inLargeContext(writeOrFail(sql, "overhead")(statement(i)))
 }
 
 const measure = async (run: (i: number) => Promise<unknown>, forSeconds = seconds) => {
