@@ -28,7 +28,7 @@ export const requestExamples: Record<string, Example> = {
       telefono: "+52 55 1234 5678",
       email: "ana@example.com",
       mensaje: "Me interesa, ¿sigue disponible?",
-      propiedad: { codigo: "ABC-1234" },
+      propiedad: { codigo: "DEM-0001" },
       extras: { presupuesto: 2500000, recamaras: "3", credito_infonavit: true }
     }
   },

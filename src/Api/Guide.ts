@@ -219,7 +219,7 @@ func main() {
 		"telefono":  "+52 55 1234 5678",
 		"email":     "ana@example.com",
 		"mensaje":   "Me interesa, ¿sigue disponible?",
-		"propiedad": map[string]string{"codigo": "ABC-1234"},
+		"propiedad": map[string]string{"codigo": "DEM-0001"},
 	})
 	request, _ := http.NewRequest("POST", "${url}", bytes.NewReader(body))
 	request.Header.Set("Authorization", "Bearer "+os.Getenv("LEAD_INTAKE_KEY"))
