@@ -44,90 +44,38 @@ const envelope = <const Code extends AdminErrorCode>(code: Code) => ({
   request_id: Schema.String.annotate({ description: "Same as the X-Request-Id header." })
 })
 
-const describe = (code: AdminErrorCode) => ({
-  httpApiStatus: adminErrorCatalog[code].status,
-  description: adminErrorCatalog[code].description
-})
-
-export class AdminValidationError extends Schema.Error<AdminValidationError>("AdminValidationError")(
-  envelope("validation_error"),
-  describe("validation_error")
-) {
-  readonly _tag = "AdminValidationError"
+/**
+ * The base of the console's error for `code`: its envelope as the schema, its status and description
+ * from the catalog. Each error below is this, named once.
+ */
+const AdminErrorBase = <const Tag extends string, const Code extends AdminErrorCode>(
+  tag: Tag,
+  code: Code
+) => {
+  class Base extends Schema.Error<Base>(tag)(envelope(code), {
+    httpApiStatus: adminErrorCatalog[code].status,
+    description: adminErrorCatalog[code].description
+  }) {
+    readonly _tag: Tag = tag
+  }
+  return Base
 }
 
-export class Unauthenticated extends Schema.Error<Unauthenticated>("Unauthenticated")(
-  envelope("unauthenticated"),
-  describe("unauthenticated")
-) {
-  readonly _tag = "Unauthenticated"
-}
-
-export class Forbidden extends Schema.Error<Forbidden>("Forbidden")(
-  envelope("forbidden"),
-  describe("forbidden")
-) {
-  readonly _tag = "Forbidden"
-}
-
-export class CsrfFailed extends Schema.Error<CsrfFailed>("CsrfFailed")(
-  envelope("csrf_failed"),
-  describe("csrf_failed")
-) {
-  readonly _tag = "CsrfFailed"
-}
-
-export class AdminMisdirected extends Schema.Error<AdminMisdirected>("AdminMisdirected")(
-  envelope("misdirected_request"),
-  describe("misdirected_request")
-) {
-  readonly _tag = "AdminMisdirected"
-}
-
-export class AdminNotFound extends Schema.Error<AdminNotFound>("AdminNotFound")(
-  envelope("not_found"),
-  describe("not_found")
-) {
-  readonly _tag = "AdminNotFound"
-}
-
-export class Conflict extends Schema.Error<Conflict>("Conflict")(envelope("conflict"), describe("conflict")) {
-  readonly _tag = "Conflict"
-}
-
-export class AdminPayloadTooLarge extends Schema.Error<AdminPayloadTooLarge>("AdminPayloadTooLarge")(
-  envelope("payload_too_large"),
-  describe("payload_too_large")
-) {
-  readonly _tag = "AdminPayloadTooLarge"
-}
-
-export class AdminUnsupportedMediaType extends Schema.Error<AdminUnsupportedMediaType>(
-  "AdminUnsupportedMediaType"
-)(envelope("unsupported_media_type"), describe("unsupported_media_type")) {
-  readonly _tag = "AdminUnsupportedMediaType"
-}
-
-export class LoginThrottled extends Schema.Error<LoginThrottled>("LoginThrottled")(
-  envelope("rate_limited"),
-  describe("rate_limited")
-) {
-  readonly _tag = "LoginThrottled"
-}
-
-export class AdminInternalError extends Schema.Error<AdminInternalError>("AdminInternalError")(
-  envelope("internal_error"),
-  describe("internal_error")
-) {
-  readonly _tag = "AdminInternalError"
-}
-
-export class AdminUnavailable extends Schema.Error<AdminUnavailable>("AdminUnavailable")(
-  envelope("temporarily_unavailable"),
-  describe("temporarily_unavailable")
-) {
-  readonly _tag = "AdminUnavailable"
-}
+export class AdminValidationError extends AdminErrorBase("AdminValidationError", "validation_error") {}
+export class Unauthenticated extends AdminErrorBase("Unauthenticated", "unauthenticated") {}
+export class Forbidden extends AdminErrorBase("Forbidden", "forbidden") {}
+export class CsrfFailed extends AdminErrorBase("CsrfFailed", "csrf_failed") {}
+export class AdminMisdirected extends AdminErrorBase("AdminMisdirected", "misdirected_request") {}
+export class AdminNotFound extends AdminErrorBase("AdminNotFound", "not_found") {}
+export class Conflict extends AdminErrorBase("Conflict", "conflict") {}
+export class AdminPayloadTooLarge extends AdminErrorBase("AdminPayloadTooLarge", "payload_too_large") {}
+export class AdminUnsupportedMediaType extends AdminErrorBase(
+  "AdminUnsupportedMediaType",
+  "unsupported_media_type"
+) {}
+export class LoginThrottled extends AdminErrorBase("LoginThrottled", "rate_limited") {}
+export class AdminInternalError extends AdminErrorBase("AdminInternalError", "internal_error") {}
+export class AdminUnavailable extends AdminErrorBase("AdminUnavailable", "temporarily_unavailable") {}
 
 export const adminErrorClasses = {
   validation_error: AdminValidationError,
