@@ -126,39 +126,108 @@ const envelope = <const Code extends ErrorCode>(code: Code) => ({
   request_id: Schema.String.annotate({ description: "Same as the X-Request-Id header." })
 })
 
-/**
- * The base of the wire error for `code`: its envelope as the schema (so OpenAPI documents it) and
- * its status and description from the catalog. Each error below is this, named once.
- */
-const WireErrorBase = <const Tag extends string, const Code extends ErrorCode>(tag: Tag, code: Code) => {
-  class Base extends Schema.Error<Base>(tag)(envelope(code), {
-    httpApiStatus: errorCatalog[code].status,
-    description: `${errorCatalog[code].title}. ${errorCatalog[code].description}`
-  }) {
-    readonly _tag: Tag = tag
-    static readonly code: Code = code
-  }
-  return Base
+const describe = (code: ErrorCode) => ({
+  httpApiStatus: errorCatalog[code].status,
+  description: `${errorCatalog[code].title}. ${errorCatalog[code].description}`
+})
+
+// One class per code, each from its catalog entry. Written out rather than made by a factory: the
+// installable client's declarations (clients/typescript) cannot name a factory's class type.
+export class ValidationError extends Schema.Error<ValidationError>("ValidationError")(
+  envelope("validation_error"),
+  describe("validation_error")
+) {
+  readonly _tag = "ValidationError"
+  static readonly code = "validation_error"
 }
 
-export class ValidationError extends WireErrorBase("ValidationError", "validation_error") {}
-export class InvalidKey extends WireErrorBase("InvalidKey", "invalid_key") {}
-export class NotFound extends WireErrorBase("NotFound", "not_found") {}
-export class MethodNotAllowed extends WireErrorBase("MethodNotAllowed", "method_not_allowed") {}
-export class IdempotencyConflict extends WireErrorBase("IdempotencyConflict", "idempotency_conflict") {}
-export class IdempotencyInProgress extends WireErrorBase(
-  "IdempotencyInProgress",
-  "idempotency_in_progress"
-) {}
-export class PayloadTooLarge extends WireErrorBase("PayloadTooLarge", "payload_too_large") {}
-export class UnsupportedMediaType extends WireErrorBase("UnsupportedMediaType", "unsupported_media_type") {}
-export class PropertyNotFound extends WireErrorBase("PropertyNotFound", "property_not_found") {}
-export class RateLimited extends WireErrorBase("RateLimited", "rate_limited") {}
-export class InternalError extends WireErrorBase("InternalError", "internal_error") {}
-export class TemporarilyUnavailable extends WireErrorBase(
-  "TemporarilyUnavailable",
-  "temporarily_unavailable"
-) {}
+export class InvalidKey extends Schema.Error<InvalidKey>("InvalidKey")(
+  envelope("invalid_key"),
+  describe("invalid_key")
+) {
+  readonly _tag = "InvalidKey"
+  static readonly code = "invalid_key"
+}
+
+export class NotFound extends Schema.Error<NotFound>("NotFound")(
+  envelope("not_found"),
+  describe("not_found")
+) {
+  readonly _tag = "NotFound"
+  static readonly code = "not_found"
+}
+
+export class MethodNotAllowed extends Schema.Error<MethodNotAllowed>("MethodNotAllowed")(
+  envelope("method_not_allowed"),
+  describe("method_not_allowed")
+) {
+  readonly _tag = "MethodNotAllowed"
+  static readonly code = "method_not_allowed"
+}
+
+export class IdempotencyConflict extends Schema.Error<IdempotencyConflict>("IdempotencyConflict")(
+  envelope("idempotency_conflict"),
+  describe("idempotency_conflict")
+) {
+  readonly _tag = "IdempotencyConflict"
+  static readonly code = "idempotency_conflict"
+}
+
+export class IdempotencyInProgress extends Schema.Error<IdempotencyInProgress>("IdempotencyInProgress")(
+  envelope("idempotency_in_progress"),
+  describe("idempotency_in_progress")
+) {
+  readonly _tag = "IdempotencyInProgress"
+  static readonly code = "idempotency_in_progress"
+}
+
+export class PayloadTooLarge extends Schema.Error<PayloadTooLarge>("PayloadTooLarge")(
+  envelope("payload_too_large"),
+  describe("payload_too_large")
+) {
+  readonly _tag = "PayloadTooLarge"
+  static readonly code = "payload_too_large"
+}
+
+export class UnsupportedMediaType extends Schema.Error<UnsupportedMediaType>("UnsupportedMediaType")(
+  envelope("unsupported_media_type"),
+  describe("unsupported_media_type")
+) {
+  readonly _tag = "UnsupportedMediaType"
+  static readonly code = "unsupported_media_type"
+}
+
+export class PropertyNotFound extends Schema.Error<PropertyNotFound>("PropertyNotFound")(
+  envelope("property_not_found"),
+  describe("property_not_found")
+) {
+  readonly _tag = "PropertyNotFound"
+  static readonly code = "property_not_found"
+}
+
+export class RateLimited extends Schema.Error<RateLimited>("RateLimited")(
+  envelope("rate_limited"),
+  describe("rate_limited")
+) {
+  readonly _tag = "RateLimited"
+  static readonly code = "rate_limited"
+}
+
+export class InternalError extends Schema.Error<InternalError>("InternalError")(
+  envelope("internal_error"),
+  describe("internal_error")
+) {
+  readonly _tag = "InternalError"
+  static readonly code = "internal_error"
+}
+
+export class TemporarilyUnavailable extends Schema.Error<TemporarilyUnavailable>("TemporarilyUnavailable")(
+  envelope("temporarily_unavailable"),
+  describe("temporarily_unavailable")
+) {
+  readonly _tag = "TemporarilyUnavailable"
+  static readonly code = "temporarily_unavailable"
+}
 
 /** The envelope every error is answered with, for the error with this code. */
 export interface Envelope<Code extends ErrorCode> {

@@ -137,7 +137,7 @@ describe("clients/typescript: packed, installed in an empty project, calling a r
     expect(files).toContain("package/dist/index.d.ts")
     expect(files).toContain("package/dist/fetch.js")
     expect(files).toContain("package/dist/fetch.d.ts")
-    expect(files).toContain("package/dist/contract/Api.js")
+    expect(files).toContain("package/dist/contract/Api/Api.js")
     expect(files.filter((file) => file.endsWith(".ts") && !file.endsWith(".d.ts"))).toEqual([])
     const installed = path.join(consumer, "node_modules", "@lead-intake", "client")
     const manifest = JSON.parse(await readFile(path.join(installed, "package.json"), "utf8"))
