@@ -2,7 +2,7 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { type OutcomeUnknown, type StoreUnavailable, writeOrFail } from "../Platform/Sql.ts"
+import { availableOrFail, type OutcomeUnknown, type StoreUnavailable, writeOrFail } from "../Platform/Sql.ts"
 
 export const leaseMillis = 30_000
 export const memoryMillis = 24 * 60 * 60 * 1000
@@ -104,7 +104,9 @@ export class IdempotencyStore extends Context.Service<
           yield* sql`
             DELETE FROM idempotency_keys
             WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(
-            Effect.timeout(2_000),
+            // Bounded by a timer, not by interruption: it runs where the request can no longer be
+            // interrupted (a failed write's exit), and within what is left of the request's deadline.
+            availableOrFail("IdempotencyStore.release"),
             Effect.catchCause((cause) =>
               Effect.logWarning("idempotency key not released; its lease will free it", cause)
             )
