@@ -45,7 +45,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Human documentation, with an anchor per error code */
+        /** This reference: the guide, every operation, the webhooks and an anchor per error code */
         get: operations["public.docs"];
         put?: never;
         post?: never;

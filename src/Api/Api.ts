@@ -198,7 +198,7 @@ export class PublicGroup extends HttpApiGroup.make("public").add(
     success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
   }).annotateMerge(
     OpenApi.annotations({
-      summary: "Human documentation, with an anchor per error code",
+      summary: "This reference: the guide, every operation, the webhooks and an anchor per error code",
       transform: publicHeaders
     })
   )
