@@ -1,10 +1,11 @@
-import { Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api, Caller, type CallerShape } from "../../Api/Api.ts"
 import type { LeadRequest } from "../../Api/LeadRequest.ts"
 import { requestFingerprint } from "../../Domain/Fingerprint.ts"
 import { phoneMatchKey } from "../../Domain/Phone.ts"
 import { AppConfig } from "../../Platform/Config.ts"
+import { OutcomeUnknown } from "../../Platform/Sql.ts"
 import { IdempotencyStore, type Reservation } from "../IdempotencyStore.ts"
 import { type LeadInput, leadInputOf } from "../LeadInput.ts"
 import { LeadRepository, type LeadWritten } from "../LeadRepository.ts"
@@ -18,6 +19,10 @@ const outcomeUnknown = () =>
     "internal_error",
     "The database stopped answering after the write was sent; retry with the same Idempotency-Key"
   )
+
+const isOutcomeUnknown = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isFailure(exit) &&
+  Option.exists(Cause.findErrorOption(exit.cause), (error) => error instanceof OutcomeUnknown)
 
 const propertyNotFound = () =>
   fail("property_not_found", "No active property of your organization matches propiedad", "propiedad")
@@ -122,7 +127,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
           propertyId,
           idempotency: reservation
         })
-        .pipe(Effect.catchTags({ StoreUnavailable: unavailable, OutcomeUnknown: outcomeUnknown }))
+        .pipe(Effect.catchTag("StoreUnavailable", unavailable))
     })
 
     /** The one place a lead's answer is built, replays included. */
@@ -171,14 +176,23 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     const accept = (caller: CallerShape, input: LeadInput, body: LeadRequest, key: string | undefined) =>
       Effect.uninterruptible(
         Effect.gen(function* () {
-          if (key === undefined) return written(yield* write(caller, input, null))
+          if (key === undefined) {
+            return written(
+              yield* write(caller, input, null).pipe(Effect.catchTag("OutcomeUnknown", outcomeUnknown))
+            )
+          }
           const reservation = yield* reserveKey(caller, key, body)
           if (reservation._tag === "Replay") return replayed(reservation)
           const slot = { originId: caller.originId, key }
           const lead = yield* write(caller, input, { key, token: reservation.token }).pipe(
+            // A write whose outcome is unknown may still commit, with the key's answer: its key is
+            // kept until the lease ends, so a retry replays the lead or, if nothing came of it, creates it.
             Effect.onExit((exit) =>
-              Exit.isSuccess(exit) ? Effect.void : idempotency.release(slot, reservation.token)
-            )
+              Exit.isSuccess(exit) || isOutcomeUnknown(exit)
+                ? Effect.void
+                : idempotency.release(slot, reservation.token)
+            ),
+            Effect.catchTag("OutcomeUnknown", outcomeUnknown)
           )
           return written(lead)
         })
