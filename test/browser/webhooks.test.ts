@@ -85,7 +85,7 @@ describe("webhooks, lead export and erasure in the console", () => {
     await expect(row.textContent()).resolves.toMatch(/lead\.erased/)
     await expect(row.textContent()).resolves.toMatch(/Included/)
     await expect(row.textContent()).resolves.toMatch(/Active/)
-    await expect(page.content()).resolves.not.toContain(secret)
+    await expect.poll(() => page.content()).not.toContain(secret)
     const listed = json(await app.cli("webhook", "list", "--org", org, "--json"))
     expect(listed).toEqual([
       expect.objectContaining({
