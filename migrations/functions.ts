@@ -49,7 +49,7 @@ END
 $fn$`
   },
   {
-    name: "create_or_enrich_lead",
+    name: "create_or_enrich_lead(livemode)",
     text: `
 CREATE OR REPLACE FUNCTION create_or_enrich_lead(
   p_organization_id uuid,
@@ -64,7 +64,8 @@ CREATE OR REPLACE FUNCTION create_or_enrich_lead(
   p_now timestamptz,
   p_due_at timestamptz,
   p_idempotency_key text,
-  p_lease_token uuid
+  p_lease_token uuid,
+  p_livemode boolean
 ) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -79,15 +80,21 @@ BEGIN
   <<attempts>>
   LOOP
   v_attempt := v_attempt + 1;
-  INSERT INTO leads (organization_id, origin_id, nombre, telefono, phone_key, email, property_id, created_at, updated_at)
-  VALUES (p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email, p_property_id, p_now, p_now)
-  ON CONFLICT (organization_id, phone_key) DO NOTHING
+  INSERT INTO leads (organization_id, origin_id, nombre, telefono, phone_key, email, property_id, created_at, updated_at,
+                     livemode)
+  VALUES (p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email, p_property_id, p_now, p_now,
+          p_livemode)
+  ON CONFLICT (organization_id, livemode, phone_key) DO NOTHING
   RETURNING id INTO v_lead_id;
 
   IF v_lead_id IS NOT NULL THEN
     v_created := true;
     IF p_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
     IF p_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
+  END IF;
+
+  -- A test lead is never assigned and sets off no task (decisions.md §10).
+  IF v_lead_id IS NOT NULL AND p_livemode THEN
     SELECT r.id, r.agent_ids, r.round_robin INTO v_rule
     FROM capture_rules r
     WHERE r.organization_id = p_organization_id
@@ -105,10 +112,12 @@ BEGIN
     END IF;
     INSERT INTO lead_tasks (lead_id, kind, assignee_id, due_at, created_at)
     VALUES (v_lead_id, 'first_contact', v_assignee, p_due_at, p_now);
-  ELSE
+  END IF;
+
+  IF v_lead_id IS NULL THEN
     SELECT l.id, l.email, l.property_id INTO v_before
     FROM leads l
-    WHERE l.organization_id = p_organization_id AND l.phone_key = p_phone_key
+    WHERE l.organization_id = p_organization_id AND l.livemode = p_livemode AND l.phone_key = p_phone_key
     FOR UPDATE;
     IF NOT FOUND THEN
       IF v_attempt >= 3 THEN
@@ -132,16 +141,24 @@ BEGIN
     INSERT INTO lead_notes (lead_id, body, request_id, created_at) VALUES (v_lead_id, p_note, p_request_id, p_now);
   END IF;
 
-  INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at)
+  INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode)
   VALUES (
     p_organization_id, v_lead_id, CASE WHEN v_created THEN 'lead.created' ELSE 'lead.enriched' END,
     jsonb_build_object('lead_id', v_lead_id, 'origin_id', p_origin_id, 'assignee_id', v_assignee,
                        'request_id', p_request_id),
-    p_now
+    p_now, p_livemode
   );
 
-  IF p_idempotency_key IS NOT NULL THEN
+  IF p_idempotency_key IS NOT NULL AND p_livemode THEN
     UPDATE idempotency_keys k
+    SET state = 'completed',
+        http_status = CASE WHEN v_created THEN 201 ELSE 200 END,
+        response = jsonb_build_object('lead_id', v_lead_id,
+                                      'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
+        completed_at = p_now, lease_token = NULL, lease_expires_at = NULL
+    WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.lease_token = p_lease_token;
+  ELSIF p_idempotency_key IS NOT NULL THEN
+    UPDATE test_idempotency_keys k
     SET state = 'completed',
         http_status = CASE WHEN v_created THEN 201 ELSE 200 END,
         response = jsonb_build_object('lead_id', v_lead_id,
@@ -152,6 +169,22 @@ BEGIN
 
   RETURN QUERY SELECT v_lead_id, v_created, v_assignee, v_filled;
 END
+$fn$`
+  },
+  {
+    // The previous release's signature, kept for its instances during a deploy: a live write. Drop it
+    // in the release after 0015.
+    name: "create_or_enrich_lead",
+    text: `
+CREATE OR REPLACE FUNCTION create_or_enrich_lead(
+  p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
+  p_property_id uuid, p_note text, p_request_id text, p_now timestamptz, p_due_at timestamptz,
+  p_idempotency_key text, p_lease_token uuid
+) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+LANGUAGE sql AS $fn$
+  SELECT * FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
+                                      p_property_id, p_note, p_request_id, p_now, p_due_at, p_idempotency_key,
+                                      p_lease_token, true)
 $fn$`
   },
   {

@@ -11,6 +11,7 @@ import spentKeysWithoutLock from "./0010_spent_keys_without_lock.ts"
 import loginThrottlePairs from "./0011_login_throttle_pairs.ts"
 import leastPrivilege from "./0013_least_privilege.ts"
 import webhookPartnerEvents from "./0014_webhook_partner_events.ts"
+import testMode from "./0015_test_mode.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -25,5 +26,6 @@ export const migrations = {
   "0010_spent_keys_without_lock": spentKeysWithoutLock,
   "0011_login_throttle_pairs": loginThrottlePairs,
   "0013_least_privilege": leastPrivilege,
-  "0014_webhook_partner_events": webhookPartnerEvents
+  "0014_webhook_partner_events": webhookPartnerEvents,
+  "0015_test_mode": testMode
 }

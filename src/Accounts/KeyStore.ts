@@ -1,7 +1,14 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { CallerShape } from "../Api/Api.ts"
-import { generateApiKey, hashApiKey, hashesEqual, parseApiKey, visiblePrefixOf } from "../Domain/ApiKey.ts"
+import {
+  generateApiKey,
+  hashApiKey,
+  hashesEqual,
+  type KeyMode,
+  parseApiKey,
+  visiblePrefixOf
+} from "../Domain/ApiKey.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
@@ -27,6 +34,7 @@ const KeyRow = Schema.Struct({
   key_id: Schema.String,
   key_hash: Schema.String,
   revoked: Schema.Boolean,
+  livemode: Schema.Boolean,
   origin_id: Schema.String,
   label: Schema.String,
   rate_limit: Schema.Number,
@@ -63,18 +71,25 @@ const callerOf = (
     originLabel: row.label,
     organizationId: row.organization_id,
     country: row.country,
-    rateLimit: row.rate_limit
+    rateLimit: row.rate_limit,
+    livemode: row.livemode
   })
 }
 
 const annotateCaller = (caller: CallerShape) =>
-  Effect.annotateCurrentSpan({ "origin.id": caller.originId, "organization.id": caller.organizationId })
+  Effect.annotateCurrentSpan({
+    "origin.id": caller.originId,
+    "organization.id": caller.organizationId,
+    "key.livemode": caller.livemode
+  })
 
 const OriginSummaryRow = Schema.Struct({
   id: Schema.String,
   label: Schema.String,
   prefix: Schema.NullOr(Schema.String),
-  revoked: Schema.Boolean
+  revoked: Schema.Boolean,
+  /** The active test key's prefix; null when the origin has none. */
+  test_prefix: Schema.NullOr(Schema.String)
 })
 export type OriginSummary = typeof OriginSummaryRow.Type
 
@@ -87,10 +102,14 @@ export interface IssuedKey {
   readonly prefix: string
 }
 
+/** Which of an origin's keys a rotation or revocation concerns. */
+const modeText = (mode: KeyMode) => (mode === "live" ? "key" : "test key")
+
 /**
  * Origins and their keys: `authenticate` turns a bearer token into its caller on every request (no
  * cache, so a revocation holds on the next request of every instance); operators create origins,
- * set their rate limits, rotate and revoke keys.
+ * set their rate limits, rotate and revoke keys. An origin holds at most one active key per mode:
+ * its live key and a test key (decisions.md §10), issued and revoked independently.
  */
 export class KeyStore extends Context.Service<
   KeyStore,
@@ -106,10 +125,11 @@ export class KeyStore extends Context.Service<
     >
     setRateLimit(originId: string, rateLimit: number): Effect.Effect<void, UnknownEntity>
     listOrigins(organizationId: string): Effect.Effect<ReadonlyArray<OriginSummary>, UnknownEntity>
-    /** Issues a new key for the origin; the previous one is revoked in the same instant. */
-    rotate(originId: string): Effect.Effect<IssuedKey, UnknownEntity>
+    /** Issues a new key of the mode for the origin; the previous one of that mode is revoked in the same instant. */
+    rotate(originId: string, mode?: KeyMode): Effect.Effect<IssuedKey, UnknownEntity>
     revoke(
-      originId: string
+      originId: string,
+      mode?: KeyMode
     ): Effect.Effect<{ readonly prefix: string; readonly revokedAt: Date }, UnknownEntity | Rejected>
   }
 >()("lead-intake/KeyStore") {
@@ -123,7 +143,7 @@ export class KeyStore extends Context.Service<
         Request: Schema.String,
         Result: KeyRow,
         execute: (publicId) => read`
-          SELECT k.id AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, o.id AS origin_id, o.label,
+          SELECT k.id AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, k.livemode, o.id AS origin_id, o.label,
                  o.rate_limit, g.id AS organization_id, g.country
           FROM api_keys k
           JOIN origins o ON o.id = k.origin_id
@@ -131,11 +151,11 @@ export class KeyStore extends Context.Service<
           WHERE k.public_id = ${publicId}`
       })
 
-      const insertKey = (originId: string) => {
-        const issued = generateApiKey()
+      const insertKey = (originId: string, mode: KeyMode) => {
+        const issued = generateApiKey(mode)
         return sql`
-          INSERT INTO api_keys (origin_id, public_id, prefix, key_hash)
-          VALUES (${originId}, ${issued.publicId}, ${issued.prefix}, ${issued.hash})`.pipe(
+          INSERT INTO api_keys (origin_id, public_id, prefix, key_hash, livemode)
+          VALUES (${originId}, ${issued.publicId}, ${issued.prefix}, ${issued.hash}, ${mode === "live"})`.pipe(
           Effect.as({ key: issued.key, prefix: issued.prefix })
         )
       }
@@ -164,7 +184,7 @@ export class KeyStore extends Context.Service<
                   RETURNING id, label, rate_limit`.pipe(
                   Effect.flatMap(([row]) => Effect.orDie(decodeOrigin(row)))
                 )
-                const issued = yield* insertKey(origin.id)
+                const issued = yield* insertKey(origin.id, "live")
                 return { id: origin.id, label: origin.label, rateLimit: origin.rate_limit, ...issued }
               })
             )
@@ -193,38 +213,46 @@ export class KeyStore extends Context.Service<
         listOrigins: Effect.fn("KeyStore.listOrigins")(function* (organizationId) {
           yield* requireExisting(sql, "organization", organizationId)
           return yield* sql`
-            SELECT o.id, o.label, k.prefix, (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked
+            SELECT o.id, o.label, k.prefix, (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked,
+                   (SELECT t.prefix FROM api_keys t
+                    WHERE t.origin_id = o.id AND NOT t.livemode AND t.revoked_at IS NULL) AS test_prefix
             FROM origins o
             LEFT JOIN LATERAL (
-              SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id ORDER BY created_at DESC, id LIMIT 1
+              SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id AND livemode
+              ORDER BY created_at DESC, id LIMIT 1
             ) k ON true
             WHERE o.organization_id = ${organizationId}
             ORDER BY o.created_at, o.label`.pipe(decodeRows(OriginSummaryRow))
         }),
 
-        rotate: Effect.fn("KeyStore.rotate")(function* (originId) {
+        rotate: Effect.fn("KeyStore.rotate")(function* (originId, mode = "live") {
           const now = new Date(yield* Clock.currentTimeMillis)
           return yield* sql
             .withTransaction(
               Effect.gen(function* () {
                 yield* requireOrigin(originId)
-                yield* sql`UPDATE api_keys SET revoked_at = ${now} WHERE origin_id = ${originId} AND revoked_at IS NULL`
-                return yield* insertKey(originId)
+                yield* sql`
+                  UPDATE api_keys SET revoked_at = ${now}
+                  WHERE origin_id = ${originId} AND livemode = ${mode === "live"} AND revoked_at IS NULL`
+                return yield* insertKey(originId, mode)
               })
             )
             .pipe(Effect.catchTag("SqlError", Effect.die))
         }),
 
-        revoke: Effect.fn("KeyStore.revoke")(function* (originId) {
+        revoke: Effect.fn("KeyStore.revoke")(function* (originId, mode = "live") {
           const now = new Date(yield* Clock.currentTimeMillis)
           return yield* sql
             .withTransaction(
               Effect.gen(function* () {
                 yield* requireOrigin(originId)
                 const row = yield* sql`
-                  UPDATE api_keys SET revoked_at = ${now} WHERE origin_id = ${originId} AND revoked_at IS NULL
+                  UPDATE api_keys SET revoked_at = ${now}
+                  WHERE origin_id = ${originId} AND livemode = ${mode === "live"} AND revoked_at IS NULL
                   RETURNING prefix, revoked_at`.pipe(decodeFirst(RevokedRow))
-                if (Option.isNone(row)) return yield* new Rejected({ reason: "the origin has no active key" })
+                if (Option.isNone(row)) {
+                  return yield* new Rejected({ reason: `the origin has no active ${modeText(mode)}` })
+                }
                 return { prefix: row.value.prefix, revokedAt: row.value.revoked_at }
               })
             )
@@ -239,15 +267,16 @@ export class KeyStore extends Context.Service<
     Effect.gen(function* () {
       const store = yield* MemoryStore
 
-      const issue = Effect.fnUntraced(function* (originId: string) {
+      const issue = Effect.fnUntraced(function* (originId: string, mode: KeyMode) {
         const now = yield* Clock.currentTimeMillis
         for (const key of store.keys.values()) {
-          if (key.originId === originId && key.revokedAt === null) key.revokedAt = now
+          if (key.originId === originId && key.mode === mode && key.revokedAt === null) key.revokedAt = now
         }
-        const issued = generateApiKey()
+        const issued = generateApiKey(mode)
         store.keys.set(issued.publicId, {
           id: crypto.randomUUID(),
           originId,
+          mode,
           publicId: issued.publicId,
           prefix: issued.prefix,
           hash: issued.hash,
@@ -264,9 +293,9 @@ export class KeyStore extends Context.Service<
           : Effect.succeed(origin)
       }
 
-      // The active key, else the newest; insertion order breaks ties that equal timestamps cannot.
-      const latestKey = (originId: string) => {
-        const keys = [...store.keys.values()].filter((key) => key.originId === originId)
+      // The active key of the mode, else its newest; insertion order breaks ties that equal timestamps cannot.
+      const latestKey = (originId: string, mode: KeyMode) => {
+        const keys = [...store.keys.values()].filter((key) => key.originId === originId && key.mode === mode)
         return keys.find((key) => key.revokedAt === null) ?? keys.at(-1)
       }
 
@@ -279,6 +308,7 @@ export class KeyStore extends Context.Service<
           key_id: key.id,
           key_hash: key.hash,
           revoked: key.revokedAt !== null,
+          livemode: key.mode === "live",
           origin_id: origin.id,
           label: origin.label,
           rate_limit: origin.rateLimit,
@@ -308,7 +338,7 @@ export class KeyStore extends Context.Service<
           }
           const origin = { id: crypto.randomUUID(), ...input }
           store.origins.set(origin.id, origin)
-          const issued = yield* issue(origin.id)
+          const issued = yield* issue(origin.id, "live")
           return { id: origin.id, label: origin.label, rateLimit: origin.rateLimit, ...issued }
         }),
         setRateLimit: Effect.fn("KeyStore.setRateLimit")(function* (originId, rateLimit) {
@@ -322,24 +352,26 @@ export class KeyStore extends Context.Service<
           return [...store.origins.values()]
             .filter((origin) => origin.organizationId === organizationId)
             .map((origin) => {
-              const key = latestKey(origin.id)
+              const key = latestKey(origin.id, "live")
+              const testKey = latestKey(origin.id, "test")
               return {
                 id: origin.id,
                 label: origin.label,
                 prefix: key?.prefix ?? null,
-                revoked: key?.revokedAt !== null
+                revoked: key?.revokedAt !== null,
+                test_prefix: testKey?.revokedAt === null ? testKey.prefix : null
               }
             })
         }),
-        rotate: Effect.fn("KeyStore.rotate")(function* (originId) {
+        rotate: Effect.fn("KeyStore.rotate")(function* (originId, mode = "live") {
           yield* requireOrigin(originId)
-          return yield* issue(originId)
+          return yield* issue(originId, mode)
         }),
-        revoke: Effect.fn("KeyStore.revoke")(function* (originId) {
+        revoke: Effect.fn("KeyStore.revoke")(function* (originId, mode = "live") {
           yield* requireOrigin(originId)
-          const key = latestKey(originId)
+          const key = latestKey(originId, mode)
           if (key === undefined || key.revokedAt !== null) {
-            return yield* new Rejected({ reason: "the origin has no active key" })
+            return yield* new Rejected({ reason: `the origin has no active ${modeText(mode)}` })
           }
           key.revokedAt = yield* Clock.currentTimeMillis
           return { prefix: key.prefix, revokedAt: new Date(key.revokedAt) }

@@ -128,6 +128,8 @@ export interface CallerShape {
   readonly organizationId: string
   readonly country: string
   readonly rateLimit: number
+  /** False for a test key (`lk_test_…`): what it writes is test data (decisions.md §10). */
+  readonly livemode: boolean
 }
 
 /** The origin (and so the organization) that a valid API key identifies. */

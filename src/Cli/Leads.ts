@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { Command } from "effect/cli"
+import { Command, Flag } from "effect/cli"
 import { type LeadDetail, LeadRepository, type LeadSummary } from "../Intake/LeadRepository.ts"
 import { PersonalData } from "../PersonalData/PersonalData.ts"
 import * as Input from "./Input.ts"
@@ -29,9 +29,10 @@ const summaryView = (lead: LeadSummary) => ({ ...lead, created_at: iso(lead.crea
 
 const describeLead = (lead: ReturnType<typeof detailView>) =>
   [
-    lead.erased_at === null
+    (lead.erased_at === null
       ? `Lead ${lead.id}`
-      : `Lead ${lead.id}: ERASED at ${lead.erased_at} (a tombstone; no personal data is kept)`,
+      : `Lead ${lead.id}: ERASED at ${lead.erased_at} (a tombstone; no personal data is kept)`) +
+      (lead.livemode ? "" : " [TEST DATA]"),
     `  nombre:       ${orDash(lead.nombre)}`,
     `  telefono:     ${orDash(lead.telefono)}`,
     `  email:        ${orDash(lead.email)}`,
@@ -77,10 +78,17 @@ const leadShow = Command.make(
 
 const leadList = Command.make(
   "list",
-  { org: Input.id("org", "organization"), limit: Input.limit },
-  Effect.fn("Cli.leadList")(function* ({ org, limit }) {
+  {
+    org: Input.id("org", "organization"),
+    limit: Input.limit,
+    test: Flag.Boolean("test").pipe(
+      Flag.withDescription("The test leads (written with test keys) instead of the live ones"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("Cli.leadList")(function* ({ org, limit, test }) {
     const leads = yield* LeadRepository
-    const rows = (yield* leads.list(org, limit)).map(summaryView)
+    const rows = (yield* leads.list(org, limit, !test)).map(summaryView)
     yield* emit(rows, (rows) =>
       table(
         ["ID", "NOMBRE", "TELEFONO", "EMAIL", "ORIGIN", "CREATED"],
@@ -92,13 +100,31 @@ const leadList = Command.make(
           l.origin,
           l.created_at
         ]),
-        "No leads."
+        test ? "No test leads." : "No leads."
       )
     )
   }, withOperator)
-).pipe(Command.withDescription("The organization's leads, newest first"))
+).pipe(Command.withDescription("The organization's leads, newest first (--test: its test leads)"))
+
+const leadPurgeTest = Command.make(
+  "purge-test",
+  { org: Input.id("org", "organization") },
+  Effect.fn("Cli.leadPurgeTest")(function* ({ org }) {
+    const leads = yield* LeadRepository
+    const purged = yield* leads.purgeTest(org)
+    yield* emit(
+      { purged },
+      (p) =>
+        `Purged ${p.purged} test lead${p.purged === 1 ? "" : "s"} with their notes, tasks, events, deliveries and idempotency records (the request log keeps its rows).`
+    )
+  }, withOperator)
+).pipe(
+  Command.withDescription(
+    "Remove the organization's test data: test leads with everything hanging on them (decisions.md §10)"
+  )
+)
 
 export const lead = Command.make("lead").pipe(
   Command.withDescription("Leads"),
-  Command.withSubcommands([leadShow, leadList, ...personalDataCommands])
+  Command.withSubcommands([leadShow, leadList, leadPurgeTest, ...personalDataCommands])
 )

@@ -53,16 +53,26 @@ const originList = Command.make(
     const keys = yield* KeyStore
     const origins = yield* keys.listOrigins(org)
     yield* emit(
-      origins.map((o) => ({ id: o.id, label: o.label, prefix: o.prefix, revoked: o.revoked })),
+      origins.map((o) => ({
+        id: o.id,
+        label: o.label,
+        prefix: o.prefix,
+        revoked: o.revoked,
+        test_prefix: o.test_prefix
+      })),
       (rows) =>
         table(
-          ["ID", "LABEL", "KEY PREFIX", "REVOKED"],
-          rows.map((o) => [o.id, o.label, orDash(o.prefix), o.revoked ? "yes" : "no"]),
+          ["ID", "LABEL", "KEY PREFIX", "REVOKED", "TEST KEY PREFIX"],
+          rows.map((o) => [o.id, o.label, orDash(o.prefix), o.revoked ? "yes" : "no", orDash(o.test_prefix)]),
           "No origins."
         )
     )
   }, withOperator)
-).pipe(Command.withDescription("List the organization's origins with their key prefix"))
+).pipe(
+  Command.withDescription(
+    "List the organization's origins with their key prefixes (live, and test when active)"
+  )
+)
 
 export const origin = Command.make("origin").pipe(
   Command.withDescription("Origins: the named sources that send leads, one key each"),
@@ -85,20 +95,47 @@ const keyRotate = Command.make(
   }, withOperator)
 ).pipe(Command.withDescription("Issue a new key for the origin; the old one is revoked at that instant"))
 
-const keyRevoke = Command.make(
-  "revoke",
+const keyCreateTest = Command.make(
+  "create-test",
   { origin: Input.id("origin", "origin") },
-  Effect.fn("Cli.keyRevoke")(function* ({ origin }) {
+  Effect.fn("Cli.keyCreateTest")(function* ({ origin }) {
     const keys = yield* KeyStore
-    const revoked = yield* keys.revoke(origin)
-    yield* emit(
-      { prefix: revoked.prefix, revoked_at: revoked.revokedAt.toISOString() },
-      (k) => `Revoked key ${k.prefix} at ${k.revoked_at}`
+    const issued = yield* keys.rotate(origin, "test")
+    yield* emit({ key: issued.key, prefix: issued.prefix }, (k) =>
+      [
+        `New test key (shown this once, store it now): ${k.key}`,
+        `Prefix: ${k.prefix}`,
+        "What it sends is test data: never assigned, no tasks, apart from the live leads.",
+        "A previous test key of this origin no longer works."
+      ].join("\n")
     )
   }, withOperator)
-).pipe(Command.withDescription("Revoke the origin's key"))
+).pipe(
+  Command.withDescription(
+    "Issue a test key (lk_test_…) for the origin; an earlier test key is revoked at that instant"
+  )
+)
+
+const keyRevoke = Command.make(
+  "revoke",
+  {
+    origin: Input.id("origin", "origin"),
+    test: Flag.Boolean("test").pipe(
+      Flag.withDescription("Revoke the origin's test key instead of its live key"),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("Cli.keyRevoke")(function* ({ origin, test }) {
+    const keys = yield* KeyStore
+    const revoked = yield* keys.revoke(origin, test ? "test" : "live")
+    yield* emit(
+      { prefix: revoked.prefix, revoked_at: revoked.revokedAt.toISOString() },
+      (k) => `Revoked ${test ? "test key" : "key"} ${k.prefix} at ${k.revoked_at}`
+    )
+  }, withOperator)
+).pipe(Command.withDescription("Revoke the origin's key (--test: its test key)"))
 
 export const key = Command.make("key").pipe(
-  Command.withDescription("API keys"),
-  Command.withSubcommands([keyRotate, keyRevoke])
+  Command.withDescription("API keys: each origin has a live key and may have a test key"),
+  Command.withSubcommands([keyRotate, keyRevoke, keyCreateTest])
 )

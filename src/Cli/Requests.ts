@@ -13,7 +13,8 @@ const view = (row: RequestLogRow) => ({
   lead_id: row.leadId,
   key_prefix: row.keyPrefix,
   idempotency_key: row.idempotencyKey,
-  duration_ms: row.durationMs
+  duration_ms: row.durationMs,
+  livemode: row.livemode
 })
 
 export const requests = Command.make(
@@ -43,11 +44,12 @@ export const requests = Command.make(
     }).pipe(withOperator)
     yield* emit(rows.map(view), (rows) =>
       table(
-        ["AT", "STATUS", "OUTCOME", "LEAD", "KEY PREFIX", "IDEMPOTENCY KEY", "MS", "REQUEST"],
+        ["AT", "STATUS", "OUTCOME", "MODE", "LEAD", "KEY PREFIX", "IDEMPOTENCY KEY", "MS", "REQUEST"],
         rows.map((r) => [
           r.at,
           String(r.status),
           r.outcome,
+          r.livemode ? "live" : "test",
           orDash(r.lead_id),
           orDash(r.key_prefix),
           orDash(r.idempotency_key),

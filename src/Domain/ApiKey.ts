@@ -2,14 +2,16 @@ import { hash, randomBytes, timingSafeEqual } from "node:crypto"
 import { crc32 } from "node:zlib"
 
 const BASE62_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-const KEY_PREFIX = "lk_live_"
+/** A live key writes the organization's data; a test key writes test data beside it (decisions.md §10). */
+export type KeyMode = "live" | "test"
+
+const keyPrefixes = { live: "lk_live_", test: "lk_test_" } as const
 const PUBLIC_ID_LENGTH = 8
 const SECRET_LENGTH = 32
 const CHECKSUM_LENGTH = 6
-const VISIBLE_PREFIX_LENGTH = KEY_PREFIX.length + PUBLIC_ID_LENGTH
 
-const API_KEY_PATTERN = /^(lk_live_([0-9A-Za-z]{8}))_[0-9A-Za-z]{32}([0-9A-Za-z]{6})$/
-const VISIBLE_PREFIX_PATTERN = /^lk_live_[0-9A-Za-z]{8}/
+const API_KEY_PATTERN = /^(lk_(live|test)_([0-9A-Za-z]{8}))_[0-9A-Za-z]{32}([0-9A-Za-z]{6})$/
+const VISIBLE_PREFIX_PATTERN = /^lk_(?:live|test)_[0-9A-Za-z]{8}/
 
 // Largest multiple of 62 that fits in a byte: bytes at or above it are discarded so every character is equally
 // likely (a plain `byte % 62` would favour the first 8 characters).
@@ -40,25 +42,31 @@ export const apiKeyChecksum = (body: string): string =>
 
 export const hashApiKey = (key: string): string => hash("sha256", key, "hex")
 
-export const generateApiKey = (): { key: string; publicId: string; prefix: string; hash: string } => {
+export const generateApiKey = (
+  mode: KeyMode = "live"
+): { key: string; publicId: string; prefix: string; hash: string } => {
   const publicId = randomBase62(PUBLIC_ID_LENGTH)
-  const prefix = KEY_PREFIX + publicId
+  const prefix = keyPrefixes[mode] + publicId
   const body = `${prefix}_${randomBase62(SECRET_LENGTH)}`
   const key = body + apiKeyChecksum(body)
   return { key, publicId, prefix, hash: hashApiKey(key) }
 }
 
-export const parseApiKey = (token: string): { publicId: string; prefix: string } | undefined => {
+export const parseApiKey = (
+  token: string
+): { publicId: string; prefix: string; mode: KeyMode } | undefined => {
   const match = API_KEY_PATTERN.exec(token)
   if (match === null) return undefined
-  const [, prefix, publicId, checksum] = match
+  const [, prefix, mode, publicId, checksum] = match
   if (prefix === undefined || publicId === undefined || checksum === undefined) return undefined
   if (apiKeyChecksum(token.slice(0, -CHECKSUM_LENGTH)) !== checksum) return undefined
-  return { publicId, prefix }
+  return { publicId, prefix, mode: mode === "test" ? "test" : "live" }
 }
 
-export const visiblePrefixOf = (token: string): string | undefined =>
-  VISIBLE_PREFIX_PATTERN.test(token) ? token.slice(0, VISIBLE_PREFIX_LENGTH) : undefined
+/** Whether a key's visible prefix (`lk_live_…`, `lk_test_…`) names a live key; no prefix is live. */
+export const isLivePrefix = (prefix: string | null): boolean => prefix?.startsWith(keyPrefixes.test) !== true
+
+export const visiblePrefixOf = (token: string): string | undefined => VISIBLE_PREFIX_PATTERN.exec(token)?.[0]
 
 // Compares the strings' bytes rather than decoding hex, so malformed hex can never decode to equal buffers.
 export const hashesEqual = (a: string, b: string): boolean => {

@@ -42,6 +42,8 @@ export type Reservation =
 
 export interface IdempotencySlot {
   readonly originId: string
+  /** A test key's idempotency keys are its own (decisions.md §10). */
+  readonly livemode: boolean
   readonly key: string
 }
 
@@ -65,13 +67,17 @@ export class IdempotencyStore extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const fn = yield* step
+      // Live and test keys are kept in tables of the same shape (migration 0015).
+      const tableOf = (slot: IdempotencySlot) =>
+        sql(slot.livemode ? "idempotency_keys" : "test_idempotency_keys")
       return IdempotencyStore.of({
         reserve: fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
           const now = yield* Clock.currentTimeMillis
           const token = crypto.randomUUID()
+          const table = tableOf(slot)
           const rows = yield* sql`
             WITH reserved AS (
-              INSERT INTO idempotency_keys AS k (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+              INSERT INTO ${table} AS k (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
               VALUES (${slot.originId}, ${slot.key}, ${fingerprint}, 'in_progress', ${token}, ${new Date(now + leaseMillis)})
               ON CONFLICT (origin_id, key) DO UPDATE
                 SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
@@ -83,7 +89,7 @@ export class IdempotencyStore extends Context.Service<
             SELECT true AS reserved, NULL AS state, NULL AS fingerprint, NULL::jsonb AS response
             FROM reserved
             UNION ALL
-            SELECT false, state, fingerprint, response FROM idempotency_keys
+            SELECT false, state, fingerprint, response FROM ${table}
             WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND NOT EXISTS (SELECT 1 FROM reserved)`.pipe(
             Effect.flatMap(decodeReserveRow),
             writeOrFail(sql, "IdempotencyStore.reserve")
@@ -102,7 +108,7 @@ export class IdempotencyStore extends Context.Service<
         }),
         release: fn("IdempotencyStore.release")(function* (slot, token) {
           yield* sql`
-            DELETE FROM idempotency_keys
+            DELETE FROM ${tableOf(slot)}
             WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(
             // Bounded by a timer, not by interruption: it runs where the request can no longer be
             // interrupted (a failed write's exit), and within what is left of the request's deadline.
@@ -123,7 +129,7 @@ export class IdempotencyStore extends Context.Service<
       return IdempotencyStore.of({
         reserve: Effect.fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
           const now = yield* Clock.currentTimeMillis
-          const id = idempotencySlot(slot.originId, slot.key)
+          const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
           const existing = store.idempotency.get(id)
           const free =
             existing === undefined ||
@@ -144,7 +150,7 @@ export class IdempotencyStore extends Context.Service<
           return yield* annotated({ _tag: "Replay", response: existing.response })
         }),
         release: Effect.fn("IdempotencyStore.release")(function* (slot, token) {
-          const id = idempotencySlot(slot.originId, slot.key)
+          const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
           const existing = store.idempotency.get(id)
           if (existing?.state === "in_progress" && existing.token === token) store.idempotency.delete(id)
         })

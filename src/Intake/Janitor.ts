@@ -19,11 +19,16 @@ export const sweep = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const { requestLogRetentionDays } = yield* AppConfig
   const now = yield* Clock.currentTimeMillis
-  yield* sql`DELETE FROM rate_limit_windows WHERE window_start < ${new Date(now - 10 * 60_000)}`
-  yield* sql`
-    DELETE FROM idempotency_keys
-    WHERE (state = 'completed' AND completed_at < ${new Date(now - memoryMillis)})
-       OR (state = 'in_progress' AND lease_expires_at < ${new Date(now - 60 * 60_000)})`
+  // Live and test keys' state alike (migration 0015).
+  for (const table of ["rate_limit_windows", "test_rate_limit_windows"]) {
+    yield* sql`DELETE FROM ${sql(table)} WHERE window_start < ${new Date(now - 10 * 60_000)}`
+  }
+  for (const table of ["idempotency_keys", "test_idempotency_keys"]) {
+    yield* sql`
+      DELETE FROM ${sql(table)}
+      WHERE (state = 'completed' AND completed_at < ${new Date(now - memoryMillis)})
+         OR (state = 'in_progress' AND lease_expires_at < ${new Date(now - 60 * 60_000)})`
+  }
   const cutoff = new Date(now - requestLogRetentionDays * dayMillis)
   const pruneBatch = sql`
     WITH gone AS (

@@ -5,6 +5,7 @@ import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
 import {
   availableOrFail,
+  countOf,
   IdRow,
   type OutcomeUnknown,
   ReadSql,
@@ -18,6 +19,8 @@ export interface LeadWrite {
   readonly requestId: string
   readonly organizationId: string
   readonly originId: string
+  /** A test key's write: it meets only test leads, is never assigned and sets off no task. */
+  readonly livemode: boolean
   readonly input: LeadInput
   readonly phoneKey: string | null
   readonly propertyId: string | null
@@ -49,6 +52,7 @@ export interface LeadDetail {
   readonly assignee_id: string | null
   readonly assignee_name: string | null
   readonly created_at: Date
+  readonly livemode: boolean
   readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: Date }>
   readonly tasks: ReadonlyArray<{
     readonly kind: string
@@ -88,7 +92,8 @@ const LeadRow = Schema.Struct({
   property_codigo: Schema.NullOr(Schema.String),
   assignee_id: Schema.NullOr(Schema.String),
   assignee_name: Schema.NullOr(Schema.String),
-  created_at: Schema.Date
+  created_at: Schema.Date,
+  livemode: Schema.Boolean
 })
 const NoteRow = Schema.Struct({ body: Schema.String, created_at: Schema.Date })
 const TaskRow = Schema.Struct({
@@ -108,21 +113,30 @@ const SummaryRow = Schema.Struct({
 })
 
 /**
- * Leads and everything a write sets off. `createOrEnrich` is one round trip (the function of
- * migration 0002), so a lead, its note, task, outbox event, capture assignment and stored
- * idempotent response commit together or not at all; the unique (organization, phone key) index
- * decides races, not timing, and only a real creation takes a round-robin turn.
+ * Leads and everything a write sets off. `createOrEnrich` is one round trip (`create_or_enrich_lead`
+ * in migrations/functions.ts), so a lead, its note, task, outbox event, capture assignment and
+ * stored idempotent response commit together or not at all; the unique (organization, mode, phone
+ * key) index decides races, not timing, and only a real creation takes a round-robin turn. Test
+ * leads (decisions.md §10) live beside live ones and never meet them; `purgeTest` removes an
+ * organization's test leads with everything hanging on them.
  */
 export class LeadRepository extends Context.Service<
   LeadRepository,
   {
     findMatch(
       organizationId: string,
+      livemode: boolean,
       phoneKey: string
     ): Effect.Effect<Option.Option<string>, StoreUnavailable>
     createOrEnrich(write: LeadWrite): Effect.Effect<LeadWritten, StoreUnavailable | OutcomeUnknown>
     show(id: string): Effect.Effect<LeadDetail, UnknownEntity>
-    list(organizationId: string, limit: number): Effect.Effect<ReadonlyArray<LeadSummary>, UnknownEntity>
+    list(
+      organizationId: string,
+      limit: number,
+      livemode?: boolean
+    ): Effect.Effect<ReadonlyArray<LeadSummary>, UnknownEntity>
+    /** Removes the organization's test leads, their notes, tasks, events, deliveries and idempotency records. */
+    purgeTest(organizationId: string): Effect.Effect<number, UnknownEntity>
   }
 >()("lead-intake/LeadRepository") {
   static readonly layer = Layer.effect(
@@ -133,10 +147,16 @@ export class LeadRepository extends Context.Service<
       const read = (yield* ReadSql) ?? sql
 
       const findMatch = SqlSchema.findOneOption({
-        Request: Schema.Struct({ organizationId: Schema.String, phoneKey: Schema.String }),
+        Request: Schema.Struct({
+          organizationId: Schema.String,
+          livemode: Schema.Boolean,
+          phoneKey: Schema.String
+        }),
         Result: IdRow,
-        execute: ({ organizationId, phoneKey }) =>
-          read`SELECT id FROM leads WHERE organization_id = ${organizationId} AND phone_key = ${phoneKey}`
+        execute: ({ organizationId, livemode, phoneKey }) =>
+          read`
+            SELECT id FROM leads
+            WHERE organization_id = ${organizationId} AND livemode = ${livemode} AND phone_key = ${phoneKey}`
       })
       const decodeWritten = Schema.decodeUnknownEffect(Written)
       const write = (lead: LeadWrite, now: Date) =>
@@ -145,14 +165,14 @@ export class LeadRepository extends Context.Service<
             ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
             ${lead.input.email}, ${lead.propertyId}::uuid, ${noteBody(lead.input)}::text, ${lead.requestId}, ${now},
             ${new Date(now.getTime() + firstContactMillis)}, ${lead.idempotency?.key ?? null}::text,
-            ${lead.idempotency?.token ?? null}::uuid
+            ${lead.idempotency?.token ?? null}::uuid, ${lead.livemode}
           )`.pipe(Effect.flatMap(([row]) => decodeWritten(row)))
       const findLead = SqlSchema.findOneOption({
         Request: Schema.String,
         Result: LeadRow,
         execute: (id) => sql`
           SELECT l.id, l.organization_id, o.label AS origin, l.nombre, l.telefono, l.email, l.property_id,
-                 p.codigo AS property_codigo, l.assignee_id, a.name AS assignee_name, l.created_at
+                 p.codigo AS property_codigo, l.assignee_id, a.name AS assignee_name, l.created_at, l.livemode
           FROM leads l
           JOIN origins o ON o.id = l.origin_id
           LEFT JOIN properties p ON p.id = l.property_id
@@ -180,19 +200,23 @@ export class LeadRepository extends Context.Service<
         execute: (id) => sql`SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`
       })
       const findLeads = SqlSchema.findAll({
-        Request: Schema.Struct({ organizationId: Schema.String, limit: Schema.Number }),
+        Request: Schema.Struct({
+          organizationId: Schema.String,
+          limit: Schema.Number,
+          livemode: Schema.Boolean
+        }),
         Result: SummaryRow,
-        execute: ({ organizationId, limit }) => sql`
+        execute: ({ organizationId, limit, livemode }) => sql`
           SELECT l.id, l.nombre, l.telefono, l.email, o.label AS origin, l.created_at
           FROM leads l JOIN origins o ON o.id = l.origin_id
-          WHERE l.organization_id = ${organizationId}
+          WHERE l.organization_id = ${organizationId} AND l.livemode = ${livemode}
           ORDER BY l.created_at DESC, l.id
           LIMIT ${limit}`
       })
 
       return LeadRepository.of({
-        findMatch: fn("LeadRepository.findMatch")(function* (organizationId, phoneKey) {
-          const found = yield* findMatch({ organizationId, phoneKey }).pipe(
+        findMatch: fn("LeadRepository.findMatch")(function* (organizationId, livemode, phoneKey) {
+          const found = yield* findMatch({ organizationId, livemode, phoneKey }).pipe(
             availableOrFail("LeadRepository.findMatch")
           )
           return Option.map(found, (row) => row.id)
@@ -225,9 +249,33 @@ export class LeadRepository extends Context.Service<
           return { ...found.value, notes, tasks, events }
         }),
 
-        list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
+        list: Effect.fn("LeadRepository.list")(function* (organizationId, limit, livemode = true) {
           yield* requireExisting(sql, "organization", organizationId)
-          return yield* findLeads({ organizationId, limit }).pipe(Effect.orDie)
+          return yield* findLeads({ organizationId, limit, livemode }).pipe(Effect.orDie)
+        }),
+
+        purgeTest: Effect.fn("LeadRepository.purgeTest")(function* (organizationId) {
+          yield* requireExisting(sql, "organization", organizationId)
+          // Deliveries go with their events (ON DELETE CASCADE); the request log keeps its rows.
+          return yield* sql
+            .withTransaction(
+              Effect.gen(function* () {
+                yield* sql`
+                  DELETE FROM test_idempotency_keys
+                  WHERE origin_id IN (SELECT id FROM origins WHERE organization_id = ${organizationId})`
+                const doomed = sql`SELECT id FROM leads WHERE organization_id = ${organizationId} AND NOT livemode`
+                yield* sql`DELETE FROM outbox_events WHERE lead_id IN (${doomed})`
+                yield* sql`DELETE FROM lead_notes WHERE lead_id IN (${doomed})`
+                yield* sql`DELETE FROM lead_tasks WHERE lead_id IN (${doomed})`
+                yield* sql`DELETE FROM lead_erasures WHERE lead_id IN (${doomed})`
+                return yield* sql`
+                  WITH gone AS (
+                    DELETE FROM leads WHERE organization_id = ${organizationId} AND NOT livemode RETURNING 1
+                  )
+                  SELECT count(*)::int AS n FROM gone`.pipe(countOf)
+              })
+            )
+            .pipe(Effect.orDie)
         })
       })
     })
@@ -239,11 +287,14 @@ export class LeadRepository extends Context.Service<
       const store = yield* MemoryStore
       const at = (millis: number) => new Date(millis)
 
-      const matching = (organizationId: string, phoneKey: string | null) =>
+      const matching = (organizationId: string, livemode: boolean, phoneKey: string | null) =>
         phoneKey === null
           ? undefined
           : [...store.leads.values()].find(
-              (lead) => lead.organizationId === organizationId && lead.phoneKey === phoneKey
+              (lead) =>
+                lead.organizationId === organizationId &&
+                lead.livemode === livemode &&
+                lead.phoneKey === phoneKey
             )
 
       const assign = (write: LeadWrite): string | null => {
@@ -263,13 +314,13 @@ export class LeadRepository extends Context.Service<
       }
 
       return LeadRepository.of({
-        findMatch: Effect.fn("LeadRepository.findMatch")(function* (organizationId, phoneKey) {
-          return Option.fromNullishOr(matching(organizationId, phoneKey)?.id)
+        findMatch: Effect.fn("LeadRepository.findMatch")(function* (organizationId, livemode, phoneKey) {
+          return Option.fromNullishOr(matching(organizationId, livemode, phoneKey)?.id)
         }),
         createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (write) {
           const now = yield* Clock.currentTimeMillis
           const { input } = write
-          const existing = matching(write.organizationId, write.phoneKey)
+          const existing = matching(write.organizationId, write.livemode, write.phoneKey)
           const lead = existing ?? {
             id: crypto.randomUUID(),
             organizationId: write.organizationId,
@@ -279,11 +330,12 @@ export class LeadRepository extends Context.Service<
             phoneKey: write.phoneKey,
             email: input.email,
             propertyId: write.propertyId,
-            assigneeId: assign(write),
-            createdAt: now
+            assigneeId: write.livemode ? assign(write) : null,
+            createdAt: now,
+            livemode: write.livemode
           }
-          if (existing === undefined) {
-            store.leads.set(lead.id, lead)
+          if (existing === undefined) store.leads.set(lead.id, lead)
+          if (existing === undefined && write.livemode) {
             store.tasks.push({
               leadId: lead.id,
               kind: "first_contact",
@@ -309,10 +361,11 @@ export class LeadRepository extends Context.Service<
             leadId: lead.id,
             organizationId: write.organizationId,
             type: `lead.${outcome}`,
-            createdAt: now
+            createdAt: now,
+            livemode: write.livemode
           })
           if (write.idempotency !== null) {
-            const slot = idempotencySlot(write.originId, write.idempotency.key)
+            const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
             const reservation = store.idempotency.get(slot)
             if (reservation?.state === "in_progress" && reservation.token === write.idempotency.token) {
               store.idempotency.set(slot, {
@@ -343,6 +396,7 @@ export class LeadRepository extends Context.Service<
             assignee_name:
               lead.assigneeId === null ? null : (store.agents.get(lead.assigneeId)?.name ?? null),
             created_at: at(lead.createdAt),
+            livemode: lead.livemode,
             notes: store.notes
               .filter((n) => n.leadId === id)
               .map((n) => ({ body: n.body, created_at: at(n.createdAt) })),
@@ -359,12 +413,12 @@ export class LeadRepository extends Context.Service<
               .map((e) => ({ type: e.type, created_at: at(e.createdAt) }))
           }
         }),
-        list: Effect.fn("LeadRepository.list")(function* (organizationId, limit) {
+        list: Effect.fn("LeadRepository.list")(function* (organizationId, limit, livemode = true) {
           if (!store.organizations.has(organizationId)) {
             return yield* new UnknownEntity({ entity: "organization", id: organizationId })
           }
           return [...store.leads.values()]
-            .filter((lead) => lead.organizationId === organizationId)
+            .filter((lead) => lead.organizationId === organizationId && lead.livemode === livemode)
             .sort((a, b) => b.createdAt - a.createdAt)
             .slice(0, limit)
             .map((lead) => ({
@@ -375,6 +429,34 @@ export class LeadRepository extends Context.Service<
               origin: store.origins.get(lead.originId)?.label ?? "",
               created_at: at(lead.createdAt)
             }))
+        }),
+        purgeTest: Effect.fn("LeadRepository.purgeTest")(function* (organizationId) {
+          if (!store.organizations.has(organizationId)) {
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          }
+          const doomed = new Set(
+            [...store.leads.values()]
+              .filter((lead) => lead.organizationId === organizationId && !lead.livemode)
+              .map((lead) => lead.id)
+          )
+          for (const id of doomed) store.leads.delete(id)
+          const keep = <T extends { readonly leadId: string }>(rows: Array<T>) => {
+            const kept = rows.filter((row) => !doomed.has(row.leadId))
+            rows.splice(0, rows.length, ...kept)
+          }
+          keep(store.notes)
+          keep(store.tasks)
+          keep(store.events)
+          keep(store.erasures)
+          const origins = new Set(
+            [...store.origins.values()].filter((o) => o.organizationId === organizationId).map((o) => o.id)
+          )
+          for (const origin of origins) {
+            for (const slot of store.idempotency.keys()) {
+              if (slot.startsWith(idempotencySlot(origin, false, ""))) store.idempotency.delete(slot)
+            }
+          }
+          return doomed.size
         })
       })
     })

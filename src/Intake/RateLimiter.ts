@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { type RateWindowShape, windowIndexOf, windowOf, windowStartOf } from "../Domain/RateWindow.ts"
-import { MemoryStore } from "../Platform/MemoryStore.ts"
+import { MemoryStore, rateWindowSlot } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
 import { availableOrFail, type StoreUnavailable } from "../Platform/Sql.ts"
 
@@ -18,6 +18,8 @@ export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("
 
 export interface RateSubject {
   readonly originId: string
+  /** A test key counts in its own window, with the origin's limit (decisions.md §10). */
+  readonly livemode: boolean
   /** Requests per minute. */
   readonly rateLimit: number
 }
@@ -45,18 +47,23 @@ export class RateLimiter extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const fn = yield* step
-      const count = SqlSchema.findAll({
-        Request: Schema.Struct({ originId: Schema.String, windowStart: Schema.Date, limit: Schema.Number }),
-        Result: Schema.Struct({ count: Schema.Number }),
-        execute: ({ originId, windowStart, limit }) => sql`
-          INSERT INTO rate_limit_windows AS w (origin_id, window_start, count)
-          VALUES (${originId}, ${windowStart}, 1)
-          ON CONFLICT (origin_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count < ${limit}
-          RETURNING count`
-      })
+      // Live and test windows are counted in tables of the same shape (migration 0015).
+      const countIn = (table: "rate_limit_windows" | "test_rate_limit_windows") =>
+        SqlSchema.findAll({
+          Request: Schema.Struct({ originId: Schema.String, windowStart: Schema.Date, limit: Schema.Number }),
+          Result: Schema.Struct({ count: Schema.Number }),
+          execute: ({ originId, windowStart, limit }) => sql`
+            INSERT INTO ${sql(table)} AS w (origin_id, window_start, count)
+            VALUES (${originId}, ${windowStart}, 1)
+            ON CONFLICT (origin_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count < ${limit}
+            RETURNING count`
+        })
+      const live = countIn("rate_limit_windows")
+      const test = countIn("test_rate_limit_windows")
       return RateLimiter.of({
-        consume: fn("RateLimiter.consume")(function* ({ originId, rateLimit }) {
+        consume: fn("RateLimiter.consume")(function* ({ originId, livemode, rateLimit }) {
           const now = yield* Clock.currentTimeMillis
+          const count = livemode ? live : test
           const [row] = yield* count({ originId, windowStart: windowStartOf(now), limit: rateLimit }).pipe(
             availableOrFail("RateLimiter.consume")
           )
@@ -71,9 +78,9 @@ export class RateLimiter extends Context.Service<
     Effect.gen(function* () {
       const store = yield* MemoryStore
       return RateLimiter.of({
-        consume: Effect.fn("RateLimiter.consume")(function* ({ originId, rateLimit }) {
+        consume: Effect.fn("RateLimiter.consume")(function* ({ originId, livemode, rateLimit }) {
           const now = yield* Clock.currentTimeMillis
-          const slot = `${originId}@${windowIndexOf(now)}`
+          const slot = rateWindowSlot(originId, livemode, windowIndexOf(now))
           const counted = store.windows.get(slot) ?? 0
           if (counted < rateLimit) store.windows.set(slot, counted + 1)
           return yield* decide(windowOf(now, rateLimit, counted < rateLimit ? counted + 1 : null))

@@ -18,7 +18,8 @@ const LogRow = Schema.Struct({
   outcome: Schema.String,
   lead_id: Schema.NullOr(Schema.String),
   idempotency_key: Schema.NullOr(Schema.String),
-  duration_ms: Schema.Number
+  duration_ms: Schema.Number,
+  livemode: Schema.Boolean
 })
 
 /** Rows one INSERT carries at most, and rows queued at most (beyond, new rows are dropped and counted). */
@@ -34,7 +35,8 @@ const toRecord = (row: RequestLogRow) => ({
   outcome: row.outcome,
   lead_id: row.leadId,
   idempotency_key: row.idempotencyKey,
-  duration_ms: row.durationMs
+  duration_ms: row.durationMs,
+  livemode: row.livemode
 })
 
 /**
@@ -64,13 +66,14 @@ export class RequestLog extends Context.Service<
       let dropped = 0
 
       const insert = (rows: ReadonlyArray<RequestLogRow>) => sql`
-        INSERT INTO request_log (request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms)
+        INSERT INTO request_log (request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms,
+                                 livemode)
         SELECT r.request_id, r.at,
                COALESCE(r.origin_id, (SELECT origin_id FROM api_keys WHERE public_id = substr(r.key_prefix, 9))),
-               r.key_prefix, r.status, r.outcome, r.lead_id, r.idempotency_key, r.duration_ms
+               r.key_prefix, r.status, r.outcome, r.lead_id, r.idempotency_key, r.duration_ms, r.livemode
         FROM jsonb_to_recordset(${JSON.stringify(rows.map((row, seq) => ({ ...toRecord(row), seq })))}::jsonb) AS r(
           seq integer, request_id text, at timestamptz, origin_id uuid, key_prefix text, status integer,
-          outcome text, lead_id uuid, idempotency_key text, duration_ms double precision)
+          outcome text, lead_id uuid, idempotency_key text, duration_ms double precision, livemode boolean)
         ORDER BY r.seq`
 
       const writeBatch = Effect.suspend(() => {
@@ -115,7 +118,8 @@ export class RequestLog extends Context.Service<
             yield* requireExisting(sql, "origin", scope.originId)
           }
           const rows = yield* sql`
-            SELECT request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms
+            SELECT request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms,
+                   livemode
             FROM request_log
             WHERE ${"originId" in scope ? sql`origin_id = ${scope.originId}` : sql`origin_id IS NULL`}
             ORDER BY at DESC, id DESC
@@ -129,7 +133,8 @@ export class RequestLog extends Context.Service<
             outcome: row.outcome,
             leadId: row.lead_id,
             idempotencyKey: row.idempotency_key,
-            durationMs: row.duration_ms
+            durationMs: row.duration_ms,
+            livemode: row.livemode
           }))
         })
       })

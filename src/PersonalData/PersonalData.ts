@@ -4,7 +4,7 @@ import { isAcceptablePhone } from "../Api/LeadRequest.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { phoneMatchKey } from "../Domain/Phone.ts"
 import { leadIdOf } from "../Domain/WebhookPayload.ts"
-import { type ErasureRow, MemoryStore } from "../Platform/MemoryStore.ts"
+import { type ErasureRow, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql.ts"
 import { fanOut, WebhookMemory } from "../Webhooks/Memory.ts"
 
@@ -206,7 +206,8 @@ const ErasingLeadRow = Schema.Struct({
   nombre: Schema.NullOr(Schema.String),
   telefono: Schema.NullOr(Schema.String),
   email: Schema.NullOr(Schema.String),
-  erased_at: Schema.NullOr(Schema.Date)
+  erased_at: Schema.NullOr(Schema.Date),
+  livemode: Schema.Boolean
 })
 
 const digitsOf = (text: string) => text.replace(/\D/g, "")
@@ -346,6 +347,7 @@ export class PersonalData extends Context.Service<
               SELECT count(*)::int AS n FROM scrubbed`.pipe(countOf)
         },
         {
+          // A test lead's replies are kept by the test keys' table (migration 0015).
           table: "idempotency_keys",
           erase: (leadId) =>
             sql`
@@ -358,8 +360,19 @@ export class PersonalData extends Context.Service<
                 )
                 WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
                 RETURNING 1
+              ), scrubbed_test AS (
+                UPDATE test_idempotency_keys k
+                SET response = (
+                  SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
+                  FROM jsonb_each(k.response) AS f
+                  WHERE ${JSON.stringify(replyKeys)}::jsonb ? f.key
+                )
+                WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
+                RETURNING 1
               )
-              SELECT count(*)::int AS n FROM scrubbed`.pipe(countOf)
+              SELECT ((SELECT count(*) FROM scrubbed) + (SELECT count(*) FROM scrubbed_test))::int AS n`.pipe(
+              countOf
+            )
         }
       ]
 
@@ -372,9 +385,8 @@ export class PersonalData extends Context.Service<
           if (!isAcceptablePhone(phone)) return yield* badPhone()
           const lead = yield* sql`
             SELECT id FROM leads
-            WHERE organization_id = ${organizationId} AND phone_key = ${phoneMatchKey(phone, organization.value.country)}`.pipe(
-            decodeFirst(IdRow)
-          )
+            WHERE organization_id = ${organizationId} AND phone_key = ${phoneMatchKey(phone, organization.value.country)}
+            ORDER BY livemode DESC`.pipe(decodeFirst(IdRow))
           if (Option.isNone(lead)) return yield* noLeadWithPhone(organizationId)
           yield* Effect.annotateCurrentSpan({ "lead.id": lead.value.id })
           return lead.value.id
@@ -414,6 +426,9 @@ export class PersonalData extends Context.Service<
               FROM request_log WHERE lead_id = ${leadId} ORDER BY at, id`.pipe(decodeRows(RequestRow))
             const replies = yield* sql`
               SELECT origin_id, key, http_status, response, completed_at FROM idempotency_keys
+              WHERE state = 'completed' AND response ->> 'lead_id' = ${leadId}
+              UNION ALL
+              SELECT origin_id, key, http_status, response, completed_at FROM test_idempotency_keys
               WHERE state = 'completed' AND response ->> 'lead_id' = ${leadId}
               ORDER BY completed_at, key`.pipe(decodeRows(ReplyRow))
             const deliveries = yield* sql`
@@ -487,7 +502,7 @@ export class PersonalData extends Context.Service<
           const now = new Date(yield* Clock.currentTimeMillis)
           const erase = Effect.gen(function* () {
             const found = yield* sql`
-              SELECT organization_id, nombre, telefono, email, erased_at FROM leads
+              SELECT organization_id, nombre, telefono, email, erased_at, livemode FROM leads
               WHERE id = ${request.leadId} FOR UPDATE`.pipe(decodeFirst(ErasingLeadRow))
             if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id: request.leadId })
             const lead = found.value
@@ -514,10 +529,9 @@ export class PersonalData extends Context.Service<
               VALUES (${request.leadId}, ${lead.organization_id}, ${now}, ${request.actor.trim()},
                       ${request.reason.trim()}, ${JSON.stringify(removed)}::jsonb)`.pipe(Effect.orDie)
             yield* sql`
-              INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at)
-              VALUES (${lead.organization_id}, ${request.leadId}, 'lead.erased', '{"erased": true}'::jsonb, ${now})`.pipe(
-              Effect.orDie
-            )
+              INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode)
+              VALUES (${lead.organization_id}, ${request.leadId}, 'lead.erased', '{"erased": true}'::jsonb, ${now},
+                      ${lead.livemode})`.pipe(Effect.orDie)
             return { id: request.leadId, erased_at: iso(now), already_erased: false } satisfies Erased
           })
           const erased = yield* sql.withTransaction(erase).pipe(Effect.catchTag("SqlError", Effect.die))
@@ -623,9 +637,10 @@ export class PersonalData extends Context.Service<
             return yield* new UnknownEntity({ entity: "organization", id: organizationId })
           if (!isAcceptablePhone(phone)) return yield* badPhone()
           const phoneKey = phoneMatchKey(phone, organization.country)
-          const lead = [...store.leads.values()].find(
-            (lead) => lead.organizationId === organizationId && lead.phoneKey === phoneKey
-          )
+          // The live lead before a test lead with the same phone.
+          const lead = [...store.leads.values()]
+            .sort((a, b) => Number(b.livemode) - Number(a.livemode))
+            .find((lead) => lead.organizationId === organizationId && lead.phoneKey === phoneKey)
           if (lead === undefined) return yield* noLeadWithPhone(organizationId)
           return lead.id
         }),
@@ -691,7 +706,7 @@ export class PersonalData extends Context.Service<
             idempotent_replies: repliesOf(leadId)
               .sort((a, b) => a.record.completedAt - b.record.completedAt)
               .map(({ slot, record }) => {
-                const [originId = "", key = ""] = slot.split("\u0000")
+                const { originId, key } = idempotencySlotParts(slot)
                 return {
                   origin_id: originId,
                   idempotency_key: key,
@@ -754,7 +769,8 @@ export class PersonalData extends Context.Service<
             leadId: lead.id,
             organizationId: lead.organizationId,
             type: "lead.erased",
-            createdAt: now
+            createdAt: now,
+            livemode: lead.livemode
           })
           yield* Effect.logInfo("lead erased").pipe(Effect.annotateLogs({ lead_id: lead.id }))
           return { id: lead.id, erased_at: iso(now), already_erased: false } satisfies Erased

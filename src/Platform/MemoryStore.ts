@@ -1,4 +1,5 @@
 import { Context, Layer } from "effect"
+import type { KeyMode } from "../Domain/ApiKey.ts"
 
 /**
  * The state behind every `layerMemory`: one object shared by the in-memory services so they
@@ -13,6 +14,7 @@ export interface MemoryState {
     {
       id: string
       originId: string
+      mode: KeyMode
       publicId: string
       prefix: string
       hash: string
@@ -48,6 +50,8 @@ export interface MemoryState {
       propertyId: string | null
       assigneeId: string | null
       createdAt: number
+      /** A test key's lead (decisions.md §10). */
+      livemode: boolean
     }
   >
   readonly notes: Array<{ leadId: string; body: string; requestId: string; createdAt: number }>
@@ -77,6 +81,7 @@ export interface MemoryState {
         completedAt: number
       }
   >
+  /** Requests counted per window: `rateWindowSlot` names one. */
   readonly windows: Map<string, number>
   readonly requests: Array<RequestLogRow>
   readonly erasures: Array<ErasureRow>
@@ -101,9 +106,21 @@ export interface RequestLogRow {
   readonly leadId: string | null
   readonly idempotencyKey: string | null
   readonly durationMs: number
+  readonly livemode: boolean
 }
 
-export const idempotencySlot = (originId: string, key: string) => `${originId}\u0000${key}`
+/** Idempotency keys are the origin's per mode: a test key's never meet the live key's. */
+export const idempotencySlot = (originId: string, livemode: boolean, key: string) =>
+  `${originId}\u0000${livemode ? "live" : "test"}\u0000${key}`
+
+/** The parts `idempotencySlot` joined. */
+export const idempotencySlotParts = (slot: string) => {
+  const [originId = "", mode = "", ...key] = slot.split("\u0000")
+  return { originId, livemode: mode === "live", key: key.join("\u0000") }
+}
+
+export const rateWindowSlot = (originId: string, livemode: boolean, windowIndex: number) =>
+  `${originId}@${livemode ? "live" : "test"}@${windowIndex}`
 
 export class MemoryStore extends Context.Service<MemoryStore, MemoryState>()("lead-intake/MemoryStore") {
   static readonly layer = Layer.sync(MemoryStore, () => ({

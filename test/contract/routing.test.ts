@@ -292,7 +292,8 @@ const layerDyingRepository = Layer.succeed(
     findMatch: () => Effect.succeed(Option.none()),
     createOrEnrich: () => Effect.die(new Error(secret)),
     show: () => Effect.die(new Error(secret)),
-    list: () => Effect.die(new Error(secret))
+    list: () => Effect.die(new Error(secret)),
+    purgeTest: () => Effect.die(new Error(secret))
   })
 )
 

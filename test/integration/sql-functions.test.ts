@@ -14,12 +14,12 @@ const applied = Effect.gen(function* () {
   )
 })
 
-/** The function's text as PostgreSQL holds it now. */
-const definitionOf = (name: string) =>
+/** The text PostgreSQL holds now for the function with this name and number of arguments. */
+const definitionOf = (name: string, args: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const [row] = yield* sql<{ readonly body: string }>`
-      SELECT pg_get_functiondef(p.oid) AS body FROM pg_proc p WHERE p.proname = ${name}`
+      SELECT pg_get_functiondef(p.oid) AS body FROM pg_proc p WHERE p.proname = ${name} AND p.pronargs = ${args}`
     return row?.body ?? ""
   })
 
@@ -57,12 +57,17 @@ layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrati
         LANGUAGE plpgsql AS $fn$ BEGIN RAISE EXCEPTION 'an old text'; END $fn$`
       yield* sql`UPDATE schema_functions SET checksum = 'old' WHERE name = 'create_or_enrich_lead'`
       const before = yield* applied
-      assert.include(yield* definitionOf("create_or_enrich_lead"), "an old text")
+      assert.include(yield* definitionOf("create_or_enrich_lead", 13), "an old text")
 
       yield* Sql.migrate
       const after = yield* applied
-      assert.notInclude(yield* definitionOf("create_or_enrich_lead"), "an old text")
-      assert.include(yield* definitionOf("create_or_enrich_lead"), "ON CONFLICT (organization_id, phone_key)")
+      // The previous release's signature is today a live write through the one with the mode (0015).
+      assert.notInclude(yield* definitionOf("create_or_enrich_lead", 13), "an old text")
+      assert.include(yield* definitionOf("create_or_enrich_lead", 13), "p_lease_token, true)")
+      assert.include(
+        yield* definitionOf("create_or_enrich_lead", 14),
+        "ON CONFLICT (organization_id, livemode, phone_key)"
+      )
       for (const row of after) {
         const was = before.find((old) => old.name === row.name)
         if (row.name === "create_or_enrich_lead") assert.notStrictEqual(row.checksum, "old")

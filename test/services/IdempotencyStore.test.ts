@@ -19,7 +19,7 @@ acrossLayers("IdempotencyStore", (it) => {
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
       const { originId } = yield* seed()
-      const slot = { originId, key: "order-1" }
+      const slot = { originId, livemode: true, key: "order-1" }
 
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
       assert.isString(token)
@@ -32,7 +32,7 @@ acrossLayers("IdempotencyStore", (it) => {
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
       const { originId } = yield* seed()
-      const slot = { originId, key: "order-2" }
+      const slot = { originId, livemode: true, key: "order-2" }
       yield* setClock("2026-06-01T08:00:00.000Z")
 
       const first = reservedToken(yield* store.reserve(slot, fingerprint))
@@ -50,8 +50,12 @@ acrossLayers("IdempotencyStore", (it) => {
       const store = yield* IdempotencyStore
       const first = yield* seed()
       const second = yield* seed()
-      reservedToken(yield* store.reserve({ originId: first.originId, key: "shared" }, fingerprint))
-      reservedToken(yield* store.reserve({ originId: second.originId, key: "shared" }, fingerprint))
+      reservedToken(
+        yield* store.reserve({ originId: first.originId, livemode: true, key: "shared" }, fingerprint)
+      )
+      reservedToken(
+        yield* store.reserve({ originId: second.originId, livemode: true, key: "shared" }, fingerprint)
+      )
     })
   )
 
@@ -62,7 +66,7 @@ acrossLayers("IdempotencyStore", (it) => {
         const store = yield* IdempotencyStore
         const leads = yield* LeadRepository
         const fixture = yield* seed()
-        const slot = { originId: fixture.originId, key: "order-3" }
+        const slot = { originId: fixture.originId, livemode: true, key: "order-3" }
         yield* setClock("2026-06-01T09:00:00.000Z")
 
         const token = reservedToken(yield* store.reserve(slot, fingerprint))
@@ -93,7 +97,7 @@ acrossLayers("IdempotencyStore", (it) => {
       const store = yield* IdempotencyStore
       const leads = yield* LeadRepository
       const fixture = yield* seed()
-      const slot = { originId: fixture.originId, key: "order-4" }
+      const slot = { originId: fixture.originId, livemode: true, key: "order-4" }
       const created = yield* leads.createOrEnrich(
         leadWrite(fixture, { nombre: "Ana", telefono: "55 3333 4444" })
       )
@@ -118,7 +122,7 @@ acrossLayers("IdempotencyStore", (it) => {
       const store = yield* IdempotencyStore
       const leads = yield* LeadRepository
       const fixture = yield* seed()
-      const slot = { originId: fixture.originId, key: "order-5" }
+      const slot = { originId: fixture.originId, livemode: true, key: "order-5" }
       yield* setClock("2026-06-01T10:00:00.000Z")
 
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
@@ -144,7 +148,7 @@ acrossLayers("IdempotencyStore", (it) => {
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
       const { originId } = yield* seed()
-      const slot = { originId, key: "order-6" }
+      const slot = { originId, livemode: true, key: "order-6" }
 
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
       yield* store.release(slot, crypto.randomUUID())
@@ -160,7 +164,7 @@ acrossLayers("IdempotencyStore", (it) => {
       const store = yield* IdempotencyStore
       const leads = yield* LeadRepository
       const fixture = yield* seed()
-      const slot = { originId: fixture.originId, key: "order-7" }
+      const slot = { originId: fixture.originId, livemode: true, key: "order-7" }
       yield* setClock("2026-06-01T11:00:00.000Z")
 
       const stale = reservedToken(yield* store.reserve(slot, fingerprint))

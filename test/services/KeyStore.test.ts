@@ -48,7 +48,8 @@ acrossLayers("KeyStore", (it) => {
           originLabel: "web-form",
           organizationId: organization.id,
           country: "CO",
-          rateLimit: 45
+          rateLimit: 45,
+          livemode: true
         }
       )
     })
@@ -143,7 +144,7 @@ acrossLayers("KeyStore", (it) => {
       assert.strictEqual(again._tag, "Rejected")
 
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
-        { id: origin.id, label: "zapier", prefix: origin.prefix, revoked: true }
+        { id: origin.id, label: "zapier", prefix: origin.prefix, revoked: true, test_prefix: null }
       ])
     })
   )
@@ -166,7 +167,7 @@ acrossLayers("KeyStore", (it) => {
       assert.strictEqual((yield* authenticateRejected(origin.key)).reason, "revoked")
 
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
-        { id: origin.id, label: "landing", prefix: rotated.prefix, revoked: false }
+        { id: origin.id, label: "landing", prefix: rotated.prefix, revoked: false, test_prefix: null }
       ])
     })
   )
@@ -196,7 +197,7 @@ acrossLayers("KeyStore", (it) => {
       }
       assert.strictEqual((yield* authenticate(fourth.key)).originId, origin.id)
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
-        { id: origin.id, label: "portal", prefix: fourth.prefix, revoked: false }
+        { id: origin.id, label: "portal", prefix: fourth.prefix, revoked: false, test_prefix: null }
       ])
     })
   )
@@ -217,8 +218,8 @@ acrossLayers("KeyStore", (it) => {
       yield* keys.createOrigin({ organizationId: other.id, label: "web", rateLimit: 60 })
 
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
-        { id: web.id, label: "web", prefix: web.prefix, revoked: false },
-        { id: chat.id, label: "chatbot", prefix: chat.prefix, revoked: false }
+        { id: web.id, label: "web", prefix: web.prefix, revoked: false, test_prefix: null },
+        { id: chat.id, label: "chatbot", prefix: chat.prefix, revoked: false, test_prefix: null }
       ])
     })
   )

@@ -56,6 +56,7 @@ acrossLayers("LeadRepository", (it) => {
         assignee_id: fixture.agentIds[0]!,
         assignee_name: "Ana",
         created_at: at(now),
+        livemode: true,
         notes: [{ body: "Me interesa el depa\npresupuesto: 2500000\ncontado: true", created_at: at(now) }],
         tasks: [
           {
@@ -339,14 +340,14 @@ acrossLayers("LeadRepository", (it) => {
       const fixture = yield* seed()
       const other = yield* seed()
       const write = leadWrite(fixture, { nombre: "Match", telefono: "+52 1 55 9100 0001" })
-      assert.isTrue(Option.isNone(yield* leads.findMatch(fixture.organizationId, write.phoneKey!)))
+      assert.isTrue(Option.isNone(yield* leads.findMatch(fixture.organizationId, true, write.phoneKey!)))
       const written = yield* leads.createOrEnrich(write)
       const sameNumber = leadWrite(fixture, { nombre: "Match", telefono: "55 9100 0001" }).phoneKey!
       assert.deepStrictEqual(
-        yield* leads.findMatch(fixture.organizationId, sameNumber),
+        yield* leads.findMatch(fixture.organizationId, true, sameNumber),
         Option.some(written.leadId)
       )
-      assert.isTrue(Option.isNone(yield* leads.findMatch(other.organizationId, sameNumber)))
+      assert.isTrue(Option.isNone(yield* leads.findMatch(other.organizationId, true, sameNumber)))
     })
   )
 

@@ -72,7 +72,7 @@ const createdAndEnriched = (fixture: Fixture) =>
     const idempotency = yield* IdempotencyStore
     const log = yield* RequestLog
     const createdAt = yield* setClock("2026-09-01T10:00:00.000Z")
-    const slot = { originId: fixture.originId, key: "partner-order-77" }
+    const slot = { originId: fixture.originId, livemode: true, key: "partner-order-77" }
     const reservation = yield* idempotency.reserve(slot, fingerprint)
     assert.strictEqual(reservation._tag, "Reserved")
     const token = (reservation as Extract<Reservation, { _tag: "Reserved" }>).token
@@ -90,7 +90,8 @@ const createdAndEnriched = (fixture: Fixture) =>
       outcome: "created",
       leadId: created.leadId,
       idempotencyKey: slot.key,
-      durationMs: 20
+      durationMs: 20,
+      livemode: true
     })
     // Written off the caller's path: flushed before the clock jumps, which would time the write out.
     yield* log.list({ originId: fixture.originId }, 1)
@@ -110,7 +111,8 @@ const createdAndEnriched = (fixture: Fixture) =>
       outcome: "enriched",
       leadId: created.leadId,
       idempotencyKey: null,
-      durationMs: 15
+      durationMs: 15,
+      livemode: true
     })
     yield* log.list({ originId: fixture.originId }, 1)
     return { leadId: created.leadId, createdAt, slot, writes: [write, enrich] }

@@ -12,6 +12,7 @@ const row = (overrides: Partial<RequestLogRow> & { readonly at: number }): Reque
   requestId: crypto.randomUUID(),
   originId: null,
   keyPrefix: null,
+  livemode: true,
   status: 201,
   outcome: "created",
   leadId: null,

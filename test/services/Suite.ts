@@ -80,6 +80,7 @@ export const leadWrite = (
   options?: {
     readonly propertyId?: string | null
     readonly idempotency?: { readonly key: string; readonly token: string } | null
+    readonly livemode?: boolean
   }
 ): LeadWrite => {
   const full = leadInput(input)
@@ -87,6 +88,7 @@ export const leadWrite = (
     requestId: crypto.randomUUID(),
     organizationId: target.organizationId,
     originId: target.originId,
+    livemode: options?.livemode ?? true,
     input: full,
     phoneKey: full.telefono === null ? null : phoneMatchKey(full.telefono, "MX"),
     propertyId: options?.propertyId ?? null,

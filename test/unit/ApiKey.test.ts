@@ -39,7 +39,26 @@ describe("generateApiKey", () => {
     expect(generated.prefix).toBe(`lk_live_${generated.publicId}`)
     expect(generated.prefix).toHaveLength(16)
     expect(generated.key.startsWith(`${generated.prefix}_`)).toBe(true)
-    expect(parseApiKey(generated.key)).toEqual({ publicId: generated.publicId, prefix: generated.prefix })
+    expect(parseApiKey(generated.key)).toEqual({
+      publicId: generated.publicId,
+      prefix: generated.prefix,
+      mode: "live"
+    })
+  })
+
+  it("makes a test key (decisions.md §10): lk_test_, the same shape, the checksum covering lk_test_", () => {
+    const generated = generateApiKey("test")
+    expect(generated.key).toHaveLength(55)
+    expect(generated.prefix).toBe(`lk_test_${generated.publicId}`)
+    expect(generated.key).toMatch(/^lk_test_[0-9A-Za-z]{8}_[0-9A-Za-z]{32}[0-9A-Za-z]{6}$/)
+    expect(generated.key.slice(-6)).toBe(apiKeyChecksum(generated.key.slice(0, -6)))
+    expect(parseApiKey(generated.key)).toEqual({
+      publicId: generated.publicId,
+      prefix: generated.prefix,
+      mode: "test"
+    })
+    // The checksum covers the mode: the same body under the other prefix does not parse.
+    expect(parseApiKey(generated.key.replace("lk_test_", "lk_live_"))).toBeUndefined()
   })
 
   it("ends the key with the checksum of everything before it", () => {
@@ -113,12 +132,16 @@ describe("parseApiKey", () => {
     const body = "lk_live_Ab3dE6gH_0123456789ABCDEFGHIJKLMNOPQRSTUV"
     const checksum = apiKeyChecksum(body)
     const wrongChecksum = checksum === "000000" ? "000001" : "000000"
-    expect(parseApiKey(body + checksum)).toEqual({ publicId: "Ab3dE6gH", prefix: "lk_live_Ab3dE6gH" })
+    expect(parseApiKey(body + checksum)).toEqual({
+      publicId: "Ab3dE6gH",
+      prefix: "lk_live_Ab3dE6gH",
+      mode: "live"
+    })
     expect(parseApiKey(body + wrongChecksum)).toBeUndefined()
   })
 
   it("rejects another environment's prefix and non-base62 characters", () => {
-    const body = "lk_test_Ab3dE6gH_0123456789ABCDEFGHIJKLMNOPQRSTUV"
+    const body = "lk_prod_Ab3dE6gH_0123456789ABCDEFGHIJKLMNOPQRSTUV"
     expect(parseApiKey(body + apiKeyChecksum(body))).toBeUndefined()
     const withHyphen = "lk_live_Ab3dE6gH_0123456789ABCDEFGHIJKLMNOPQRST-V"
     expect(parseApiKey(withHyphen + apiKeyChecksum(withHyphen))).toBeUndefined()
@@ -135,13 +158,15 @@ describe("visiblePrefixOf", () => {
     expect(visiblePrefixOf("lk_live_Ab3dE6gH")).toBe("lk_live_Ab3dE6gH")
     expect(visiblePrefixOf("lk_live_Ab3dE6gH_tooShort")).toBe("lk_live_Ab3dE6gH")
     expect(visiblePrefixOf("lk_live_Ab3dE6gHsecret")).toBe("lk_live_Ab3dE6gH")
+    expect(visiblePrefixOf("lk_test_Ab3dE6gH_tooShort")).toBe("lk_test_Ab3dE6gH")
   })
 
   it("returns nothing when the prefix itself is not well formed", () => {
     expect(visiblePrefixOf("")).toBeUndefined()
     expect(visiblePrefixOf("lk_live_Ab3dE6g")).toBeUndefined()
     expect(visiblePrefixOf("lk_live_Ab3d-6gH_rest")).toBeUndefined()
-    expect(visiblePrefixOf("lk_test_Ab3dE6gH_rest")).toBeUndefined()
+    expect(visiblePrefixOf("lk_prod_Ab3dE6gH_rest")).toBeUndefined()
+    expect(visiblePrefixOf("lk_test_Ab3dE6g")).toBeUndefined()
     expect(visiblePrefixOf("Bearer lk_live_Ab3dE6gH")).toBeUndefined()
   })
 })

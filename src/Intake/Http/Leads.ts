@@ -65,7 +65,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
         phoneKey === null
           ? Option.none<string>()
           : yield* leads
-              .findMatch(caller.organizationId, phoneKey)
+              .findMatch(caller.organizationId, caller.livemode, phoneKey)
               .pipe(Effect.catchTag("StoreUnavailable", unavailable))
       context.outcome = "dry_run"
       context.leadId = Option.getOrNull(match)
@@ -92,7 +92,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     /** 9. The Idempotency-Key: a first use reserves it; a spent one replays or conflicts; a running one waits. */
     const reserveKey = Effect.fnUntraced(function* (caller: CallerShape, key: string, body: LeadRequest) {
       const reservation = yield* idempotency
-        .reserve({ originId: caller.originId, key }, requestFingerprint(body))
+        .reserve({ originId: caller.originId, livemode: caller.livemode, key }, requestFingerprint(body))
         .pipe(Effect.catchTags({ StoreUnavailable: unavailable, OutcomeUnknown: outcomeUnknown }))
       switch (reservation._tag) {
         case "Conflict":
@@ -122,6 +122,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
           requestId,
           organizationId: caller.organizationId,
           originId: caller.originId,
+          livemode: caller.livemode,
           input,
           phoneKey: matchKeyOf(caller, input),
           propertyId,
@@ -183,7 +184,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
           }
           const reservation = yield* reserveKey(caller, key, body)
           if (reservation._tag === "Replay") return replayed(reservation)
-          const slot = { originId: caller.originId, key }
+          const slot = { originId: caller.originId, livemode: caller.livemode, key }
           const lead = yield* write(caller, input, { key, token: reservation.token }).pipe(
             // A write whose outcome is unknown may still commit, with the key's answer: its key is
             // kept until the lease ends, so a retry replays the lead or, if nothing came of it, creates it.

@@ -3,6 +3,7 @@ import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } fr
 import { isIdempotencyKey } from "../../Api/Api.ts"
 import { errorCatalog, errorHeaders, isErrorCode, isWireError, type WireError } from "../../Api/Errors.ts"
 import { routeTable } from "../../Api/Routes.ts"
+import { isLivePrefix } from "../../Domain/ApiKey.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { observeRequest, reportDefect } from "../../Platform/Observability/Request.ts"
 import { AnswerBy, answerWithin } from "../../Platform/Sql.ts"
@@ -72,7 +73,8 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
             outcome: context.outcome ?? "unknown",
             leadId: context.leadId,
             idempotencyKey: idempotencyKeyOf(request.headers),
-            durationMs: performance.now() - context.startedAt
+            durationMs: performance.now() - context.startedAt,
+            livemode: isLivePrefix(context.attribution.keyPrefix)
           })
         ),
         Effect.catchCause((cause) => Effect.logError("request log write failed", cause))
