@@ -6,16 +6,16 @@ import { SqlClient } from "effect/sql"
  * key writes is test data that never meets live data.
  *
  * - `api_keys.livemode`: one active key per origin and mode.
- * - `leads.livemode`: the phone match key is unique per organization and mode, so a phone can exist
- *   once in each.
+ * - `leads.livemode`. A phone can exist once in each mode: a test lead's match key is kept apart by
+ *   `lead_match_key` (migrations/functions.ts), so the one unique index on (organization, phone_key)
+ *   still decides races, and still is the index the previous release's `create_or_enrich_lead`
+ *   names (an instance of that release re-applies its own text when it starts during a deploy).
  * - `request_log.livemode`: test requests are logged like live ones, marked.
  * - A test key's rate windows and idempotency keys live in their own tables, shaped like the live
  *   ones. The live tables keep their keys unchanged, so the previous release's statements (`ON
  *   CONFLICT (origin_id, window_start)`, `(origin_id, key)`) hold during a rolling deploy.
  *
  * Written so that it can be applied again (the production test re-applies the newest migration).
- * The unique index on leads is built while writes to `leads` wait (not CONCURRENTLY: migrations run
- * in one transaction); docs/sre.md says so.
  */
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -27,10 +27,6 @@ export default Effect.gen(function* () {
     ON api_keys (origin_id, livemode) WHERE revoked_at IS NULL`
 
   yield* sql`ALTER TABLE leads ADD COLUMN IF NOT EXISTS livemode boolean NOT NULL DEFAULT true`
-  yield* sql`
-    CREATE UNIQUE INDEX IF NOT EXISTS leads_phone_per_organization_and_mode
-    ON leads (organization_id, livemode, phone_key)`
-  yield* sql`DROP INDEX IF EXISTS leads_phone_per_organization`
   yield* sql`CREATE INDEX IF NOT EXISTS leads_test_idx ON leads (organization_id, created_at DESC) WHERE NOT livemode`
 
   yield* sql`ALTER TABLE request_log ADD COLUMN IF NOT EXISTS livemode boolean NOT NULL DEFAULT true`

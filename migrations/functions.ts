@@ -49,6 +49,16 @@ END
 $fn$`
   },
   {
+    // A phone can exist once per mode: a test lead's match key is its phone's, marked, so the unique
+    // index on (organization_id, phone_key) keeps the modes apart (decisions.md §10, migration 0015).
+    name: "lead_match_key",
+    text: `
+CREATE OR REPLACE FUNCTION lead_match_key(p_phone_key text, p_livemode boolean) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+  SELECT CASE WHEN p_livemode THEN p_phone_key ELSE 'test:' || p_phone_key END
+$fn$`
+  },
+  {
     name: "create_or_enrich_lead(livemode)",
     text: `
 CREATE OR REPLACE FUNCTION create_or_enrich_lead(
@@ -76,15 +86,16 @@ DECLARE
   v_rule record;
   v_before record;
   v_attempt integer := 0;
+  v_match_key text := lead_match_key(p_phone_key, p_livemode);
 BEGIN
   <<attempts>>
   LOOP
   v_attempt := v_attempt + 1;
   INSERT INTO leads (organization_id, origin_id, nombre, telefono, phone_key, email, property_id, created_at, updated_at,
                      livemode)
-  VALUES (p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email, p_property_id, p_now, p_now,
+  VALUES (p_organization_id, p_origin_id, p_nombre, p_telefono, v_match_key, p_email, p_property_id, p_now, p_now,
           p_livemode)
-  ON CONFLICT (organization_id, livemode, phone_key) DO NOTHING
+  ON CONFLICT (organization_id, phone_key) DO NOTHING
   RETURNING id INTO v_lead_id;
 
   IF v_lead_id IS NOT NULL THEN
@@ -117,7 +128,7 @@ BEGIN
   IF v_lead_id IS NULL THEN
     SELECT l.id, l.email, l.property_id INTO v_before
     FROM leads l
-    WHERE l.organization_id = p_organization_id AND l.livemode = p_livemode AND l.phone_key = p_phone_key
+    WHERE l.organization_id = p_organization_id AND l.phone_key = v_match_key
     FOR UPDATE;
     IF NOT FOUND THEN
       IF v_attempt >= 3 THEN

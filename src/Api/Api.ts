@@ -139,7 +139,11 @@ export class Caller extends Context.Service<Caller, CallerShape>()("lead-intake/
 export class Admission extends HttpApiMiddleware.Service<Admission, { provides: Caller }>()(
   "lead-intake/Admission",
   {
-    security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Format, "lk_live_…")) },
+    security: {
+      bearer: HttpApiSecurity.bearer.pipe(
+        HttpApiSecurity.annotate(OpenApi.Format, "lk_live_… (lk_test_… in test mode)")
+      )
+    },
     error: [InvalidKey, TemporarilyUnavailable, RateLimited]
   }
 ) {}

@@ -33,6 +33,10 @@ Create or enrich a lead with your origin's API key in \`LEAD_INTAKE_KEY\`. A new
 
 Every \`POST /v1/leads\` sends \`Authorization: Bearer lk_live_…\`. Each origin (a web form, a chatbot, a call centre) has one active key; it is shown once when generated, and afterwards only its 16-character prefix. Rotating or revoking a key takes effect on the next request. A missing, malformed, unknown or revoked key answers \`invalid_key\` (401). Keep the key on your server: a browser cannot call the API.
 
+## Test mode
+
+Build and test a whole integration without touching the organization's real leads: ask the operator for your origin's **test key** (\`lk_test_…\`, the same shape as a live key). A request with it follows the whole contract (the same checks in the same order, the same answers, headers and errors) and writes test data: test leads match only test leads (the same phone can exist once live and once in test), are never assigned and set off no task, and their webhook events carry \`"livemode": false\` (they reach only endpoints that opted in to test events). A test key has its own rate window, with the origin's limit, and its own Idempotency-Keys; properties resolve against the same catalog. The operators see test data only behind the console's "Test data" switch, and can purge it in one action.
+
 ## Idempotency
 
 Send an \`Idempotency-Key\` (1 to ${Limits.idempotencyKey} printable ASCII characters, your own id for the lead such as a form submission id) to make retries safe. Within 24 hours the same key with the same body answers the original status and \`lead_id\` again, with \`replay: true\` in the body, the header \`Idempotent-Replayed: true\` and a new \`request_id\`; nothing is written twice. Keys are per origin.

@@ -115,10 +115,11 @@ const SummaryRow = Schema.Struct({
 /**
  * Leads and everything a write sets off. `createOrEnrich` is one round trip (`create_or_enrich_lead`
  * in migrations/functions.ts), so a lead, its note, task, outbox event, capture assignment and
- * stored idempotent response commit together or not at all; the unique (organization, mode, phone
- * key) index decides races, not timing, and only a real creation takes a round-robin turn. Test
- * leads (decisions.md §10) live beside live ones and never meet them; `purgeTest` removes an
- * organization's test leads with everything hanging on them.
+ * stored idempotent response commit together or not at all; the unique (organization, phone key)
+ * index decides races, not timing, and only a real creation takes a round-robin turn. Test leads
+ * (decisions.md §10) live beside live ones and never meet them (`lead_match_key` keeps a test
+ * lead's phone key apart); `purgeTest` removes an organization's test leads with everything
+ * hanging on them.
  */
 export class LeadRepository extends Context.Service<
   LeadRepository,
@@ -156,7 +157,7 @@ export class LeadRepository extends Context.Service<
         execute: ({ organizationId, livemode, phoneKey }) =>
           read`
             SELECT id FROM leads
-            WHERE organization_id = ${organizationId} AND livemode = ${livemode} AND phone_key = ${phoneKey}`
+            WHERE organization_id = ${organizationId} AND phone_key = lead_match_key(${phoneKey}, ${livemode})`
       })
       const decodeWritten = Schema.decodeUnknownEffect(Written)
       const write = (lead: LeadWrite, now: Date) =>

@@ -383,9 +383,12 @@ export class PersonalData extends Context.Service<
           if (Option.isNone(organization))
             return yield* new UnknownEntity({ entity: "organization", id: organizationId })
           if (!isAcceptablePhone(phone)) return yield* badPhone()
+          // A live lead before a test lead with the same phone (decisions.md §10).
+          const matchKey = phoneMatchKey(phone, organization.value.country)
           const lead = yield* sql`
             SELECT id FROM leads
-            WHERE organization_id = ${organizationId} AND phone_key = ${phoneMatchKey(phone, organization.value.country)}
+            WHERE organization_id = ${organizationId}
+              AND phone_key IN (lead_match_key(${matchKey}, true), lead_match_key(${matchKey}, false))
             ORDER BY livemode DESC`.pipe(decodeFirst(IdRow))
           if (Option.isNone(lead)) return yield* noLeadWithPhone(organizationId)
           yield* Effect.annotateCurrentSpan({ "lead.id": lead.value.id })

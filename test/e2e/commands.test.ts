@@ -110,7 +110,9 @@ describe("lead-intake commands (real processes, one database)", { timeout: proce
       cli("requests", "--origin", origin.id, "--limit", "5", "--json").then(json),
       cli("requests", "--unattributed", "--json").then(json)
     ])
-    expect(origins).toEqual([{ id: origin.id, label: "web", prefix: rotated.prefix, revoked: true }])
+    expect(origins).toEqual([
+      { id: origin.id, label: "web", prefix: rotated.prefix, revoked: true, test_prefix: null }
+    ])
     expect(leads).toEqual([])
     expect(requests).toEqual([])
     expect(unattributed).toEqual([])
@@ -138,7 +140,13 @@ describe("lead-intake commands (real processes, one database)", { timeout: proce
     expect(demo.curl).toContain(demo.properties[0].codigo)
     const origins = json(await cli("origin", "list", "--org", demo.organization_id, "--json"))
     expect(origins).toEqual([
-      { id: demo.origin_id, label: expect.any(String), prefix: demo.prefix, revoked: false }
+      {
+        id: demo.origin_id,
+        label: expect.any(String),
+        prefix: demo.prefix,
+        revoked: false,
+        test_prefix: null
+      }
     ])
 
     const text = await run(["demo"], { env: { ...env, PUBLIC_BASE_URL: "https://leads.example.com/" } })
@@ -154,7 +162,7 @@ describe("lead-intake commands (real processes, one database)", { timeout: proce
     const org = /([0-9a-f-]{36})/.exec(created.stdout)?.[1] ?? ""
     await cli("origin", "create", "--org", org, "--label", "form")
     const listed = await cli("origin", "list", "--org", org)
-    expect(listed.stdout.split("\n")[0]).toMatch(/^ID\s+LABEL\s+KEY PREFIX\s+REVOKED$/)
-    expect(listed.stdout).toMatch(/form\s+lk_live_\w{8}\s+no/)
+    expect(listed.stdout.split("\n")[0]).toMatch(/^ID\s+LABEL\s+KEY PREFIX\s+REVOKED\s+TEST KEY PREFIX$/)
+    expect(listed.stdout).toMatch(/form\s+lk_live_\w{8}\s+no\s+-/)
   })
 })

@@ -66,7 +66,7 @@ layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrati
       assert.include(yield* definitionOf("create_or_enrich_lead", 13), "p_lease_token, true)")
       assert.include(
         yield* definitionOf("create_or_enrich_lead", 14),
-        "ON CONFLICT (organization_id, livemode, phone_key)"
+        "lead_match_key(p_phone_key, p_livemode)"
       )
       for (const row of after) {
         const was = before.find((old) => old.name === row.name)
