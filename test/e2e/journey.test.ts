@@ -91,7 +91,8 @@ describe("the operator's journey: CLI and server as separate processes on one da
         lead_id: leadId,
         key_prefix: origin.prefix,
         idempotency_key: null,
-        duration_ms: expect.any(Number)
+        duration_ms: expect.any(Number),
+        livemode: true
       },
       {
         request_id: created.body.request_id,
@@ -101,7 +102,8 @@ describe("the operator's journey: CLI and server as separate processes on one da
         lead_id: leadId,
         key_prefix: origin.prefix,
         idempotency_key: "form-1",
-        duration_ms: expect.any(Number)
+        duration_ms: expect.any(Number),
+        livemode: true
       }
     ])
     expect(Date.parse(log[0].at)).toBeGreaterThanOrEqual(Date.parse(log[1].at))
