@@ -32,8 +32,9 @@ const rule = <T>(check: (value: T) => boolean, message: string, jsonSchema: Reco
 /** PostgreSQL text holds neither U+0000 nor an unpaired surrogate, so no stored text may contain one. */
 export const isStorableText = (text: string) => !text.includes("\u0000") && text.isWellFormed()
 
+// JSON Schema patterns are read with Unicode semantics ("u"), where a surrogate range matches only unpaired ones
 const storable = rule(isStorableText, "must not contain NUL (U+0000) or unpaired surrogate characters", {
-  pattern: "^[^\\u0000]*$"
+  pattern: "^[^\\u0000\\uD800-\\uDFFF]*$"
 })
 
 const maxCodePoints = (max: number) =>
@@ -90,7 +91,7 @@ export const Email = Schema.String.check(
   rule(
     (text: string) => {
       const email = normalizeEmail(text)
-      return email.length <= Limits.email && emailShape.test(email)
+      return codePoints(text.trim()) <= Limits.email && emailShape.test(email)
     },
     "must look like local@domain.tld (no spaces, at most 254 characters)",
     { maxLength: Limits.email, pattern: "^\\s*[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+\\s*$" }
