@@ -47,8 +47,11 @@ const betweenCodePoints = (min: number, max: number, normalize: (text: string) =
       return length >= min && length <= max
     },
     `must be ${min} to ${max} characters ${after}`,
-    // the document states the bound on what is sent; the rule counts after normalising
-    { minLength: min, maxLength: max, pattern: "\\S" }
+    // the document states the bound on what is sent; the rule counts after normalising, so it
+    // refuses a blank text only where normalising trims one (an external_code is taken as sent)
+    normalize(" ") === ""
+      ? { minLength: min, maxLength: max, pattern: "\\S" }
+      : { minLength: min, maxLength: max }
   )
 
 /** `nombre` as stored: trimmed, inner whitespace collapsed to one space, NFC. */
