@@ -14,6 +14,15 @@ import * as fc from "fast-check"
 
 export type Json = Record<string, unknown>
 
+/** A kind of mutation, weighted by how many kinds it stands for, so deep fields are not starved. */
+type Option = fc.WeightedArbitrary<Mutant>
+
+const leaf = (arbitrary: fc.Arbitrary<Mutant>): Option => ({ weight: 1, arbitrary })
+
+const choose = (options: ReadonlyArray<Option>): fc.Arbitrary<Mutant> => fc.oneof(...options)
+
+const weightOf = (options: ReadonlyArray<Option>) => options.reduce((sum, option) => sum + option.weight, 0)
+
 /** A value a schema should refuse, the one change that makes it so, and where. */
 export interface Mutant {
   readonly value: unknown
@@ -86,6 +95,8 @@ const tellingCharacters = [
   "@",
   "."
 ]
+
+const blankCharacters = [" ", "\t", "\n", "\r", "\u00a0", "\u2003", "\u3000", "\ufeff"]
 
 /** One character of text: any code point, printable ASCII, or a telling one. */
 const character = fc.oneof(
@@ -276,46 +287,70 @@ export class SchemaArbitraries {
       .filter(rules.satisfies)
   }
 
-  #invalidString(parts: ReadonlyArray<Json>): ReadonlyArray<fc.Arbitrary<Mutant>> {
+  #invalidString(parts: ReadonlyArray<Json>): ReadonlyArray<Option> {
     const rules = this.#stringRules(parts)
     const valid = this.#validString(parts)
-    const options: Array<fc.Arbitrary<Mutant>> = []
+    const options: Array<Option> = []
     if (rules.maxLength !== undefined) {
       const maxLength = rules.maxLength
       options.push(
-        fc
-          .tuple(valid, character, fc.nat(), fc.integer({ min: 1, max: 3 }))
-          .map(([text, filler, at, over]) => ({
-            value: insertAt(text, at, filler.repeat(Math.max(1, maxLength + over - codePoints(text)))),
-            mutation: `longer than maxLength ${maxLength}`,
-            path: []
-          }))
+        leaf(
+          fc
+            .tuple(valid, character, fc.nat(), fc.integer({ min: 1, max: 3 }))
+            .map(([text, filler, at, over]) => ({
+              value: insertAt(text, at, filler.repeat(Math.max(1, maxLength + over - codePoints(text)))),
+              mutation: `longer than maxLength ${maxLength}`,
+              path: []
+            }))
+        )
       )
     }
     if (rules.minLength > 0) {
       options.push(
-        valid.map((text) => ({
-          value: [...text].slice(0, rules.minLength - 1).join(""),
-          mutation: `shorter than minLength ${rules.minLength}`,
-          path: []
-        }))
+        leaf(
+          valid.map((text) => ({
+            value: [...text].slice(0, rules.minLength - 1).join(""),
+            mutation: `shorter than minLength ${rules.minLength}`,
+            path: []
+          }))
+        )
       )
     }
     if (rules.regexes.length > 0 || rules.uuid) {
       const breaks = (text: string) =>
         !rules.regexes.every((regex) => regex.test(text)) || (rules.uuid && !uuidShape.test(text))
       options.push(
-        fc
-          .oneof(
-            fc.tuple(valid, character, fc.nat()).map(([text, inserted, at]) => insertAt(text, at, inserted)),
-            fc
-              .tuple(valid, character, fc.nat())
-              .map(([text, replacement, at]) => replaceAt(text, at, replacement)),
-            fc.string({ unit: character, maxLength: rules.maxLength ?? 30 })
-          )
-          .filter(breaks)
-          .map((value) => ({ value, mutation: "breaks pattern or format", path: [] }))
+        leaf(
+          fc
+            .oneof(
+              fc
+                .tuple(valid, character, fc.nat())
+                .map(([text, inserted, at]) => insertAt(text, at, inserted)),
+              fc
+                .tuple(valid, character, fc.nat())
+                .map(([text, replacement, at]) => replaceAt(text, at, replacement)),
+              fc.string({ unit: character, maxLength: rules.maxLength ?? 30 })
+            )
+            .filter(breaks)
+            .map((value) => ({ value, mutation: "breaks pattern or format", path: [] }))
+        )
       )
+      const blankLength = Math.max(1, rules.minLength)
+      if (breaks(" ".repeat(blankLength)) && blankLength <= (rules.maxLength ?? blankLength)) {
+        // blank text of an admitted length: what a pattern asking for content must refuse
+        options.push(
+          leaf(
+            fc
+              .string({
+                unit: fc.constantFrom(...blankCharacters),
+                minLength: blankLength,
+                maxLength: Math.max(blankLength, Math.min(rules.maxLength ?? 8, 8))
+              })
+              .filter(breaks)
+              .map((value) => ({ value, mutation: "blank", path: [] }))
+          )
+        )
+      }
     }
     return options
   }
@@ -392,64 +427,85 @@ export class SchemaArbitraries {
       })
   }
 
-  #invalidObject(parts: ReadonlyArray<Json>): ReadonlyArray<fc.Arbitrary<Mutant>> {
+  #invalidObject(parts: ReadonlyArray<Json>): ReadonlyArray<Option> {
     const rules = this.#objectRules(parts)
     const valid = this.#validObject(parts)
-    const options: Array<fc.Arbitrary<Mutant>> = []
+    const maxProperties = rules.maxProperties ?? Number.POSITIVE_INFINITY
+    /** The object with `name` set, other optional properties dropped if it would have too many. */
+    const withProperty = (object: Json, name: string, value: unknown) => {
+      const result: Json = { ...object, [name]: value }
+      for (const other of Object.keys(object)) {
+        if (Object.keys(result).length <= maxProperties) break
+        if (other !== name && !rules.required.includes(other)) delete result[other]
+      }
+      return result
+    }
+    const options: Array<Option> = []
     for (const name of rules.required) {
       options.push(
-        valid.map((object) => {
-          const { [name]: _removed, ...rest } = object
-          return { value: rest, mutation: `without required ${name}`, path: [name] }
-        })
+        leaf(
+          valid.map((object) => {
+            const { [name]: _removed, ...rest } = object
+            return { value: rest, mutation: `without required ${name}`, path: [name] }
+          })
+        )
       )
     }
     for (const [name, schemas] of rules.properties) {
-      options.push(
-        fc.tuple(valid, this.invalid({ allOf: schemas })).map(([object, mutant]) => ({
-          value: { ...object, [name]: mutant.value },
+      const inner = this.#invalidOptions({ allOf: schemas })
+      options.push({
+        weight: weightOf(inner),
+        arbitrary: fc.tuple(valid, choose(inner)).map(([object, mutant]) => ({
+          value: withProperty(object, name, mutant.value),
           mutation: mutant.mutation,
           path: [name, ...mutant.path]
         }))
-      )
+      })
     }
     if (rules.closed) {
       options.push(
-        fc
-          .tuple(
-            valid,
-            fc.string({ unit: character, maxLength: 12 }).filter((name) => !rules.properties.has(name)),
-            valueOfType("string")
-          )
-          .map(([object, name, value]) => ({
-            value: { ...object, [name]: value },
-            mutation: `undeclared property ${JSON.stringify(name)}`,
-            path: [name]
-          }))
+        leaf(
+          fc
+            .tuple(
+              valid,
+              fc.string({ unit: character, maxLength: 12 }).filter((name) => !rules.properties.has(name)),
+              valueOfType("string")
+            )
+            .map(([object, name, value]) => ({
+              value: { ...object, [name]: value },
+              mutation: `undeclared property ${JSON.stringify(name)}`,
+              path: [name]
+            }))
+        )
       )
     } else {
       const names = this.#parts(rules.names)
-      options.push(
-        fc
-          .tuple(valid, fc.oneof(...this.#invalidString(names)), this.valid(rules.additionalValues))
+      const badNames = this.#invalidString(names)
+      options.push({
+        weight: weightOf(badNames),
+        arbitrary: fc
+          .tuple(valid, choose(badNames), this.valid(rules.additionalValues))
           .filter(([object, name]) => !Object.hasOwn(object, name.value as string))
           .map(([object, name, value]) => ({
-            value: { ...object, [name.value as string]: value },
+            value: withProperty(object, name.value as string, value),
             mutation: `property name ${name.mutation}`,
             path: [name.value as string]
-          })),
-        fc
-          .tuple(valid, this.#validString(names), this.invalid(rules.additionalValues))
+          }))
+      })
+      const badValues = this.#invalidOptions(rules.additionalValues)
+      options.push({
+        weight: weightOf(badValues),
+        arbitrary: fc
+          .tuple(valid, this.#validString(names), choose(badValues))
           .filter(([object, name]) => !rules.properties.has(name) && !Object.hasOwn(object, name))
           .map(([object, name, mutant]) => ({
-            value: { ...object, [name]: mutant.value },
+            value: withProperty(object, name, mutant.value),
             mutation: mutant.mutation,
             path: [name, ...mutant.path]
           }))
-      )
+      })
     }
     if (rules.maxProperties !== undefined) {
-      const maxProperties = rules.maxProperties
       const addable = rules.closed
         ? fc.constant([...rules.properties.keys()])
         : fc.uniqueArray(this.#validString(this.#parts(rules.names)), {
@@ -457,32 +513,36 @@ export class SchemaArbitraries {
             maxLength: maxProperties + 3
           })
       options.push(
-        fc
-          .tuple(valid, addable)
-          .chain(([object, names]) => {
-            const missing = names.filter((name) => !Object.hasOwn(object, name))
-            return fc
-              .tuple(
-                ...missing.map((name) =>
-                  this.valid(
-                    rules.properties.has(name)
-                      ? { allOf: rules.properties.get(name) }
-                      : rules.additionalValues
+        leaf(
+          fc
+            .tuple(valid, addable)
+            .chain(([object, names]) => {
+              const missing = names.filter((name) => !Object.hasOwn(object, name))
+              return fc
+                .tuple(
+                  ...missing.map((name) =>
+                    this.valid(
+                      rules.properties.has(name)
+                        ? { allOf: rules.properties.get(name) }
+                        : rules.additionalValues
+                    )
                   )
                 )
-              )
-              .map((values) => ({
-                ...object,
-                ...Object.fromEntries(missing.map((name, i) => [name, values[i]]))
-              }))
-          })
-          .filter((object) => Object.keys(object).length > maxProperties)
-          .map((value) => ({ value, mutation: `more than maxProperties ${maxProperties}`, path: [] }))
+                .map((values) => ({
+                  ...object,
+                  ...Object.fromEntries(missing.map((name, i) => [name, values[i]]))
+                }))
+            })
+            .filter((object) => Object.keys(object).length > maxProperties)
+            .map((value) => ({ value, mutation: `more than maxProperties ${maxProperties}`, path: [] }))
+        )
       )
     }
     if (rules.minProperties > 0 && rules.required.length < rules.minProperties) {
       options.push(
-        fc.constant({ value: {}, mutation: `fewer than minProperties ${rules.minProperties}`, path: [] })
+        leaf(
+          fc.constant({ value: {}, mutation: `fewer than minProperties ${rules.minProperties}`, path: [] })
+        )
       )
     }
     return options
@@ -522,52 +582,54 @@ export class SchemaArbitraries {
 
   /** Values the schema refuses, each one change away from an admitted value (or of a wrong type). */
   invalid(schema: unknown): fc.Arbitrary<Mutant> {
+    return choose(this.#invalidOptions(schema))
+  }
+
+  #invalidOptions(schema: unknown): ReadonlyArray<Option> {
     const parts = this.#parts(schema)
-    const admitted = this.admittedTypes(schema)
-    const wrongTypes = jsonTypes.filter((type) => !admitted.includes(type))
-    const options: Array<fc.Arbitrary<Mutant>> = []
+    const wrongTypes = jsonTypes.filter((type) => !this.admittedTypes(schema).includes(type))
     const alternatives = this.#alternatives(parts)
-    if (alternatives !== undefined) {
-      // refused by one member; the validator discards those another member admits
-      options.push(...alternatives.flatMap((alternative) => this.#invalidOf(alternative)))
-    } else {
-      options.push(...this.#invalidOf(schema))
-    }
+    const options: Array<Option> =
+      alternatives === undefined
+        ? [...this.#invalidOfOne(parts)]
+        : // refused by one member; the validator discards those another member admits
+          alternatives.flatMap((alternative) => this.#invalidOptions(alternative))
     if (wrongTypes.length > 0) {
       options.push(
-        fc
-          .constantFrom(...wrongTypes)
-          .chain(valueOfType)
-          .map((value) => ({ value, mutation: `of type ${jsonTypeOf(value)}`, path: [] }))
+        leaf(
+          fc
+            .constantFrom(...wrongTypes)
+            .chain(valueOfType)
+            .map((value) => ({ value, mutation: `of type ${jsonTypeOf(value)}`, path: [] }))
+        )
       )
     }
     if (options.length === 0) throw new Error(`nothing is refused by ${JSON.stringify(schema)}`)
-    return fc.oneof(...options)
+    return options
   }
 
-  #invalidOf(schema: unknown): ReadonlyArray<fc.Arbitrary<Mutant>> {
-    const parts = this.#parts(schema)
-    if (this.#alternatives(parts) !== undefined) return [this.invalid(schema)]
+  #invalidOfOne(parts: ReadonlyArray<Json>): ReadonlyArray<Option> {
     const enumerated = parts.find((part) => part.enum !== undefined || part.const !== undefined)
     if (enumerated !== undefined) {
       const allowed = (enumerated.enum as ReadonlyArray<unknown> | undefined) ?? [enumerated.const]
+      const texts = allowed.filter((value) => typeof value === "string")
+      const near =
+        texts.length === 0
+          ? []
+          : [
+              fc.constantFrom(...texts).map((value) => value.toUpperCase()),
+              fc.constantFrom(...texts).map((value) => `${value}x`)
+            ]
       return [
-        fc
-          .oneof(
-            valueOfType("string"),
-            fc
-              .constantFrom(...allowed.filter((value) => typeof value === "string"))
-              .map((value) => value.toUpperCase()),
-            fc
-              .constantFrom(...allowed.filter((value) => typeof value === "string"))
-              .map((value) => ` ${value}x`)
-          )
-          .filter((value) => !allowed.includes(value))
-          .map((value) => ({ value, mutation: "not in enum", path: [] }))
+        leaf(
+          fc
+            .oneof(valueOfType("string"), ...near)
+            .filter((value) => !allowed.includes(value))
+            .map((value) => ({ value, mutation: "not in enum", path: [] }))
+        )
       ]
     }
-    const types = this.#types(parts)
-    return types.flatMap((type) =>
+    return this.#types(parts).flatMap((type) =>
       type === "string" ? this.#invalidString(parts) : type === "object" ? this.#invalidObject(parts) : []
     )
   }
