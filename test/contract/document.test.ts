@@ -354,7 +354,7 @@ describe(`POST /v1/leads held to its OpenAPI document, on PostgreSQL (seed ${fuz
     return { admitted: contract.bodyAdmits(body), status: answer.status, answer: answer.text }
   }
 
-  it("cases the properties found: an unpaired surrogate is refused by both, an e-mail counted in code points admitted by both", async () => {
+  it("cases the properties found: an unpaired surrogate is refused by both, an e-mail counted in code points and a blank external_code admitted by both", async () => {
     for (const body of [
       { nombre: "Ana \ud800" },
       { nombre: "Ana", mensaje: "\udfff hola" },
@@ -369,6 +369,10 @@ describe(`POST /v1/leads held to its OpenAPI document, on PostgreSQL (seed ${fuz
     ]) {
       expect(await judge(body), JSON.stringify(body)).toMatchObject({ admitted: true, status: 201 })
     }
+    expect(await judge({ nombre: "Ana", propiedad: { external_code: "   " } })).toMatchObject({
+      admitted: true,
+      status: 422
+    })
   })
 
   it("the known gaps of normalisedLengthGap are still there (when this fails, the gap is closed: drop its exclusion)", async () => {
