@@ -233,7 +233,8 @@ export interface components {
             propiedad?: {
                 /** @description The service's own property code: three letters, a hyphen and four digits (letters case-insensitive). */
                 codigo?: string;
-                external_code?: string & unknown;
+                /** @description The organization's own code for the property, as in its catalog. */
+                external_code?: string;
                 /**
                  * Format: uuid
                  * @description Internal UUID of the property record.

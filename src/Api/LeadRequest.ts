@@ -32,8 +32,9 @@ const rule = <T>(check: (value: T) => boolean, message: string, jsonSchema: Reco
 /** PostgreSQL text holds neither U+0000 nor an unpaired surrogate, so no stored text may contain one. */
 export const isStorableText = (text: string) => !text.includes("\u0000") && text.isWellFormed()
 
+// JSON Schema patterns are read with Unicode semantics ("u"), where a surrogate range matches only unpaired ones
 const storable = rule(isStorableText, "must not contain NUL (U+0000) or unpaired surrogate characters", {
-  pattern: "^[^\\u0000]*$"
+  pattern: "^[^\\u0000\\uD800-\\uDFFF]*$"
 })
 
 const maxCodePoints = (max: number) =>
@@ -46,8 +47,11 @@ const betweenCodePoints = (min: number, max: number, normalize: (text: string) =
       return length >= min && length <= max
     },
     `must be ${min} to ${max} characters ${after}`,
-    // the document states the bound on what is sent; the rule counts after normalising
-    { minLength: min, maxLength: max, pattern: "\\S" }
+    // the document states the bound on what is sent; the rule counts after normalising, so it
+    // refuses a blank text only where normalising trims one (an external_code is taken as sent)
+    normalize(" ") === ""
+      ? { minLength: min, maxLength: max, pattern: "\\S" }
+      : { minLength: min, maxLength: max }
   )
 
 /** `nombre` as stored: trimmed, inner whitespace collapsed to one space, NFC. */
@@ -90,7 +94,7 @@ export const Email = Schema.String.check(
   rule(
     (text: string) => {
       const email = normalizeEmail(text)
-      return email.length <= Limits.email && emailShape.test(email)
+      return codePoints(text.trim()) <= Limits.email && emailShape.test(email)
     },
     "must look like local@domain.tld (no spaces, at most 254 characters)",
     { maxLength: Limits.email, pattern: "^\\s*[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+\\s*$" }
