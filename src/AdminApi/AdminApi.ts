@@ -46,6 +46,14 @@ const Cursor = Schema.NullOr(
 )
 const Role = Schema.Literals(["admin", "viewer"])
 
+/** The console's "Test data" switch: live data by default, test data alone when asked. */
+const TestDataQuery = Schema.optional(
+  Schema.Literals(["true", "false"]).annotate({
+    description:
+      "`true`: only test data (what the origins' test keys `lk_test_…` sent, decisions.md §10); otherwise live data only."
+  })
+)
+
 const trimmed = (maximum: number) =>
   StoredText.check(
     Schema.makeFilter((value: string) =>
@@ -151,7 +159,10 @@ export const Overview = Schema.Struct({
     })
   ),
   error_codes: Schema.Array(Schema.Struct({ code: Schema.String, count: Schema.Int }))
-}).annotate({ identifier: "Overview" })
+}).annotate({
+  identifier: "Overview",
+  description: "Live data only: the requests and leads of test keys count in no figure."
+})
 
 export const OriginItem = Schema.Struct({
   id: Uuid,
@@ -159,9 +170,12 @@ export const OriginItem = Schema.Struct({
   prefix: Schema.NullOr(Schema.String),
   created_at: Instant,
   last_used_at: Schema.NullOr(Instant),
-  requests_24h: Schema.Int,
+  requests_24h: Schema.Int.annotate({ description: "Live requests only." }),
   rate_limit: Schema.Int,
-  revoked: Schema.Boolean
+  revoked: Schema.Boolean,
+  test_prefix: Schema.NullOr(Schema.String).annotate({
+    description: "The active test key's prefix (`lk_test_…`); null when the origin has none."
+  })
 }).annotate({ identifier: "Origin" })
 
 export const NewOrigin = Schema.Struct({
@@ -188,6 +202,13 @@ export const RevokedKey = Schema.Struct({ prefix: Schema.String, revoked_at: Ins
   identifier: "RevokedKey"
 })
 
+export const PurgedTestData = Schema.Struct({
+  purged: Schema.Int.annotate({
+    description:
+      "Test leads removed, with their notes, tasks, events, deliveries and idempotency records; the request log keeps its rows."
+  })
+}).annotate({ identifier: "PurgedTestData" })
+
 export const RequestItem = Schema.Struct({
   request_id: Schema.String,
   at: Instant,
@@ -198,7 +219,8 @@ export const RequestItem = Schema.Struct({
   idempotency_key: Schema.NullOr(Schema.String),
   duration_ms: Schema.Number,
   origin_id: Schema.NullOr(Uuid),
-  origin_label: Schema.NullOr(Schema.String)
+  origin_label: Schema.NullOr(Schema.String),
+  livemode: Schema.Boolean.annotate({ description: "false: a request made with a test key (`lk_test_…`)." })
 }).annotate({ identifier: "RequestLogItem" })
 
 export const RequestFilters = {
@@ -215,6 +237,7 @@ export const RequestFilters = {
   to: Schema.optional(Instant),
   request_id: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
   idempotency_key: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
+  test: TestDataQuery,
   cursor: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
   limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })))
 }
@@ -247,6 +270,7 @@ export const LeadDetail = Schema.Struct({
   assignee: Schema.NullOr(Schema.Struct({ id: Uuid, name: Schema.String })),
   created_at: Instant,
   updated_at: Instant,
+  livemode: Schema.Boolean.annotate({ description: "false: a test lead, sent with a test key." }),
   notes: Schema.Array(Schema.Struct({ body: Schema.String, created_at: Instant })),
   tasks: Schema.Array(
     Schema.Struct({ kind: Schema.String, assignee: Schema.NullOr(Schema.String), due_at: Instant })
@@ -443,6 +467,32 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       success: RevokedKey,
       error: [AdminNotFound, Conflict, ...Unavailable]
     }),
+    HttpApiEndpoint.post("rotateTestKey", "/api/origins/:id/test-key/rotate", {
+      ...scoped,
+      params: IdParam,
+      success: IssuedKey,
+      error: [AdminNotFound, ...Unavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary:
+          "Create the origin's test key (`lk_test_…`), or replace it: an earlier test key is revoked at that instant"
+      })
+    ),
+    HttpApiEndpoint.post("revokeTestKey", "/api/origins/:id/test-key/revoke", {
+      ...scoped,
+      params: IdParam,
+      success: RevokedKey,
+      error: [AdminNotFound, Conflict, ...Unavailable]
+    }).annotateMerge(OpenApi.annotations({ summary: "Revoke the origin's test key (409 when it has none)" })),
+    HttpApiEndpoint.post("purgeTestData", "/api/test-data/purge", {
+      ...scoped,
+      success: PurgedTestData,
+      error: [AdminNotFound, ...Unavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Remove the organization's test data in one action (admins only; audited)"
+      })
+    ),
     HttpApiEndpoint.patch("setRateLimit", "/api/origins/:id", {
       ...scoped,
       params: IdParam,
@@ -462,7 +512,11 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       error: [AdminNotFound, ...Unavailable]
     }),
     HttpApiEndpoint.get("leads", "/api/leads", {
-      query: { ...cursorQuery, q: Schema.optional(StoredText.check(Schema.isMaxLength(200))) },
+      query: {
+        ...cursorQuery,
+        q: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
+        test: TestDataQuery
+      },
       success: LeadPage,
       error: [AdminNotFound, AdminValidationError, ...Unavailable]
     }),

@@ -23,6 +23,8 @@ export interface RequestRow {
   readonly duration_ms: number
   readonly origin_id: string | null
   readonly origin_label: string | null
+  /** False: a request made with a test key (decisions.md §10). */
+  readonly livemode: boolean
 }
 
 export type RequestScope =
@@ -37,6 +39,8 @@ export interface RequestFilter {
   readonly to?: Date | undefined
   readonly requestId?: string | undefined
   readonly idempotencyKey?: string | undefined
+  /** Live requests (the default) or test requests only: the two are never listed together. */
+  readonly livemode?: boolean | undefined
 }
 
 export interface Page<A> {
@@ -74,7 +78,8 @@ const RequestRecord = Schema.Struct({
   idempotency_key: Schema.NullOr(Schema.String),
   duration_ms: Schema.Number,
   origin_id: Schema.NullOr(Schema.String),
-  origin_label: Schema.NullOr(Schema.String)
+  origin_label: Schema.NullOr(Schema.String),
+  livemode: Schema.Boolean
 })
 
 const PropertyRecord = Schema.Struct({
@@ -102,7 +107,8 @@ const OriginRecord = Schema.Struct({
   last_used_at: Schema.NullOr(Schema.Date),
   requests_24h: Schema.Number,
   rate_limit: Schema.Number,
-  revoked: Schema.Boolean
+  revoked: Schema.Boolean,
+  test_prefix: Schema.NullOr(Schema.String)
 })
 
 const LeadSummaryRecord = Schema.Struct({
@@ -128,7 +134,8 @@ const LeadRecord = Schema.Struct({
   assignee_name: Schema.NullOr(Schema.String),
   created_at: Schema.Date,
   updated_at: Schema.Date,
-  erased_at: Schema.NullOr(Schema.Date)
+  erased_at: Schema.NullOr(Schema.Date),
+  livemode: Schema.Boolean
 })
 const NoteRecord = Schema.Struct({ body: Schema.String, created_at: Schema.Date })
 const TaskRecord = Schema.Struct({
@@ -203,6 +210,7 @@ export class ConsoleQueries extends Context.Service<
       operator: Operator,
       requested: string | undefined
     ): Effect.Effect<Option.Option<OrganizationRow>>
+    /** Live data only: what test keys send is left out of every figure. */
     overview(organizationId: string): Effect.Effect<{
       readonly requests_per_minute: ReadonlyArray<{
         minute: string
@@ -213,6 +221,7 @@ export class ConsoleQueries extends Context.Service<
       readonly leads_per_day: ReadonlyArray<{ day: string; created: number; enriched: number }>
       readonly error_codes: ReadonlyArray<{ code: string; count: number }>
     }>
+    /** Each origin with its live key and active test key; its figures count live requests only. */
     origins(organizationId: string): Effect.Effect<
       ReadonlyArray<{
         id: string
@@ -223,6 +232,7 @@ export class ConsoleQueries extends Context.Service<
         requests_24h: number
         rate_limit: number
         revoked: boolean
+        test_prefix: string | null
       }>
     >
     owns(
@@ -241,10 +251,12 @@ export class ConsoleQueries extends Context.Service<
       requestId: string,
       includeUnattributed: boolean
     ): Effect.Effect<Option.Option<RequestRow>>
+    /** Live leads, or with `livemode` false the test leads instead. */
     leads(
       organization: OrganizationRow,
       query: string,
-      page: { readonly cursor?: string | undefined; readonly limit: number }
+      page: { readonly cursor?: string | undefined; readonly limit: number },
+      livemode?: boolean
     ): Effect.Effect<
       Page<{
         id: string
@@ -280,7 +292,7 @@ export class ConsoleQueries extends Context.Service<
         at: iso(row.at)
       })
       const requestColumns = sql`r.id::text AS id, r.request_id, r.at, r.status, r.outcome, r.lead_id, r.key_prefix,
-        r.idempotency_key, r.duration_ms, r.origin_id, o.label AS origin_label`
+        r.idempotency_key, r.duration_ms, r.origin_id, o.label AS origin_label, r.livemode`
 
       const propertyView = (row: typeof PropertyRecord.Type): PropertyRow => ({
         ...row,
@@ -313,19 +325,19 @@ export class ConsoleQueries extends Context.Service<
           const perMinute = yield* sql`
             SELECT date_trunc('minute', r.at) AS minute, r.origin_id, o.label, count(*)::int AS count
             FROM request_log r JOIN origins o ON o.id = r.origin_id
-            WHERE o.organization_id = ${organizationId} AND r.at > ${since}
+            WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.livemode
             GROUP BY 1, 2, 3 ORDER BY 1, 3`.pipe(decodeRows(MinuteCount))
           const perDay = yield* sql`
             SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
                    count(*) FILTER (WHERE type = 'lead.created')::int AS created,
                    count(*) FILTER (WHERE type = 'lead.enriched')::int AS enriched
             FROM outbox_events
-            WHERE organization_id = ${organizationId} AND created_at > ${new Date(now - 30 * day)}
+            WHERE organization_id = ${organizationId} AND created_at > ${new Date(now - 30 * day)} AND livemode
             GROUP BY 1 ORDER BY 1`.pipe(decodeRows(DayCount))
           const errors = yield* sql`
             SELECT r.outcome AS code, count(*)::int AS count
             FROM request_log r JOIN origins o ON o.id = r.origin_id
-            WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.status >= 400
+            WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.status >= 400 AND r.livemode
             GROUP BY 1 ORDER BY 2 DESC, 1`.pipe(decodeRows(CodeCount))
           return {
             requests_per_minute: perMinute.map((row) => ({ ...row, minute: iso(row.minute) })),
@@ -338,11 +350,15 @@ export class ConsoleQueries extends Context.Service<
           const rows = yield* sql`
             SELECT o.id, o.label, k.prefix, o.created_at, o.rate_limit,
                    (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked,
-                   (SELECT max(at) FROM request_log r WHERE r.origin_id = o.id) AS last_used_at,
-                   (SELECT count(*)::int FROM request_log r WHERE r.origin_id = o.id AND r.at > ${since}) AS requests_24h
+                   (SELECT max(at) FROM request_log r WHERE r.origin_id = o.id AND r.livemode) AS last_used_at,
+                   (SELECT count(*)::int FROM request_log r
+                    WHERE r.origin_id = o.id AND r.livemode AND r.at > ${since}) AS requests_24h,
+                   (SELECT t.prefix FROM api_keys t
+                    WHERE t.origin_id = o.id AND NOT t.livemode AND t.revoked_at IS NULL) AS test_prefix
             FROM origins o
             LEFT JOIN LATERAL (
-              SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id ORDER BY created_at DESC, id LIMIT 1
+              SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id AND livemode
+              ORDER BY created_at DESC, id LIMIT 1
             ) k ON true
             WHERE o.organization_id = ${organizationId}
             ORDER BY o.created_at, o.label`.pipe(decodeRows(OriginRecord))
@@ -379,6 +395,7 @@ export class ConsoleQueries extends Context.Service<
             filter.idempotencyKey === undefined
               ? sql`true`
               : sql`r.idempotency_key = ${filter.idempotencyKey}`,
+            sql`r.livemode = ${filter.livemode ?? true}`,
             Option.match(after, {
               onNone: () => sql`true`,
               onSome: ([at, id]) => sql`(r.at, r.id) < (${at}, ${id}::bigint)`
@@ -408,7 +425,7 @@ export class ConsoleQueries extends Context.Service<
             return Option.map(row, requestView)
           }
         ),
-        leads: Effect.fn("ConsoleQueries.leads")(function* (organization, query, page) {
+        leads: Effect.fn("ConsoleQueries.leads")(function* (organization, query, page, livemode = true) {
           const after = decodeCursor(page.cursor, "lead")
           const text = query.trim()
           const match =
@@ -424,7 +441,7 @@ export class ConsoleQueries extends Context.Service<
           const rows = yield* sql`
             SELECT l.id, l.nombre, l.telefono, l.email, l.origin_id, o.label AS origin_label, l.created_at
             FROM leads l JOIN origins o ON o.id = l.origin_id
-            WHERE l.organization_id = ${organization.id} AND ${match}
+            WHERE l.organization_id = ${organization.id} AND l.livemode = ${livemode} AND ${match}
               ${Option.match(after, {
                 onNone: () => sql``,
                 onSome: ([at, id]) => sql`AND (l.created_at, l.id) < (${at}, ${id}::uuid)`
@@ -450,7 +467,7 @@ export class ConsoleQueries extends Context.Service<
           if (!isUuid(id)) return Option.none()
           const found = yield* sql`
             SELECT l.id, l.nombre, l.telefono, l.email, l.origin_id, o.label AS origin_label, l.property_id, p.codigo,
-                   l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at, l.erased_at
+                   l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at, l.erased_at, l.livemode
             FROM leads l
             JOIN origins o ON o.id = l.origin_id
             LEFT JOIN properties p ON p.id = l.property_id
@@ -487,6 +504,7 @@ export class ConsoleQueries extends Context.Service<
             created_at: iso(lead.created_at),
             updated_at: iso(lead.updated_at),
             erased_at: lead.erased_at === null ? null : iso(lead.erased_at),
+            livemode: lead.livemode,
             notes: notes.map((note) => ({ body: note.body, created_at: iso(note.created_at) })),
             tasks: tasks.map((task) => ({
               kind: task.kind,
@@ -589,7 +607,8 @@ export class ConsoleQueries extends Context.Service<
         idempotency_key: row.idempotencyKey,
         duration_ms: row.durationMs,
         origin_id: row.originId,
-        origin_label: row.originId === null ? null : (store.origins.get(row.originId)?.label ?? null)
+        origin_label: row.originId === null ? null : (store.origins.get(row.originId)?.label ?? null),
+        livemode: row.livemode
       })
       const propertyView = (p: {
         id: string
@@ -630,7 +649,7 @@ export class ConsoleQueries extends Context.Service<
           const now = yield* Clock.currentTimeMillis
           const origins = originIdsOf(organizationId)
           const recent = store.requests.filter(
-            (r) => r.originId !== null && origins.has(r.originId) && r.at > now - day
+            (r) => r.livemode && r.originId !== null && origins.has(r.originId) && r.at > now - day
           )
           const perMinute = new Map<
             string,
@@ -650,7 +669,8 @@ export class ConsoleQueries extends Context.Service<
           }
           const perDay = new Map<string, { day: string; created: number; enriched: number }>()
           for (const e of store.events) {
-            if (e.organizationId !== organizationId || e.createdAt <= now - 30 * day) continue
+            if (e.organizationId !== organizationId || e.livemode === false || e.createdAt <= now - 30 * day)
+              continue
             const date = iso(new Date(e.createdAt)).slice(0, 10)
             const entry = perDay.get(date) ?? { day: date, created: 0, enriched: 0 }
             if (e.type === "lead.created") entry.created++
@@ -674,9 +694,10 @@ export class ConsoleQueries extends Context.Service<
           return [...store.origins.values()]
             .filter((o) => o.organizationId === organizationId)
             .map((o) => {
-              const keys = keysOf(o.id)
+              const keys = keysOf(o.id).filter((key) => key.mode === "live")
               const latest = keys[0]
-              const used = store.requests.filter((r) => r.originId === o.id)
+              const testKey = keysOf(o.id).find((key) => key.mode === "test" && key.revokedAt === null)
+              const used = store.requests.filter((r) => r.originId === o.id && r.livemode)
               const createdAt = keys.length === 0 ? 0 : Math.min(...keys.map((k) => k.createdAt))
               return {
                 id: o.id,
@@ -686,7 +707,8 @@ export class ConsoleQueries extends Context.Service<
                 last_used_at: used.length === 0 ? null : iso(new Date(Math.max(...used.map((r) => r.at)))),
                 requests_24h: used.filter((r) => r.at > since).length,
                 rate_limit: o.rateLimit,
-                revoked: latest === undefined || latest.revokedAt !== null
+                revoked: latest === undefined || latest.revokedAt !== null,
+                test_prefix: testKey?.prefix ?? null
               }
             })
             .sort((a, b) =>
@@ -734,6 +756,7 @@ export class ConsoleQueries extends Context.Service<
                 (filter.to === undefined || row.at < filter.to.getTime()) &&
                 (filter.requestId === undefined || row.requestId === filter.requestId) &&
                 (filter.idempotencyKey === undefined || row.idempotencyKey === filter.idempotencyKey) &&
+                row.livemode === (filter.livemode ?? true) &&
                 Option.match(after, {
                   onNone: () => true,
                   onSome: ([at, last]) =>
@@ -765,7 +788,7 @@ export class ConsoleQueries extends Context.Service<
             return Option.map(Option.fromNullishOr(found), requestView)
           }
         ),
-        leads: Effect.fn("ConsoleQueries.leads")(function* (organization, query, page) {
+        leads: Effect.fn("ConsoleQueries.leads")(function* (organization, query, page, livemode = true) {
           const after = decodeCursor(page.cursor, "lead")
           const text = query.trim()
           const needle = text.toLowerCase()
@@ -775,6 +798,7 @@ export class ConsoleQueries extends Context.Service<
             .filter(
               (l) =>
                 l.organizationId === organization.id &&
+                l.livemode === livemode &&
                 (text === "" ||
                   (phoneKey !== null && l.phoneKey === phoneKey) ||
                   (l.nombre ?? "").toLowerCase().includes(needle) ||
@@ -831,6 +855,7 @@ export class ConsoleQueries extends Context.Service<
             created_at: iso(new Date(lead.createdAt)),
             updated_at: iso(new Date(updatedAt)),
             erased_at: erasure === undefined ? null : iso(new Date(erasure.erasedAt)),
+            livemode: lead.livemode,
             notes: notes.map((n) => ({ body: n.body, created_at: iso(new Date(n.createdAt)) })),
             tasks: store.tasks
               .filter((t) => t.leadId === id)
@@ -914,6 +939,8 @@ export interface LeadDetailRow {
   readonly assignee: { readonly id: string; readonly name: string } | null
   readonly created_at: string
   readonly updated_at: string
+  /** False: a test lead (decisions.md §10). */
+  readonly livemode: boolean
   readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: string }>
   readonly tasks: ReadonlyArray<{
     readonly kind: string

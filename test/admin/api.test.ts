@@ -210,12 +210,15 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "eraseLead",
           "exportLead",
           "logout",
+          "purgeTestData",
           "resendWebhookDelivery",
           "rotateWebhookSecret",
           "restoreProperty",
           "revokeAll",
           "revokeKey",
+          "revokeTestKey",
           "rotateKey",
+          "rotateTestKey",
           "setRateLimit",
           "testWebhook"
         ].sort()
@@ -337,7 +340,9 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "webhookDeliveries",
           "restoreProperty",
           "revokeKey",
+          "revokeTestKey",
           "rotateKey",
+          "rotateTestKey",
           "setRateLimit",
           "testWebhook"
         ].sort()
@@ -469,7 +474,8 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
         last_used_at: expect.stringMatching(isoUtc),
         requests_24h: 1,
         rate_limit: 30,
-        revoked: false
+        revoked: false,
+        test_prefix: null
       })
       expect(list.text).not.toContain(created.body.key)
       expectError(
@@ -579,7 +585,8 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
         idempotency_key: null,
         duration_ms: expect.any(Number),
         origin_id: origin.id,
-        origin_label: origin.label
+        origin_label: origin.label,
+        livemode: true
       })
       expectError(await adminA.call("GET", "/api/requests/no-such-request"), 404, "not_found")
     })
@@ -772,6 +779,164 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
       expect(document.status).toBe(200)
       expect(document.body.info.title).toBe("Lead Intake operator console API")
       expect(Object.keys(document.body.paths)).toContain("/api/origins/{id}/rotate")
+    })
+  })
+
+  describe("test mode: test keys, the Test data switch, the purge", () => {
+    const lastAudit = async (signed: Signed) => (await signed.call("GET", "/api/audit")).body.items[0]
+    const leadIds = (answer: Answer) => answer.body.items.map((item: { id: string }) => item.id)
+    const requestIds = (answer: Answer) =>
+      answer.body.items.map((item: { request_id: string }) => item.request_id)
+
+    it("creates, rotates and revokes an origin's test key beside its live key; each step audited", async () => {
+      const origin = (
+        await adminA.call("POST", "/api/origins", { body: { label: `test-key-${crypto.randomUUID()}` } })
+      ).body
+      const listed = async () =>
+        (await adminA.call("GET", "/api/origins")).body.items.find((o: { id: string }) => o.id === origin.id)
+      expect(await listed()).toMatchObject({ prefix: origin.prefix, revoked: false, test_prefix: null })
+      expectError(await adminA.call("POST", `/api/origins/${origin.id}/test-key/revoke`), 409, "conflict")
+
+      const created = await adminA.call("POST", `/api/origins/${origin.id}/test-key/rotate`)
+      expect(created.status, created.text).toBe(200)
+      expect(created.body).toEqual({
+        key: expect.stringMatching(/^lk_test_[0-9A-Za-z]{8}_[0-9A-Za-z]{38}$/),
+        prefix: created.body.key.slice(0, 16)
+      })
+      expect(created.headers.get("cache-control")).toBe("no-store")
+      expect(await lastAudit(adminA)).toMatchObject({
+        action: "key.test_rotated",
+        target: `origin ${origin.id} new test key ${created.body.prefix}`
+      })
+      expect(await listed()).toMatchObject({
+        prefix: origin.prefix,
+        revoked: false,
+        test_prefix: created.body.prefix
+      })
+      expect((await postLead(harness, created.body.key)).status).toBe(201)
+      expect((await postLead(harness, origin.key)).status, "the live key still works").toBeLessThan(300)
+
+      const rotated = await adminA.call("POST", `/api/origins/${origin.id}/test-key/rotate`)
+      expect(rotated.body.key).toMatch(/^lk_test_/)
+      expect(rotated.body.prefix).not.toBe(created.body.prefix)
+      expect((await postLead(harness, created.body.key)).status, "the earlier test key stops at once").toBe(
+        401
+      )
+      expect((await postLead(harness, rotated.body.key)).status).toBe(200)
+      expect((await listed()).test_prefix).toBe(rotated.body.prefix)
+
+      const revoked = await adminA.call("POST", `/api/origins/${origin.id}/test-key/revoke`)
+      expect(revoked.status, revoked.text).toBe(200)
+      expect(revoked.body).toEqual({ prefix: rotated.body.prefix, revoked_at: expect.stringMatching(isoUtc) })
+      expect(await lastAudit(adminA)).toMatchObject({
+        action: "key.test_revoked",
+        target: `origin ${origin.id} test key ${rotated.body.prefix}`
+      })
+      expect((await postLead(harness, rotated.body.key)).status).toBe(401)
+      expect(await listed()).toMatchObject({ prefix: origin.prefix, revoked: false, test_prefix: null })
+      expectError(await adminA.call("POST", `/api/origins/${origin.id}/test-key/revoke`), 409, "conflict")
+      expect((await postLead(harness, origin.key)).status, "the live key is untouched").toBe(200)
+      const audit = await adminA.call("GET", "/api/audit")
+      expect(audit.text).not.toContain(created.body.key)
+      expect(audit.text).not.toContain(rotated.body.key)
+      const stored = await everyStoredRow(harness)
+      expect(stored).not.toContain(rotated.body.key.slice(17))
+    })
+
+    it("test data only behind ?test=true (leads, search, requests), marked, left out of the overview; purged in one action", async () => {
+      const origin = (
+        await adminA.call("POST", "/api/origins", { body: { label: `sandbox-${crypto.randomUUID()}` } })
+      ).body
+      const testKey = (await adminA.call("POST", `/api/origins/${origin.id}/test-key/rotate`)).body.key
+      expect(
+        (await adminA.call("POST", "/api/test-data/purge")).status,
+        "no test data left by other tests"
+      ).toBe(200)
+      const overviewBefore = (await adminA.call("GET", "/api/overview")).body
+      const originsBefore = (await adminA.call("GET", "/api/origins")).body.items.find(
+        (o: { id: string }) => o.id === origin.id
+      )
+      const sent = await postLead(harness, testKey, {
+        nombre: "Prueba Sandbox",
+        telefono: "+52 81 5555 0101",
+        email: "sandbox@example.com"
+      })
+      expect(sent.status, JSON.stringify(sent.body)).toBe(201)
+      const failed = await postLead(harness, testKey, { nombre: "" })
+      expect(failed.status).toBe(400)
+      const bSent = await postLead(
+        harness,
+        (await adminB.call("POST", `/api/origins/${harness.b.originId}/test-key/rotate`)).body.key,
+        { nombre: "Prueba B", telefono: "+52 81 5555 0101" }
+      )
+      expect(bSent.status).toBe(201)
+
+      expect(leadIds(await adminA.call("GET", "/api/leads"))).not.toContain(sent.body.lead_id)
+      expect(leadIds(await adminA.call("GET", "/api/leads?q=Sandbox"))).toEqual([])
+      expect(leadIds(await adminA.call("GET", "/api/leads?test=false"))).not.toContain(sent.body.lead_id)
+      const testLeads = await viewerA.call("GET", "/api/leads?test=true")
+      expect(testLeads.status, testLeads.text).toBe(200)
+      expect(leadIds(testLeads)).toEqual([sent.body.lead_id])
+      expect(leadIds(await viewerA.call("GET", "/api/leads?test=true&q=81%205555%200101"))).toEqual([
+        sent.body.lead_id
+      ])
+      expect(leadIds(await adminA.call("GET", "/api/leads?test=true&q=Ana"))).toEqual([])
+      expectError(await adminA.call("GET", "/api/leads?test=yes"), 400, "validation_error", "test")
+
+      const lead = await viewerA.call("GET", `/api/leads/${sent.body.lead_id}`)
+      expect(lead.body).toMatchObject({ livemode: false, assignee: null, tasks: [] })
+      expect(lead.body.requests.map((r: { livemode: boolean }) => r.livemode)).toEqual([false])
+      expect((await adminA.call("GET", `/api/leads/${harness.a.leadId}`)).body.livemode).toBe(true)
+
+      const liveLog = await adminA.call("GET", "/api/requests")
+      expect(requestIds(liveLog)).not.toContain(sent.body.request_id)
+      expect(liveLog.body.items.every((r: { livemode: boolean }) => r.livemode)).toBe(true)
+      const testLog = await adminA.call("GET", "/api/requests?test=true")
+      expect(requestIds(testLog).slice(0, 2)).toEqual([failed.body.request_id, sent.body.request_id])
+      expect(requestIds(await adminA.call("GET", `/api/requests?test=true&origin=${origin.id}`))).toEqual([
+        failed.body.request_id,
+        sent.body.request_id
+      ])
+      expect(testLog.body.items.every((r: { livemode: boolean }) => !r.livemode)).toBe(true)
+      expect(
+        requestIds(await adminA.call("GET", `/api/requests?test=true&origin=${origin.id}&status_class=4xx`))
+      ).toEqual([failed.body.request_id])
+      expect((await adminA.call("GET", `/api/requests/${sent.body.request_id}`)).body.livemode).toBe(false)
+
+      const overviewAfter = (await adminA.call("GET", "/api/overview")).body
+      expect(overviewAfter.leads_per_day).toEqual(overviewBefore.leads_per_day)
+      expect(overviewAfter.error_codes).toEqual(overviewBefore.error_codes)
+      expect(
+        overviewAfter.requests_per_minute.filter((r: { origin_id: string }) => r.origin_id === origin.id)
+      ).toEqual([])
+      const originAfter = (await adminA.call("GET", "/api/origins")).body.items.find(
+        (o: { id: string }) => o.id === origin.id
+      )
+      expect(originAfter.requests_24h).toBe(originsBefore.requests_24h)
+      expect(originAfter.last_used_at).toBe(originsBefore.last_used_at)
+
+      const purged = await adminA.call("POST", "/api/test-data/purge")
+      expect(purged.status, purged.text).toBe(200)
+      expect(purged.body).toEqual({ purged: 1 })
+      expect(await lastAudit(adminA)).toMatchObject({
+        action: "test_data.purged",
+        target: `1 test lead of organization ${harness.a.organizationId}`
+      })
+      expect(leadIds(await adminA.call("GET", "/api/leads?test=true"))).toEqual([])
+      expectError(await adminA.call("GET", `/api/leads/${sent.body.lead_id}`), 404, "not_found")
+      expect((await adminA.call("GET", `/api/leads/${harness.a.leadId}`)).status, "live leads stay").toBe(200)
+      expect(
+        requestIds(await adminA.call("GET", `/api/requests?test=true&origin=${origin.id}`)),
+        "the request log keeps its rows"
+      ).toEqual([failed.body.request_id, sent.body.request_id])
+      expect(
+        leadIds(await adminB.call("GET", "/api/leads?test=true")),
+        "another organization's stay"
+      ).toEqual([bSent.body.lead_id])
+      expect((await adminA.call("POST", "/api/test-data/purge")).body).toEqual({ purged: 0 })
+      expect(
+        (await postLead(harness, testKey, { nombre: "Otra", telefono: "+52 81 5555 0101" })).status
+      ).toBe(201)
     })
   })
 

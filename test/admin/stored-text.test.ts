@@ -42,6 +42,15 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
     ["path", "id"],
     ["query", "org"]
   ],
+  rotateTestKey: [
+    ["path", "id"],
+    ["query", "org"]
+  ],
+  revokeTestKey: [
+    ["path", "id"],
+    ["query", "org"]
+  ],
+  purgeTestData: [["query", "org"]],
   setRateLimit: [
     ["path", "id"],
     ["query", "org"]
@@ -56,6 +65,7 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
     ["query", "to"],
     ["query", "request_id"],
     ["query", "idempotency_key"],
+    ["query", "test"],
     ["query", "cursor"]
   ],
   request: [
@@ -65,7 +75,8 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
   leads: [
     ["query", "org"],
     ["query", "cursor"],
-    ["query", "q"]
+    ["query", "q"],
+    ["query", "test"]
   ],
   lead: [
     ["path", "id"],

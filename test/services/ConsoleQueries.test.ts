@@ -135,7 +135,7 @@ for (const [variant, services] of variants) {
         }
       }))
 
-    test("origins: the latest key's prefix, revoked state, last use and requests in the last 24 h", () =>
+    test("origins: the latest live key's prefix, revoked state, last live use and live requests in the last 24 h; the test key's prefix", () =>
       Effect.gen(function* () {
         const queries = yield* ConsoleQueries
         const log = yield* RequestLog
@@ -147,6 +147,7 @@ for (const [variant, services] of variants) {
         yield* log.record(
           row({ at: now - 30_000, originId: org.origin.id, status: 422, outcome: "validation_error" })
         )
+        yield* log.record(row({ at: now - 10_000, originId: org.origin.id, livemode: false }))
         yield* flushLog
         const [listed] = yield* queries.origins(org.id)
         assert.deepStrictEqual(listed, {
@@ -157,14 +158,31 @@ for (const [variant, services] of variants) {
           last_used_at: new Date(now - 30_000).toISOString(),
           requests_24h: 2,
           rate_limit: 60,
-          revoked: false
+          revoked: false,
+          test_prefix: null
         })
+        yield* TestClock.adjust("1 second")
+        const test = yield* keys.rotate(org.origin.id, "test").pipe(Effect.orDie)
+        const withTest = (yield* queries.origins(org.id))[0]!
+        assert.match(test.prefix, /^lk_test_/)
+        assert.strictEqual(withTest.test_prefix, test.prefix)
+        assert.strictEqual(
+          withTest.prefix,
+          org.origin.prefix,
+          "the newest key is a test key: the live one is shown"
+        )
+        assert.isFalse(withTest.revoked)
         yield* keys.revoke(org.origin.id).pipe(Effect.orDie)
-        assert.isTrue((yield* queries.origins(org.id))[0]!.revoked)
+        const liveRevoked = (yield* queries.origins(org.id))[0]!
+        assert.isTrue(liveRevoked.revoked)
+        assert.strictEqual(liveRevoked.test_prefix, test.prefix)
+        yield* TestClock.adjust("1 second")
         const rotated = yield* keys.rotate(org.origin.id).pipe(Effect.orDie)
         const after = (yield* queries.origins(org.id))[0]!
         assert.strictEqual(after.prefix, rotated.prefix)
         assert.isFalse(after.revoked)
+        yield* keys.revoke(org.origin.id, "test").pipe(Effect.orDie)
+        assert.isNull((yield* queries.origins(org.id))[0]!.test_prefix)
       }))
 
     test("requests: scoped by organization, origin or unattributed; every filter; a cursor walks all pages once", () =>
@@ -415,6 +433,87 @@ for (const [variant, services] of variants) {
           { code: "validation_error", count: 2 },
           { code: "rate_limited", count: 1 }
         ])
+      }))
+
+    test("test data: only behind the switch (requests, leads, search), marked on a lead and a request, never in the overview", () =>
+      Effect.gen(function* () {
+        const queries = yield* ConsoleQueries
+        const log = yield* RequestLog
+        const leads = yield* LeadRepository
+        const now = yield* setClock("2026-11-22T12:00:30.000Z")
+        const org = yield* organization("Test data")
+        const target = { organizationId: org.id, originId: org.origin.id }
+        const live = yield* leads
+          .createOrEnrich(leadWrite(target, { nombre: "Vivo", telefono: "5511112222" }))
+          .pipe(Effect.orDie)
+        const test = yield* leads
+          .createOrEnrich(
+            leadWrite(target, { nombre: "Prueba", telefono: "5511112222" }, { livemode: false })
+          )
+          .pipe(Effect.orDie)
+        yield* leads
+          .createOrEnrich(
+            leadWrite(
+              target,
+              { nombre: "Prueba", telefono: "5511112222", email: "p@example.com" },
+              { livemode: false }
+            )
+          )
+          .pipe(Effect.orDie)
+        const liveRow = row({ at: now - 1000, originId: org.origin.id, leadId: live.leadId })
+        const testRow = row({ at: now - 500, originId: org.origin.id, leadId: test.leadId, livemode: false })
+        const testError = row({
+          at: now - 400,
+          originId: org.origin.id,
+          livemode: false,
+          status: 422,
+          outcome: "property_not_found"
+        })
+        for (const entry of [liveRow, testRow, testError]) yield* log.record(entry)
+        yield* flushLog
+
+        const overview = yield* queries.overview(org.id)
+        assert.deepStrictEqual(overview.requests_per_minute, [
+          { minute: "2026-11-22T12:00:00.000Z", origin_id: org.origin.id, label: "Web", count: 1 }
+        ])
+        assert.deepStrictEqual(overview.leads_per_day, [{ day: "2026-11-22", created: 1, enriched: 0 }])
+        assert.deepStrictEqual(overview.error_codes, [])
+        assert.strictEqual((yield* queries.origins(org.id))[0]!.requests_24h, 1)
+
+        const scope = { _tag: "organization", organizationId: org.id } as const
+        const ids = (page: { readonly items: ReadonlyArray<{ readonly request_id: string }> }) =>
+          page.items.map((item) => item.request_id)
+        assert.deepStrictEqual(ids(yield* queries.requests(scope, {}, { limit: 50 })), [liveRow.requestId])
+        const testRequests = yield* queries.requests(scope, { livemode: false }, { limit: 50 })
+        assert.deepStrictEqual(ids(testRequests), [testError.requestId, testRow.requestId])
+        assert.isTrue(testRequests.items.every((item) => item.livemode === false))
+        assert.deepStrictEqual(
+          ids(yield* queries.requests(scope, { livemode: false, statusClass: "4xx" }, { limit: 50 })),
+          [testError.requestId]
+        )
+        const single = yield* queries.request(org.id, testRow.requestId, false)
+        assert.isFalse(Option.getOrThrow(single).livemode)
+
+        const names = (page: { readonly items: ReadonlyArray<{ readonly nombre: string | null }> }) =>
+          page.items.map((item) => item.nombre)
+        const orgRow = { id: org.id, name: org.name, country: "MX" }
+        assert.deepStrictEqual(names(yield* queries.leads(orgRow, "", { limit: 50 })), ["Vivo"])
+        assert.deepStrictEqual(names(yield* queries.leads(orgRow, "", { limit: 50 }, false)), ["Prueba"])
+        assert.deepStrictEqual(names(yield* queries.leads(orgRow, "55 1111 2222", { limit: 50 })), ["Vivo"])
+        assert.deepStrictEqual(names(yield* queries.leads(orgRow, "55 1111 2222", { limit: 50 }, false)), [
+          "Prueba"
+        ])
+        assert.deepStrictEqual(names(yield* queries.leads(orgRow, "p@example", { limit: 50 })), [])
+
+        const detail = Option.getOrThrow(yield* queries.lead(org.id, test.leadId))
+        assert.isFalse(detail.livemode)
+        assert.deepStrictEqual(detail.tasks, [])
+        assert.isNull(detail.assignee)
+        assert.deepStrictEqual(
+          detail.requests.map((r) => [r.request_id, r.livemode]),
+          [[testRow.requestId, false]]
+        )
+        assert.isTrue(Option.getOrThrow(yield* queries.lead(org.id, live.leadId)).livemode)
       }))
   })
 }

@@ -12,6 +12,7 @@ import {
 import type { Rejected, UnknownEntity } from "../../Domain/Errors.ts"
 import { eventTypes } from "../../Domain/WebhookPayload.ts"
 import { CaptureRules } from "../../Intake/CaptureRules.ts"
+import { LeadRepository } from "../../Intake/LeadRepository.ts"
 import { PropertyCatalog } from "../../Intake/PropertyCatalog.ts"
 import { RequestLog } from "../../Intake/RequestLog.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
@@ -178,6 +179,7 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
     const webhooks = yield* WebhookEndpoints
     const deliveries = yield* WebhookDeliveries
     const personalData = yield* PersonalData
+    const leads = yield* LeadRepository
 
     /** Requests just answered are queued for the log; reading it waits for them to be written. */
     const logWritten = requestLog.list({ unattributed: true }, 0).pipe(Effect.ignore)
@@ -312,6 +314,45 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
         })
       )
       .handle(
+        "rotateTestKey",
+        Effect.fn("Admin.rotateTestKey")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* requireOwned(organization, "origin", params.id)
+          const issued = yield* keys
+            .rotate(params.id, "test")
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "key.test_rotated", `origin ${params.id} new test key ${issued.prefix}`)
+          return { key: issued.key, prefix: issued.prefix }
+        })
+      )
+      .handle(
+        "revokeTestKey",
+        Effect.fn("Admin.revokeTestKey")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* requireOwned(organization, "origin", params.id)
+          const revoked = yield* keys
+            .revoke(params.id, "test")
+            .pipe(Effect.catchTags({ UnknownEntity: unknownToNotFound, Rejected: rejectedToConflict() }))
+          yield* record(organization, "key.test_revoked", `origin ${params.id} test key ${revoked.prefix}`)
+          return { prefix: revoked.prefix, revoked_at: revoked.revokedAt.toISOString() }
+        })
+      )
+      .handle(
+        "purgeTestData",
+        Effect.fn("Admin.purgeTestData")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          const purged = yield* leads
+            .purgeTest(organization.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(
+            organization,
+            "test_data.purged",
+            `${purged} test lead${purged === 1 ? "" : "s"} of organization ${organization.id}`
+          )
+          return { purged }
+        })
+      )
+      .handle(
         "setRateLimit",
         Effect.fn("Admin.setRateLimit")(function* ({ query, params, payload }) {
           const organization = yield* organizationOf(query.org)
@@ -366,7 +407,8 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
               from,
               to,
               requestId: query.request_id,
-              idempotencyKey: query.idempotency_key
+              idempotencyKey: query.idempotency_key,
+              livemode: query.test !== "true"
             },
             { cursor: query.cursor, limit: query.limit ?? 50 }
           )
@@ -394,7 +436,12 @@ export const layerConsoleHandlers = HttpApiBuilder.group(
           const organization = yield* organizationOf(query.org)
           if (!isValidCursor(query.cursor, "lead"))
             return yield* adminFail("validation_error", "cursor: not a cursor this API returned", "cursor")
-          const page = yield* queries.leads(organization, query.q ?? "", { cursor: query.cursor, limit: 50 })
+          const page = yield* queries.leads(
+            organization,
+            query.q ?? "",
+            { cursor: query.cursor, limit: 50 },
+            query.test !== "true"
+          )
           return { items: page.items, next_cursor: page.nextCursor }
         })
       )

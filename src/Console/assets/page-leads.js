@@ -1,4 +1,5 @@
 // Leads: search by phone (any format), name or e-mail; a lead's page with everything that happened to it.
+// Live leads by default; the Test data switch shows the test leads instead, and lets an admin purge them.
 
 import { ApiError, api, canChange, query } from "./api.js"
 import { requestColumns } from "./page-requests.js"
@@ -8,6 +9,7 @@ import {
   clearFormError,
   errorBox,
   field,
+  focusTestSwitch,
   h,
   loading,
   openDialog,
@@ -16,9 +18,60 @@ import {
   section,
   showFormError,
   table,
+  testBadge,
+  testDataBanner,
+  testDataSwitch,
   time,
   toast
 } from "./ui.js"
+
+/** Purges the organization's test data in one action, after a confirmation naming what goes. */
+const purgeDialog = (done) => {
+  const errorSlot = h("div", { class: "form-error" })
+  const confirm = h(
+    "button",
+    {
+      type: "button",
+      class: "danger",
+      onClick: async () => {
+        errorSlot.replaceChildren()
+        try {
+          const result = await busy(confirm, () => api.post("/api/test-data/purge", {}))
+          dialog.close()
+          done(result.purged)
+        } catch (error) {
+          errorSlot.replaceChildren(errorBox(error))
+        }
+      }
+    },
+    "Purge test data"
+  )
+  const dialog = openDialog({
+    title: "Purge this organization's test data?",
+    body: [
+      h("p", {}, "Everything the origins' test keys (lk_test_…) created goes, at once:"),
+      h(
+        "ul",
+        { class: "purge-list" },
+        h("li", {}, "every test lead"),
+        h("li", {}, "their notes, tasks and events"),
+        h("li", {}, "their webhook deliveries"),
+        h("li", {}, "the test keys' idempotency records")
+      ),
+      h(
+        "p",
+        {},
+        "The request log keeps its rows, marked as test requests. Live leads and every key, test keys included, stay as they are. This cannot be undone."
+      ),
+      errorSlot
+    ],
+    actions: [
+      h("button", { type: "button", class: "secondary", onClick: () => dialog.close() }, "Cancel"),
+      confirm
+    ],
+    initialFocus: "button.secondary"
+  })
+}
 
 /** Downloads everything held about the lead (the document `lead-intake lead export` prints) as JSON. */
 const exportLead = async (lead, button) => {
@@ -109,6 +162,8 @@ const leadLink = (lead, navigate) =>
 
 export const renderLeads = async (main, { signal, navigate, search }) => {
   const q = search.get("q") ?? ""
+  const testMode = search.get("test") === "true"
+  const leadsPath = (params) => `/leads${query({ q, test: testMode ? "true" : "", ...params })}`
   const input = h("input", {
     name: "q",
     type: "search",
@@ -124,7 +179,7 @@ export const renderLeads = async (main, { signal, navigate, search }) => {
       "aria-label": "Search leads",
       onSubmit: (event) => {
         event.preventDefault()
-        navigate(`/leads${query({ q: input.value.trim() })}`, { replace: true })
+        navigate(leadsPath({ q: input.value.trim() }), { replace: true })
       }
     },
     field(
@@ -134,11 +189,50 @@ export const renderLeads = async (main, { signal, navigate, search }) => {
     ),
     h("button", { type: "submit", class: "primary" }, "Search")
   )
-  const results = h("div", {}, loading())
+  const results = h("div", { class: testMode ? "test-mode" : "" }, loading())
   const more = h("div", { class: "load-more" })
+  const testSwitch = testDataSwitch({
+    on: testMode,
+    onToggle: (on) => {
+      navigate(leadsPath({ test: on ? "true" : "" }), { replace: true })
+      focusTestSwitch()
+    }
+  })
+  const purgeStatus = h("span", { class: "purge-status", role: "status" })
+  const purgeButton = canChange()
+    ? h(
+        "button",
+        {
+          type: "button",
+          class: "danger-outline small",
+          onClick: () =>
+            purgeDialog((purged) => {
+              const text = `Purged ${purged} test lead${purged === 1 ? " with its" : "s with their"} notes, tasks, events, deliveries and idempotency records.`
+              purgeStatus.textContent = text
+              toast(text)
+              items.length = 0
+              cursor = null
+              load(null)
+            })
+        },
+        "Purge test data"
+      )
+    : null
+  const kind = testMode ? "test leads" : "leads"
   add(
     main,
-    pageHeader("Leads", q ? `Leads matching “${q}”.` : "The newest leads first."),
+    pageHeader(
+      "Leads",
+      q ? `${testMode ? "Test leads" : "Leads"} matching “${q}”.` : `The newest ${kind} first.`,
+      testSwitch
+    ),
+    testMode
+      ? testDataBanner(
+          "Test leads only: sent with the origins' test keys (lk_test_…). They are never assigned, get no task, and count in no figure of the overview.",
+          purgeStatus,
+          purgeButton
+        )
+      : null,
     form,
     results,
     more
@@ -150,9 +244,19 @@ export const renderLeads = async (main, { signal, navigate, search }) => {
     results.replaceChildren(
       table({
         caption: "Leads",
-        empty: q ? "No lead matches this search." : "No leads yet.",
+        empty: q
+          ? `No ${testMode ? "test lead" : "lead"} matches this search.`
+          : testMode
+            ? "No test leads. Leads sent with a test key appear here."
+            : "No leads yet.",
         columns: [
-          { label: "Name", cell: (lead) => leadLink(lead, navigate) },
+          {
+            label: "Name",
+            cell: (lead) =>
+              testMode
+                ? h("span", { class: "with-action" }, leadLink(lead, navigate), testBadge("TEST"))
+                : leadLink(lead, navigate)
+          },
           { label: "Phone", cell: (lead) => h("span", { class: "mono" }, lead.telefono) },
           { label: "E-mail", cell: (lead) => lead.email ?? h("span", { class: "muted" }, "—") },
           {
@@ -164,7 +268,7 @@ export const renderLeads = async (main, { signal, navigate, search }) => {
           { label: "Created", cell: (lead) => time(lead.created_at) }
         ],
         rows: items,
-        rowAttributes: (lead) => ({ "data-lead-id": lead.id })
+        rowAttributes: (lead) => ({ "data-lead-id": lead.id, class: testMode ? "test-row" : undefined })
       })
     )
     replace(
@@ -187,7 +291,9 @@ export const renderLeads = async (main, { signal, navigate, search }) => {
   }
   const load = async (after) => {
     try {
-      const page = await api.get(`/api/leads${query({ q, cursor: after })}`, { signal })
+      const page = await api.get(`/api/leads${query({ q, test: testMode ? "true" : "", cursor: after })}`, {
+        signal
+      })
       items.push(...page.items)
       cursor = page.next_cursor
       draw()
@@ -215,7 +321,8 @@ export const renderLead = async (main, { params, signal, navigate }) => {
       class: "back-link",
       onClick: (event) => {
         event.preventDefault()
-        history.length > 1 ? history.back() : navigate("/leads")
+        const target = event.currentTarget.getAttribute("href")
+        history.length > 1 ? history.back() : navigate(target)
       }
     },
     "← Leads"
@@ -242,7 +349,13 @@ export const renderLead = async (main, { params, signal, navigate }) => {
     return
   }
   const erased = lead.erased_at != null
+  const test = lead.livemode === false
   header.querySelector("h1").textContent = erased ? "Erased lead" : lead.nombre || "(no name)"
+  if (test) {
+    header.querySelector("h1").append(" ", testBadge())
+    back.setAttribute("href", "/leads?test=true")
+    back.textContent = "← Test leads"
+  }
   document.title = `${erased ? "Erased lead" : lead.nombre || "Lead"} · Lead Intake console`
   if (canChange()) {
     const exportButton = h(
@@ -269,6 +382,11 @@ export const renderLead = async (main, { params, signal, navigate }) => {
   }
   replace(
     body,
+    test
+      ? testDataBanner(
+          "A test lead, sent with a test key (lk_test_…): never assigned, no first-contact task, left out of the overview. Purging the test data (Leads, Test data on) removes it."
+        )
+      : null,
     erased
       ? h(
           "p",
@@ -345,7 +463,10 @@ export const renderLead = async (main, { params, signal, navigate }) => {
         empty: "No logged request points at this lead.",
         columns: requestColumns(navigate).filter((column) => column.label !== "Lead"),
         rows: lead.requests,
-        rowAttributes: (item) => ({ "data-request-id": item.request_id })
+        rowAttributes: (item) => ({
+          "data-request-id": item.request_id,
+          class: item.livemode === false ? "test-row" : undefined
+        })
       })
     )
   )

@@ -1,4 +1,4 @@
-// Origins (the API channel): list, create (key shown once), rotate, revoke, rate limit.
+// Origins (the API channel): list, create (key shown once), rotate, revoke, rate limit; each origin's test key.
 
 import { api, canChange } from "./api.js"
 import {
@@ -20,18 +20,27 @@ import {
 } from "./ui.js"
 
 /** The one time a key is visible: after closing the dialog only its prefix is ever shown. */
-export const showKeyDialog = ({ title, label, key, prefix }) =>
+export const showKeyDialog = ({ title, label, key, prefix, test = false }) =>
   showOnceDialog({
     title,
-    noun: "key",
+    noun: test ? "test key" : "key",
     testId: "new-key",
-    ariaLabel: "New API key",
-    intro: h("p", {}, "The API key for ", h("strong", {}, label), ":"),
+    ariaLabel: test ? "New test API key" : "New API key",
+    intro: test
+      ? [
+          h("p", {}, "The test key for ", h("strong", {}, label), ":"),
+          h(
+            "p",
+            { class: "hint" },
+            "Leads sent with it are test data: kept apart from live leads, never assigned, and shown only with the Test data switch on."
+          )
+        ]
+      : h("p", {}, "The API key for ", h("strong", {}, label), ":"),
     value: key,
     warning: [
-      "This is the only time the key is shown. After you close this dialog only its prefix ",
+      `This is the only time the ${test ? "test key" : "key"} is shown. After you close this dialog only its prefix `,
       h("code", {}, prefix),
-      " remains visible. If it is lost, rotate the key."
+      ` remains visible. If it is lost, ${test ? "rotate the test key" : "rotate the key"}.`
     ]
   })
 
@@ -202,6 +211,76 @@ const revoke = async (origin, refresh) => {
   refresh()
 }
 
+/** Creates the origin's test key, or replaces the active one (which stops working at once). */
+const rotateTest = async (origin, refresh) => {
+  if (origin.test_prefix) {
+    const ok = await confirmDialog({
+      title: `Rotate the test key of ${origin.label}?`,
+      message: `A new test key replaces ${origin.test_prefix}…; the current test key stops working at once. The live key is not affected.`
+    })
+    if (!ok) return
+  }
+  try {
+    const issued = await api.post(`/api/origins/${encodeURIComponent(origin.id)}/test-key/rotate`, {})
+    await showKeyDialog({
+      title: origin.test_prefix ? "Test key rotated" : "Test key created",
+      label: origin.label,
+      key: issued.key,
+      prefix: issued.prefix,
+      test: true
+    })
+  } catch (error) {
+    toast(error.message, "error")
+  }
+  refresh()
+}
+
+const revokeTest = async (origin, refresh) => {
+  const ok = await confirmDialog({
+    title: `Revoke the test key of ${origin.label}?`,
+    message: `Requests with ${origin.test_prefix}… will be refused as invalid_key from now on. The live key and the test data already sent stay; create a new test key at any time.`,
+    confirmLabel: "Revoke test key",
+    danger: true
+  })
+  if (!ok) return
+  try {
+    await api.post(`/api/origins/${encodeURIComponent(origin.id)}/test-key/revoke`, {})
+    toast(`The test key of ${origin.label} is revoked.`)
+  } catch (error) {
+    toast(error.message, "error")
+  }
+  refresh()
+}
+
+/** The test key's actions, a row of their own under the live key's. */
+const testKeyActions = (origin, refresh) =>
+  h(
+    "div",
+    { class: "row-actions" },
+    h(
+      "button",
+      {
+        type: "button",
+        class: "secondary small",
+        "aria-describedby": `origin-${origin.id}`,
+        onClick: () => rotateTest(origin, refresh)
+      },
+      origin.test_prefix ? "Rotate test key" : "Create test key"
+    ),
+    origin.test_prefix
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "danger-outline small",
+            "aria-describedby": `origin-${origin.id}`,
+            onClick: () => revokeTest(origin, refresh)
+          },
+          "Revoke test key"
+        )
+      : null
+  )
+
 export const renderOrigins = async (main, { signal, navigate }) => {
   const admin = canChange()
   const list = h("div", {}, loading())
@@ -246,17 +325,28 @@ export const renderOrigins = async (main, { signal, navigate }) => {
                 )
             },
             {
-              label: "Key prefix",
+              label: "Key prefixes",
               cell: (origin) =>
-                origin.prefix ? h("code", {}, origin.prefix) : h("span", { class: "muted" }, "no key")
+                h(
+                  "span",
+                  { class: "stacked" },
+                  origin.prefix ? h("code", {}, origin.prefix) : h("span", { class: "muted" }, "no key"),
+                  origin.test_prefix
+                    ? h("code", { class: "test-prefix", title: "Test key" }, origin.test_prefix)
+                    : h("span", { class: "muted small-text" }, "no test key")
+                )
             },
             { label: "Created", className: "nowrap", cell: (origin) => time(origin.created_at, "date") },
             {
-              label: "Last used",
+              label: "Last live use",
               className: "nowrap",
               cell: (origin) => time(origin.last_used_at, "relative")
             },
-            { label: "Requests 24 h", className: "numeric", cell: (origin) => number(origin.requests_24h) },
+            {
+              label: "Live requests 24 h",
+              className: "numeric",
+              cell: (origin) => number(origin.requests_24h)
+            },
             {
               label: "Rate limit",
               className: "numeric",
@@ -294,28 +384,33 @@ export const renderOrigins = async (main, { signal, navigate }) => {
                 admin
                   ? h(
                       "div",
-                      { class: "row-actions" },
+                      { class: "key-actions" },
                       h(
-                        "button",
-                        {
-                          type: "button",
-                          class: "secondary small",
-                          "aria-describedby": `origin-${origin.id}`,
-                          onClick: () => rotate(origin, refresh)
-                        },
-                        "Rotate key"
+                        "div",
+                        { class: "row-actions" },
+                        h(
+                          "button",
+                          {
+                            type: "button",
+                            class: "secondary small",
+                            "aria-describedby": `origin-${origin.id}`,
+                            onClick: () => rotate(origin, refresh)
+                          },
+                          "Rotate key"
+                        ),
+                        h(
+                          "button",
+                          {
+                            type: "button",
+                            class: "danger-outline small",
+                            "aria-describedby": `origin-${origin.id}`,
+                            disabled: origin.revoked,
+                            onClick: () => revoke(origin, refresh)
+                          },
+                          "Revoke key"
+                        )
                       ),
-                      h(
-                        "button",
-                        {
-                          type: "button",
-                          class: "danger-outline small",
-                          "aria-describedby": `origin-${origin.id}`,
-                          disabled: origin.revoked,
-                          onClick: () => revoke(origin, refresh)
-                        },
-                        "Revoke key"
-                      )
+                      testKeyActions(origin, refresh)
                     )
                   : h("span", { class: "muted" }, "View only")
             }

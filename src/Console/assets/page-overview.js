@@ -14,7 +14,14 @@ const stat = (label, value, tone) =>
 
 export const renderOverview = async (main, { signal, navigate }) => {
   const body = h("div", {}, loading())
-  add(main, pageHeader("Overview", "The last 24 hours of traffic and the last 30 days of leads."), body)
+  add(
+    main,
+    pageHeader(
+      "Overview",
+      "The last 24 hours of traffic and the last 30 days of leads. Live data only: what test keys send is not counted."
+    ),
+    body
+  )
   let data
   try {
     data = await api.get("/api/overview", { signal })

@@ -1,4 +1,5 @@
 // The request log: per origin or unattributed, filters, cursor pagination, live polling, detail dialog.
+// Live requests by default; the Test data switch shows the test keys' requests instead.
 
 import { api, isPlatformAdmin, query } from "./api.js"
 import {
@@ -6,6 +7,7 @@ import {
   duration,
   errorBox,
   field,
+  focusTestSwitch,
   formatDateTime,
   h,
   loading,
@@ -16,8 +18,13 @@ import {
   selectOf,
   statusBadge,
   table,
+  testBadge,
+  testDataBanner,
+  testDataSwitch,
   time
 } from "./ui.js"
+
+const isTest = (item) => item.livemode === false
 
 const POLL_MS = 3000
 
@@ -65,6 +72,7 @@ export const openRequestDetail = async (requestId, navigate) => {
         detailRow("Received", formatDateTime(item.at)),
         detailRow("Status", statusBadge(item.status)),
         detailRow("Outcome", outcomeBadge(item.outcome)),
+        detailRow("Mode", isTest(item) ? [testBadge(), " made with a test key"] : "Live"),
         detailRow(
           "Lead",
           item.lead_id
@@ -118,7 +126,13 @@ export const requestColumns = (navigate, { showOrigin = true, originLabels = new
       )
   },
   { label: "Status", cell: (item) => statusBadge(item.status) },
-  { label: "Outcome", cell: (item) => outcomeBadge(item.outcome) },
+  {
+    label: "Outcome",
+    cell: (item) =>
+      isTest(item)
+        ? h("span", { class: "with-action" }, outcomeBadge(item.outcome), testBadge("TEST"))
+        : outcomeBadge(item.outcome)
+  },
   {
     label: showOrigin ? "Origin and key" : "Key prefix",
     cell: (item) =>
@@ -177,8 +191,37 @@ export const renderRequests = async (main, { signal, navigate, search }) => {
     request_id: search.get("request_id") ?? "",
     idempotency_key: search.get("idempotency_key") ?? ""
   }
+  const testMode = search.get("test") === "true"
+  const test = testMode ? "true" : ""
   const liveStatus = h("span", { class: "live", role: "status" }, "Live: new requests appear every 3 seconds")
-  add(main, pageHeader("Requests", "Every POST /v1/leads, newest first.", liveStatus))
+  const testSwitch = testDataSwitch({
+    on: testMode,
+    onToggle: (on) => {
+      navigate(
+        `/requests${query({ ...filters, unattributed: filters.unattributed ? "true" : "", test: on ? "true" : "" })}`,
+        {
+          replace: true
+        }
+      )
+      focusTestSwitch()
+    }
+  })
+  add(
+    main,
+    pageHeader(
+      "Requests",
+      testMode
+        ? "Every POST /v1/leads made with a test key, newest first."
+        : "Every POST /v1/leads, newest first.",
+      liveStatus,
+      testSwitch
+    ),
+    testMode
+      ? testDataBanner(
+          "Test requests only: made with the origins' test keys (lk_test_…). They count in no figure of the overview, and stay here when the test data is purged."
+        )
+      : null
+  )
 
   let origins = []
   try {
@@ -247,7 +290,8 @@ export const renderRequests = async (main, { signal, navigate, search }) => {
           from: toIso(from.value),
           to: toIso(to.value),
           request_id: requestId.value.trim(),
-          idempotency_key: idempotencyKey.value.trim()
+          idempotency_key: idempotencyKey.value.trim(),
+          test
         }
         navigate(`/requests${query(next)}`, { replace: true })
       }
@@ -269,12 +313,16 @@ export const renderRequests = async (main, { signal, navigate, search }) => {
       h("button", { type: "submit", class: "primary" }, "Apply filters"),
       h(
         "button",
-        { type: "button", class: "secondary", onClick: () => navigate("/requests", { replace: true }) },
+        {
+          type: "button",
+          class: "secondary",
+          onClick: () => navigate(`/requests${query({ test })}`, { replace: true })
+        },
         "Clear"
       )
     )
   )
-  const results = h("div", { class: "results" }, loading())
+  const results = h("div", { class: ["results", testMode ? "test-mode" : ""] }, loading())
   const more = h("div", { class: "load-more" })
   const activeFilters = Object.entries(filters).filter(([, value]) => value !== "" && value !== false).length
   const details = h(
@@ -293,7 +341,8 @@ export const renderRequests = async (main, { signal, navigate, search }) => {
     from: filters.from,
     to: filters.to,
     request_id: filters.request_id,
-    idempotency_key: filters.idempotency_key
+    idempotency_key: filters.idempotency_key,
+    test
   }
   const items = []
   const seen = new Set()
@@ -304,12 +353,14 @@ export const renderRequests = async (main, { signal, navigate, search }) => {
     results.replaceChildren(
       table({
         caption: "Requests",
-        empty: "No requests match. Requests appear here as soon as they are received.",
+        empty: testMode
+          ? "No test requests match. Requests made with a test key appear here as soon as they are received."
+          : "No requests match. Requests appear here as soon as they are received.",
         columns,
         rows: items,
         rowAttributes: (item) => ({
           "data-request-id": item.request_id,
-          class: ["clickable", fresh.has(item.request_id) ? "fresh" : ""],
+          class: ["clickable", fresh.has(item.request_id) ? "fresh" : "", isTest(item) ? "test-row" : ""],
           onClick: (event) => {
             if (event.target.closest("a, button")) return
             openRequestDetail(item.request_id, navigate)

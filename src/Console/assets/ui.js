@@ -415,3 +415,45 @@ export const showOnceDialog = ({ title, noun, testId, ariaLabel, intro, value, w
       onClose: () => resolve()
     })
   })
+
+/** The marker of test data (decisions.md §10), the same wherever it shows. */
+export const testBadge = (text = "TEST DATA") => h("span", { class: "badge test" }, text)
+
+/**
+ * The "Test data" switch of the pages that list leads or requests: a real switch (a button with
+ * role=switch, its label a <label>), off by default; its state lives in the URL (`?test=true`).
+ */
+export const testDataSwitch = ({ on, onToggle }) => {
+  const id = nextId("test-switch")
+  const control = h(
+    "button",
+    {
+      id,
+      type: "button",
+      role: "switch",
+      class: "switch",
+      "aria-checked": String(on),
+      onClick: () => onToggle(!on)
+    },
+    h("span", { class: "switch-thumb", "aria-hidden": "true" })
+  )
+  return h(
+    "div",
+    { class: ["test-switch", on ? "on" : ""] },
+    h("label", { for: id }, "Test data"),
+    control,
+    h("span", { class: "switch-state", "aria-hidden": "true" }, on ? "On" : "Off")
+  )
+}
+
+/** Moves focus back to the switch after the page re-rendered for its new state. */
+export const focusTestSwitch = () => document.querySelector(".test-switch [role=switch]")?.focus()
+
+/** Above every list of test data: what the operator is looking at, in the test colour. */
+export const testDataBanner = (text, ...extra) =>
+  h(
+    "div",
+    { class: "test-banner", role: "note", "aria-label": "Test data" },
+    h("div", { class: "test-banner-text" }, testBadge(), h("span", {}, text)),
+    extra.length ? h("div", { class: "test-banner-actions" }, extra) : null
+  )
