@@ -433,7 +433,9 @@ export class ConsoleQueries extends Context.Service<
               ? sql`true`
               : sql.or([
                   ...(isAcceptablePhone(text)
-                    ? [sql`l.phone_key = ${phoneMatchKey(text, organization.country)}`]
+                    ? [
+                        sql`l.phone_key = lead_match_key(${phoneMatchKey(text, organization.country)}, ${livemode})`
+                      ]
                     : []),
                   sql`l.nombre ILIKE ${likePattern(text)}`,
                   sql`l.email ILIKE ${likePattern(text)}`
