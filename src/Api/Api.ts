@@ -216,7 +216,7 @@ export class Api extends HttpApi.make("lead-intake")
   .annotateMerge(
     OpenApi.annotations({
       title: "Lead Intake API",
-      version: "1.1.0",
+      version: "1.2.0",
       description:
         "Server-to-server API that receives leads from outside systems (web forms, chatbots, automation tools, call centres) into an organization's CRM. Call it from a backend only: no CORS headers are ever sent.",
       transform: (document) => documentWebhooks(shareErrorSchema(document))

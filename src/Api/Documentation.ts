@@ -166,7 +166,7 @@ const publicExamples: Record<string, Record<string, Record<string, Example>>> = 
     "application/json": {
       document: {
         summary: "The beginning of this document",
-        value: { openapi: "3.1.0", info: { title: "Lead Intake API", version: "1.1.0" } }
+        value: { openapi: "3.1.0", info: { title: "Lead Intake API", version: "1.2.0" } }
       }
     }
   },

@@ -106,7 +106,7 @@ describe("GET /v1/docs in a browser", { timeout: processTimeout }, () => {
       info: { version: string }
       webhooks: Record<string, unknown>
     }
-    expect(document.info.version).toBe("1.1.0")
+    expect(document.info.version).toBe("1.2.0")
     expect(Object.keys(document.webhooks)).toEqual([
       "lead.created",
       "lead.enriched",
