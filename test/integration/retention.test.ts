@@ -49,11 +49,19 @@ layer(
       yield* logRow(now - 30 * day - 1_000, "just-past")
       yield* logRow(now - 30 * day + 60_000, "just-within")
       yield* logRow(now - day, "yesterday")
-      const completed = (key: string, at: number) => sql`
-        INSERT INTO idempotency_keys (origin_id, key, fingerprint, state, http_status, response, completed_at)
-        VALUES (${originId}, ${key}, 'f', 'completed', 201, '{"lead_id":"x"}'::jsonb, ${new Date(at)})`
-      yield* completed("day-old", now - day - 1_000)
-      yield* completed("fresh", now - day + 60_000)
+      // Live and test keys' records alike (test mode's own tables, migration 0015).
+      for (const table of ["idempotency_keys", "test_idempotency_keys"]) {
+        const completed = (key: string, at: number) => sql`
+          INSERT INTO ${sql(table)} (origin_id, key, fingerprint, state, http_status, response, completed_at)
+          VALUES (${originId}, ${key}, 'f', 'completed', 201, '{"lead_id":"x"}'::jsonb, ${new Date(at)})`
+        yield* completed("day-old", now - day - 1_000)
+        yield* completed("fresh", now - day + 60_000)
+      }
+      for (const table of ["rate_limit_windows", "test_rate_limit_windows"]) {
+        yield* sql`
+          INSERT INTO ${sql(table)} (origin_id, window_start, count)
+          VALUES (${originId}, ${new Date(now - 11 * 60_000)}, 3), (${originId}, ${new Date(now - 60_000)}, 2)`
+      }
 
       const result = yield* sweep
       assert.strictEqual(result.requestLogPruned, 12_001)
@@ -62,11 +70,22 @@ layer(
         left.map((row) => row.request_id),
         ["just-within", "yesterday"]
       )
-      const keys = yield* sql<{ key: string }>`SELECT key FROM idempotency_keys`
-      assert.deepStrictEqual(
-        keys.map((row) => row.key),
-        ["fresh"]
-      )
+      for (const table of ["idempotency_keys", "test_idempotency_keys"]) {
+        const keys = yield* sql<{ key: string }>`SELECT key FROM ${sql(table)}`
+        assert.deepStrictEqual(
+          keys.map((row) => row.key),
+          ["fresh"],
+          table
+        )
+      }
+      for (const table of ["rate_limit_windows", "test_rate_limit_windows"]) {
+        const windows = yield* sql<{ count: number }>`SELECT count FROM ${sql(table)}`
+        assert.deepStrictEqual(
+          windows.map((row) => row.count),
+          [2],
+          `${table}: windows older than 10 minutes go`
+        )
+      }
       assert.strictEqual((yield* sweep).requestLogPruned, 0, "a second sweep finds nothing to do")
     }).pipe(Effect.provide(TestClock.layer()))
   )
