@@ -427,7 +427,8 @@ export class SessionGroup extends HttpApiGroup.make("session")
       .middleware(OperatorSession)
       .annotateMerge(OpenApi.annotations({ summary: "Sign out every session of this operator" }))
   )
-  .middleware(AdminSchemaErrors) {}
+  .middleware(AdminSchemaErrors)
+  .annotate(OpenApi.Description, "Sign in and out; the signed-in operator and the CSRF token.") {}
 
 export class OverviewGroup extends HttpApiGroup.make("overview")
   .add(
@@ -446,7 +447,11 @@ export class OverviewGroup extends HttpApiGroup.make("overview")
     })
   )
   .middleware(AdminSchemaErrors)
-  .middleware(OperatorSession) {}
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The organizations the operator may see and an organization's figures at a glance."
+  ) {}
 
 export class OriginsGroup extends HttpApiGroup.make("origins")
   .add(
@@ -499,7 +504,11 @@ export class OriginsGroup extends HttpApiGroup.make("origins")
     })
   )
   .middleware(AdminSchemaErrors)
-  .middleware(OperatorSession) {}
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The sites that send leads: their API keys (live and test) and rate limits."
+  ) {}
 
 export class RequestsGroup extends HttpApiGroup.make("requests")
   .add(
@@ -516,7 +525,11 @@ export class RequestsGroup extends HttpApiGroup.make("requests")
     })
   )
   .middleware(AdminSchemaErrors)
-  .middleware(OperatorSession) {}
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The request log of the public API: every request answered, with its outcome."
+  ) {}
 
 export class LeadsGroup extends HttpApiGroup.make("leads")
   .add(
@@ -579,7 +592,11 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
     )
   )
   .middleware(AdminSchemaErrors)
-  .middleware(OperatorSession) {}
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The leads received, their personal data (export, erasure) and the removal of test data."
+  ) {}
 
 export class CatalogGroup extends HttpApiGroup.make("catalog")
   .add(
@@ -608,7 +625,11 @@ export class CatalogGroup extends HttpApiGroup.make("catalog")
     })
   )
   .middleware(AdminSchemaErrors)
-  .middleware(OperatorSession) {}
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The property catalog a lead's `codigo` must name: add, archive, restore."
+  ) {}
 
 export class CaptureGroup extends HttpApiGroup.make("capture")
   .add(
@@ -644,7 +665,8 @@ export class CaptureGroup extends HttpApiGroup.make("capture")
     })
   )
   .middleware(AdminSchemaErrors)
-  .middleware(OperatorSession) {}
+  .middleware(OperatorSession)
+  .annotate(OpenApi.Description, "Who receives a lead: the agents and the capture rules that assign them.") {}
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
@@ -712,7 +734,8 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
     })
   )
   .middleware(AdminSchemaErrors)
-  .middleware(OperatorSession) {}
+  .middleware(OperatorSession)
+  .annotate(OpenApi.Description, "Webhook endpoints, their signing secrets and their deliveries.") {}
 
 export class AuditGroup extends HttpApiGroup.make("audit")
   .add(
@@ -725,13 +748,18 @@ export class AuditGroup extends HttpApiGroup.make("audit")
     })
   )
   .middleware(AdminSchemaErrors)
-  .middleware(OperatorSession) {}
+  .middleware(OperatorSession)
+  .annotate(OpenApi.Description, "The audit trail: every change an operator made, and every sign-in.") {}
 
-export class AdminDocsGroup extends HttpApiGroup.make("adminDocs").add(
-  HttpApiEndpoint.get("openapi", "/api/openapi.json", {
-    success: Schema.Record(Schema.String, Schema.Json).annotate({ description: "This OpenAPI 3.1 document." })
-  })
-) {}
+export class AdminDocsGroup extends HttpApiGroup.make("adminDocs")
+  .add(
+    HttpApiEndpoint.get("openapi", "/api/openapi.json", {
+      success: Schema.Record(Schema.String, Schema.Json).annotate({
+        description: "This OpenAPI 3.1 document."
+      })
+    })
+  )
+  .annotate(OpenApi.Description, "This document.") {}
 
 export class AdminApi extends HttpApi.make("lead-intake-admin")
   .add(SessionGroup)
