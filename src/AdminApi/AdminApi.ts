@@ -427,9 +427,10 @@ export class SessionGroup extends HttpApiGroup.make("session")
       .middleware(OperatorSession)
       .annotateMerge(OpenApi.annotations({ summary: "Sign out every session of this operator" }))
   )
-  .middleware(AdminSchemaErrors) {}
+  .middleware(AdminSchemaErrors)
+  .annotate(OpenApi.Description, "Sign in and out; the signed-in operator and the CSRF token.") {}
 
-export class ConsoleGroup extends HttpApiGroup.make("console")
+export class OverviewGroup extends HttpApiGroup.make("overview")
   .add(
     HttpApiEndpoint.get("organizations", "/api/organizations", {
       success: Schema.Array(Organization),
@@ -443,7 +444,17 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       ...scoped,
       success: Overview,
       error: [AdminNotFound, ...Unavailable]
-    }),
+    })
+  )
+  .middleware(AdminSchemaErrors)
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The organizations the operator may see and an organization's figures at a glance."
+  ) {}
+
+export class OriginsGroup extends HttpApiGroup.make("origins")
+  .add(
     HttpApiEndpoint.get("origins", "/api/origins", {
       ...scoped,
       success: itemsOf(OriginItem, "OriginList"),
@@ -484,22 +495,23 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       success: RevokedKey,
       error: [AdminNotFound, Conflict, ...Unavailable]
     }).annotateMerge(OpenApi.annotations({ summary: "Revoke the origin's test key (409 when it has none)" })),
-    HttpApiEndpoint.post("purgeTestData", "/api/test-data/purge", {
-      ...scoped,
-      success: PurgedTestData,
-      error: [AdminNotFound, ...Unavailable]
-    }).annotateMerge(
-      OpenApi.annotations({
-        summary: "Remove the organization's test data in one action (admins only; audited)"
-      })
-    ),
     HttpApiEndpoint.patch("setRateLimit", "/api/origins/:id", {
       ...scoped,
       params: IdParam,
       payload: Schema.Struct({ rate_limit: RateLimitValue }),
       success: Schema.Struct({ id: Uuid, rate_limit: Schema.Int }),
       error: [AdminNotFound, ...Unavailable]
-    }),
+    })
+  )
+  .middleware(AdminSchemaErrors)
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The sites that send leads: their API keys (live and test) and rate limits."
+  ) {}
+
+export class RequestsGroup extends HttpApiGroup.make("requests")
+  .add(
     HttpApiEndpoint.get("requests", "/api/requests", {
       query: RequestFilters,
       success: RequestPage,
@@ -510,7 +522,17 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       params: { request_id: StoredText },
       success: RequestItem,
       error: [AdminNotFound, ...Unavailable]
-    }),
+    })
+  )
+  .middleware(AdminSchemaErrors)
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The request log of the public API: every request answered, with its outcome."
+  ) {}
+
+export class LeadsGroup extends HttpApiGroup.make("leads")
+  .add(
     HttpApiEndpoint.get("leads", "/api/leads", {
       query: {
         ...cursorQuery,
@@ -559,6 +581,25 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
           "Erase a lead's personal data, leaving a tombstone (admins only; audited without personal data)"
       })
     ),
+    HttpApiEndpoint.post("purgeTestData", "/api/test-data/purge", {
+      ...scoped,
+      success: PurgedTestData,
+      error: [AdminNotFound, ...Unavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Remove the organization's test data in one action (admins only; audited)"
+      })
+    )
+  )
+  .middleware(AdminSchemaErrors)
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The leads received, their personal data (export, erasure) and the removal of test data."
+  ) {}
+
+export class CatalogGroup extends HttpApiGroup.make("catalog")
+  .add(
     HttpApiEndpoint.get("properties", "/api/properties", {
       query: { org: OrgQuery, q: Schema.optional(StoredText.check(Schema.isMaxLength(200))) },
       success: itemsOf(Property, "PropertyList"),
@@ -581,7 +622,17 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       params: IdParam,
       success: Property,
       error: [AdminNotFound, Conflict, ...Unavailable]
-    }),
+    })
+  )
+  .middleware(AdminSchemaErrors)
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The property catalog a lead's `codigo` must name: add, archive, restore."
+  ) {}
+
+export class CaptureGroup extends HttpApiGroup.make("capture")
+  .add(
     HttpApiEndpoint.get("agents", "/api/agents", {
       ...scoped,
       success: itemsOf(Agent, "AgentList"),
@@ -611,7 +662,14 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
       params: IdParam,
       success: HttpApiSchema.NoContent,
       error: [AdminNotFound, ...Unavailable]
-    }),
+    })
+  )
+  .middleware(AdminSchemaErrors)
+  .middleware(OperatorSession)
+  .annotate(OpenApi.Description, "Who receives a lead: the agents and the capture rules that assign them.") {}
+
+export class WebhooksGroup extends HttpApiGroup.make("webhooks")
+  .add(
     HttpApiEndpoint.get("webhooks", "/api/webhooks", {
       ...scoped,
       success: itemsOf(WebhookEndpointItem, "WebhookEndpointList"),
@@ -673,7 +731,14 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
         identifier: "ResentDelivery"
       }),
       error: [AdminNotFound, ...Unavailable]
-    }),
+    })
+  )
+  .middleware(AdminSchemaErrors)
+  .middleware(OperatorSession)
+  .annotate(OpenApi.Description, "Webhook endpoints, their signing secrets and their deliveries.") {}
+
+export class AuditGroup extends HttpApiGroup.make("audit")
+  .add(
     HttpApiEndpoint.get("audit", "/api/audit", {
       query: cursorQuery,
       success: Schema.Struct({ items: Schema.Array(AuditEntry), next_cursor: Cursor }).annotate({
@@ -683,17 +748,29 @@ export class ConsoleGroup extends HttpApiGroup.make("console")
     })
   )
   .middleware(AdminSchemaErrors)
-  .middleware(OperatorSession) {}
+  .middleware(OperatorSession)
+  .annotate(OpenApi.Description, "The audit trail: every change an operator made, and every sign-in.") {}
 
-export class AdminDocsGroup extends HttpApiGroup.make("adminDocs").add(
-  HttpApiEndpoint.get("openapi", "/api/openapi.json", {
-    success: Schema.Record(Schema.String, Schema.Json).annotate({ description: "This OpenAPI 3.1 document." })
-  })
-) {}
+export class AdminDocsGroup extends HttpApiGroup.make("adminDocs")
+  .add(
+    HttpApiEndpoint.get("openapi", "/api/openapi.json", {
+      success: Schema.Record(Schema.String, Schema.Json).annotate({
+        description: "This OpenAPI 3.1 document."
+      })
+    })
+  )
+  .annotate(OpenApi.Description, "This document.") {}
 
 export class AdminApi extends HttpApi.make("lead-intake-admin")
   .add(SessionGroup)
-  .add(ConsoleGroup)
+  .add(OverviewGroup)
+  .add(OriginsGroup)
+  .add(RequestsGroup)
+  .add(LeadsGroup)
+  .add(CatalogGroup)
+  .add(CaptureGroup)
+  .add(WebhooksGroup)
+  .add(AuditGroup)
   .add(AdminDocsGroup)
   .annotateMerge(
     OpenApi.annotations({

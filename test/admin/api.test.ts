@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { pagePaths } from "../../src/Console/Http/Pages.ts"
 import {
   type Answer,
+  actsOnOrganization,
   changes,
   cookieOf,
   endpoints,
@@ -314,7 +315,7 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
     }
 
     it("a viewer reads every page's data", async () => {
-      for (const endpoint of endpoints.filter((e) => !changes(e) && e.group === "console")) {
+      for (const endpoint of endpoints.filter((e) => !changes(e) && actsOnOrganization(e))) {
         const answer = await viewerA.call("GET", pathFor(endpoint, harness.a))
         expect(answer.status, `${endpoint.path}: ${answer.text}`).toBe(200)
       }

@@ -1,13 +1,17 @@
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { describe, expect, it } from "vitest"
 import { adminErrorCatalog } from "../../src/AdminApi/AdminApi.ts"
-import { adminOpenApiDocument } from "../../src/Console/Http/Handlers.ts"
+import { adminOpenApiDocument } from "../../src/Console/Http/Docs.ts"
 import { endpoints } from "./support.ts"
 
 describe("the admin API's OpenAPI document", () => {
   const document = adminOpenApiDocument() as unknown as {
     openapi: string
-    paths: Record<string, Record<string, { responses: Record<string, unknown>; security?: unknown }>>
+    paths: Record<
+      string,
+      Record<string, { responses: Record<string, unknown>; security?: unknown; tags?: ReadonlyArray<string> }>
+    >
+    tags: ReadonlyArray<{ name: string; description?: string }>
     components: { securitySchemes?: Record<string, { type: string; in?: string; name?: string }> }
   }
 
@@ -37,5 +41,18 @@ describe("the admin API's OpenAPI document", () => {
     expect(Object.keys(document.paths["/api/session"]!.post!.responses)).toContain(
       String(adminErrorCatalog.rate_limited.status)
     )
+  })
+
+  it("tags each operation with its part of the console, every tag described", () => {
+    const groups = [...new Set(endpoints.map((endpoint) => endpoint.group))]
+    expect(document.tags.map((tag) => tag.name)).toEqual(groups)
+    for (const tag of document.tags) expect(tag.description, tag.name).toEqual(expect.stringMatching(/\w/))
+    for (const endpoint of endpoints) {
+      const path = endpoint.path.replace(/:([a-z_]+)/g, "{$1}")
+      expect(document.paths[path]?.[endpoint.method.toLowerCase()]?.tags, endpoint.name).toEqual([
+        endpoint.group
+      ])
+    }
+    expect(groups.length).toBeGreaterThan(3)
   })
 })

@@ -4,6 +4,7 @@ import { isStorableText } from "../../src/AdminApi/StoredText.ts"
 import { anyCharacter } from "../fuzz/arbitraries.ts"
 import { announceSeed, fuzzParameters } from "../fuzz/support.ts"
 import {
+  actsOnOrganization,
   type EndpointInfo,
   endpoints,
   type Harness,
@@ -209,7 +210,7 @@ const requestWith = (
       ? pathFor({ ...endpoint, path: endpoint.path.replace(pathParam(name), `/${encode(value)}`) }, org)
       : pathFor(endpoint, org)
   const query = place === "query" ? { [name]: encode(value) } : {}
-  const withOrg = endpoint.group === "console" ? { org: org.organizationId, ...query } : query
+  const withOrg = actsOnOrganization(endpoint) ? { org: org.organizationId, ...query } : query
   const search = Object.entries(withOrg)
     .map(([key, encoded]) => `${key}=${encoded}`)
     .join("&")

@@ -316,6 +316,11 @@ export const endpoints: ReadonlyArray<EndpointInfo> = (() => {
   return list
 })()
 
+/** Signing in and out, and the document, act on no organization; every other group acts on one (`?org=`). */
+const organizationFreeGroups: ReadonlySet<string> = new Set(["session", "adminDocs"])
+
+export const actsOnOrganization = (endpoint: EndpointInfo) => !organizationFreeGroups.has(endpoint.group)
+
 export const changes = (endpoint: EndpointInfo) => endpoint.method !== "GET" && endpoint.method !== "HEAD"
 
 /** The endpoint's path with its id filled from the organization given. */

@@ -1,0 +1,37 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { Audit } from "../Audit.ts"
+import { organizationScope } from "./Shared.ts"
+
+export const layerAuditHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "audit",
+  Effect.fn(function* (handlers) {
+    const audit = yield* Audit
+    const { organizationOf } = yield* organizationScope
+
+    return handlers.handle(
+      "audit",
+      Effect.fn("Admin.audit.list")(function* ({ query }) {
+        const operator = yield* CurrentOperator
+        const organization = yield* organizationOf(query.org)
+        const page = yield* audit.list(
+          { organizationId: organization.id, includePlatform: operator.organizationId === null },
+          { ...(query.cursor === undefined ? {} : { cursor: query.cursor }), limit: 50 }
+        )
+        return {
+          items: page.items.map((entry) => ({
+            id: entry.id,
+            at: entry.at.toISOString(),
+            operator_email: entry.operatorEmail,
+            action: entry.action,
+            target: entry.target,
+            ip: entry.ip
+          })),
+          next_cursor: page.nextCursor
+        }
+      })
+    )
+  })
+)

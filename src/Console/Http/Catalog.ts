@@ -1,0 +1,74 @@
+import { Effect, Option } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { AdminApi } from "../../AdminApi/AdminApi.ts"
+import { PropertyCatalog } from "../../Intake/PropertyCatalog.ts"
+import { ConsoleQueries, type OrganizationRow } from "../ConsoleQueries.ts"
+import { notFound, organizationScope, rejectedToConflict, unknownToNotFound } from "./Shared.ts"
+
+export const layerCatalogHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "catalog",
+  Effect.fn(function* (handlers) {
+    const queries = yield* ConsoleQueries
+    const catalog = yield* PropertyCatalog
+    const { organizationOf, requireOwned, record } = yield* organizationScope
+
+    const propertyView = Effect.fn("Admin.property")(function* (organization: OrganizationRow, id: string) {
+      const property = yield* queries.property(organization.id, id)
+      if (Option.isNone(property)) return yield* notFound("property")
+      return property.value
+    })
+
+    return handlers
+      .handle(
+        "properties",
+        Effect.fn("Admin.properties")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          return { items: yield* queries.properties(organization.id, query.q ?? "") }
+        })
+      )
+      .handle(
+        "createProperty",
+        Effect.fn("Admin.createProperty")(function* ({ query, payload }) {
+          const organization = yield* organizationOf(query.org)
+          const externalCode = payload.external_code?.trim() ?? null
+          const property = yield* catalog
+            .add({
+              organizationId: organization.id,
+              codigo: payload.codigo.trim().toUpperCase(),
+              externalCode: externalCode === "" ? null : externalCode,
+              archived: false
+            })
+            .pipe(
+              Effect.catchTags({ UnknownEntity: unknownToNotFound, Rejected: rejectedToConflict("codigo") })
+            )
+          yield* record(organization, "property.create", `property ${property.id} ${property.codigo}`)
+          return yield* propertyView(organization, property.id)
+        })
+      )
+      .handle(
+        "archiveProperty",
+        Effect.fn("Admin.archiveProperty")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* requireOwned(organization, "property", params.id)
+          const property = yield* catalog
+            .archive(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "property.archive", `property ${property.id} ${property.codigo}`)
+          return yield* propertyView(organization, params.id)
+        })
+      )
+      .handle(
+        "restoreProperty",
+        Effect.fn("Admin.restoreProperty")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* requireOwned(organization, "property", params.id)
+          const property = yield* catalog
+            .restore(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "property.restore", `property ${property.id} ${property.codigo}`)
+          return yield* propertyView(organization, params.id)
+        })
+      )
+  })
+)

@@ -1,0 +1,108 @@
+import { Effect, Option, type Schema } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { LeadRepository } from "../../Intake/LeadRepository.ts"
+import { PersonalData } from "../../PersonalData/PersonalData.ts"
+import { ConsoleQueries, isValidCursor } from "../ConsoleQueries.ts"
+import { adminFail } from "./RequestContext.ts"
+import { notFound, organizationScope, unknownToNotFound } from "./Shared.ts"
+
+export const layerLeadsHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "leads",
+  Effect.fn(function* (handlers) {
+    const queries = yield* ConsoleQueries
+    const personalData = yield* PersonalData
+    const leads = yield* LeadRepository
+    const { organizationOf, requireOwned, record, logWritten } = yield* organizationScope
+
+    return handlers
+      .handle(
+        "leads",
+        Effect.fn("Admin.leads")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          if (!isValidCursor(query.cursor, "lead"))
+            return yield* adminFail("validation_error", "cursor: not a cursor this API returned", "cursor")
+          const page = yield* queries.leads(
+            organization,
+            query.q ?? "",
+            { cursor: query.cursor, limit: 50 },
+            query.test !== "true"
+          )
+          return { items: page.items, next_cursor: page.nextCursor }
+        })
+      )
+      .handle(
+        "lead",
+        Effect.fn("Admin.lead")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* logWritten
+          const lead = yield* queries.lead(organization.id, params.id)
+          if (Option.isNone(lead)) return yield* notFound("lead")
+          return lead.value
+        })
+      )
+      .handle(
+        "exportLead",
+        Effect.fn("Admin.exportLead")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* requireOwned(organization, "lead", params.id)
+          const document = yield* personalData
+            .export(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "lead.export", `lead ${params.id}`)
+          return document as unknown as Record<string, Schema.Json>
+        })
+      )
+      .handle(
+        "erasures",
+        Effect.fn("Admin.erasures")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          const rows = yield* personalData
+            .erasures(organization.id, 200)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          return {
+            items: rows.map((row) => ({
+              lead_id: row.lead_id,
+              erased_at: row.erased_at,
+              erased_by: row.erased_by,
+              reason: row.reason
+            }))
+          }
+        })
+      )
+      .handle(
+        "eraseLead",
+        Effect.fn("Admin.eraseLead")(function* ({ query, params, payload }) {
+          const operator = yield* CurrentOperator
+          const organization = yield* organizationOf(query.org)
+          yield* requireOwned(organization, "lead", params.id)
+          const erased = yield* personalData
+            .erase({ leadId: params.id, reason: payload.reason.trim(), actor: operator.email })
+            .pipe(
+              Effect.catchTags({
+                UnknownEntity: unknownToNotFound,
+                Rejected: (error) => adminFail("validation_error", `reason: ${error.reason}`, "reason")
+              })
+            )
+          if (!erased.already_erased) yield* record(organization, "lead.erase", `lead ${params.id}`)
+          return erased
+        })
+      )
+      .handle(
+        "purgeTestData",
+        Effect.fn("Admin.purgeTestData")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          const purged = yield* leads
+            .purgeTest(organization.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(
+            organization,
+            "test_data.purged",
+            `${purged} test lead${purged === 1 ? "" : "s"} of organization ${organization.id}`
+          )
+          return { purged }
+        })
+      )
+  })
+)

@@ -1,0 +1,149 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { AdminApi } from "../../AdminApi/AdminApi.ts"
+import { eventTypes } from "../../Domain/WebhookPayload.ts"
+import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
+import { type WebhookEndpoint, WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
+import type { OrganizationRow } from "../ConsoleQueries.ts"
+import { adminFail } from "./RequestContext.ts"
+import { notFound, organizationScope, unknownToNotFound } from "./Shared.ts"
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+const webhookView = (endpoint: WebhookEndpoint) => ({
+  id: endpoint.id,
+  url: endpoint.url,
+  events: endpoint.events,
+  test_events: endpoint.testEvents,
+  disabled: endpoint.disabled,
+  created_at: endpoint.createdAt.toISOString()
+})
+
+export const layerWebhooksHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "webhooks",
+  Effect.fn(function* (handlers) {
+    const webhooks = yield* WebhookEndpoints
+    const deliveries = yield* WebhookDeliveries
+    const { organizationOf, record } = yield* organizationScope
+
+    /** The organization's endpoint with this id; any other id, malformed included, is a 404. */
+    const ownedWebhook = Effect.fn("Admin.ownedWebhook")(function* (
+      organization: OrganizationRow,
+      id: string
+    ) {
+      const listed = yield* webhooks
+        .list(organization.id)
+        .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+      const endpoint = listed.find((item) => item.id === id)
+      if (endpoint === undefined) return yield* notFound("webhook")
+      return endpoint
+    })
+
+    return handlers
+      .handle(
+        "webhooks",
+        Effect.fn("Admin.webhooks")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          const listed = yield* webhooks
+            .list(organization.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          return { items: listed.map(webhookView) }
+        })
+      )
+      .handle(
+        "createWebhook",
+        Effect.fn("Admin.createWebhook")(function* ({ query, payload }) {
+          const organization = yield* organizationOf(query.org)
+          const added = yield* webhooks
+            .add({
+              organizationId: organization.id,
+              url: payload.url.trim(),
+              events: [...new Set(payload.events ?? eventTypes)],
+              testEvents: payload.test_events ?? false
+            })
+            .pipe(
+              Effect.catchTags({
+                UnknownEntity: unknownToNotFound,
+                Rejected: (error) => adminFail("validation_error", `url: ${error.reason}`, "url")
+              })
+            )
+          yield* record(
+            organization,
+            "webhook.create",
+            `webhook ${added.endpoint.id} ${added.endpoint.url} (${added.endpoint.events.join(", ")})`
+          )
+          return { endpoint: webhookView(added.endpoint), secret: added.secret }
+        })
+      )
+      .handle(
+        "deleteWebhook",
+        Effect.fn("Admin.deleteWebhook")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          const endpoint = yield* ownedWebhook(organization, params.id)
+          yield* webhooks.remove(endpoint.id).pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.remove", `webhook ${endpoint.id} ${endpoint.url}`)
+        })
+      )
+      .handle(
+        "enableWebhook",
+        Effect.fn("Admin.enableWebhook")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          const enabled = yield* webhooks
+            .enable(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.enable", `webhook ${enabled.id} ${enabled.url}`)
+          return webhookView(enabled)
+        })
+      )
+      .handle(
+        "rotateWebhookSecret",
+        Effect.fn("Admin.rotateWebhookSecret")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          const rotated = yield* webhooks
+            .rotateSecret(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.rotate_secret", `webhook ${params.id}`)
+          return rotated
+        })
+      )
+      .handle(
+        "webhookDeliveries",
+        Effect.fn("Admin.webhookDeliveries")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          const rows = yield* deliveries
+            .list(params.id, query.limit ?? 50)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          return { items: rows }
+        })
+      )
+      .handle(
+        "testWebhook",
+        Effect.fn("Admin.testWebhook")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          const queued = yield* deliveries
+            .sendTest(params.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.test", `webhook ${params.id} event ${queued.eventId}`)
+          return { event_id: queued.eventId, type: "webhook.test" as const, state: "pending" as const }
+        })
+      )
+      .handle(
+        "resendWebhookDelivery",
+        Effect.fn("Admin.resendWebhookDelivery")(function* ({ query, params }) {
+          const organization = yield* organizationOf(query.org)
+          yield* ownedWebhook(organization, params.id)
+          if (!uuidPattern.test(params.event_id)) return yield* notFound("event")
+          yield* deliveries
+            .resend(params.id, params.event_id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "webhook.resend", `webhook ${params.id} event ${params.event_id}`)
+          return { event_id: params.event_id, state: "pending" as const }
+        })
+      )
+  })
+)
