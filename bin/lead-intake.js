@@ -1,5 +1,5 @@
 #!/bin/sh
-":" //; self=$(readlink -f -- "$0"); root=${self%/bin/*}; node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$root/../.bin/node; [ -x "$node" ] || node=node; case "$NODE_OPTIONS" in *semi-space*) exec "$node" "$self" "$@";; esac; exec "$node" --max-semi-space-size=2 "$self" "$@"
+":" //; self=$(readlink -f -- "$0"); root=${self%/bin/*}; node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$root/../.bin/node; [ -x "$node" ] || node=node; case "$NODE_OPTIONS" in *semi-space*) exec "$node" "$self" "$@";; esac; exec "$node" --max-semi-space-size=4 "$self" "$@"
 // The package bin, a shell script and an ES module in one file. Run as a program (`npx lead-intake`,
 // `node_modules/.bin/lead-intake`), the shell line above replaces itself with the project's Node 24
 // (`exec`: one process, no wrapper left waiting) with the heap flags chosen by measurement (CONTRIBUTING.md,
@@ -37,7 +37,7 @@ if (major >= requiredMajor) {
   await import(pathToFileURL(entry).href)
 } else {
   const projectNode = path.join(path.dirname(self), "..", "node_modules", "node", "bin", "node")
-  const heap = (process.env.NODE_OPTIONS ?? "").includes("semi-space") ? [] : ["--max-semi-space-size=2"]
+  const heap = (process.env.NODE_OPTIONS ?? "").includes("semi-space") ? [] : ["--max-semi-space-size=4"]
   const args = [...heap, self, ...process.argv.slice(2)]
   try {
     // Node 22.15+ can replace its own process; older ones keep a parent that forwards signals.

@@ -4,7 +4,7 @@
  *   node scripts/rss.ts [--rounds N] [--console off] [src] [dist] [path/to/main.js ...]
  *
  * `src` and `dist` start the bin as a program (`bin/lead-intake.js serve`, what `npm start` runs) with
- * LEAD_INTAKE_ENTRY pinned; a path starts `node --max-semi-space-size=2 <path> serve` (a bundle built
+ * LEAD_INTAKE_ENTRY pinned; a path starts `node --max-semi-space-size=4 <path> serve` (a bundle built
  * elsewhere with `scripts/build.ts --out-dir`). Variants alternate, one round after another, on one
  * database: DATABASE_URL when set, else a scratch embedded PostgreSQL. RSS is read 2 s after the API
  * first answers (as `npm run bench` reads it), then again after one request to each of `/v1/docs`,
@@ -50,7 +50,7 @@ const measure = async (variant: string) => {
     },
     logFile: path.join(logDir, `${path.basename(variant)}.log`),
     ...(entry === undefined
-      ? { command: [process.execPath, "--max-semi-space-size=2", path.resolve(variant), "serve"] }
+      ? { command: [process.execPath, "--max-semi-space-size=4", path.resolve(variant), "serve"] }
       : {})
   })
   try {

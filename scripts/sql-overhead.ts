@@ -2,10 +2,10 @@
 // `pg` driver's pool, through `@effect/sql-pg` (the service's client), on a reserved connection
 // (with and without `Effect.timeout` on the wait for it), and through the service's `writeOrFail`
 // (one timer that bounds the wait and then cancels the statement at the deadline, outages told
-// from defects). 32 concurrent callers, as the bench's 32 connections; CPU time of this process
+// from defects). 32 concurrent callers (as the bench's 32 connections) unless told; CPU time of this process
 // per statement. Starts a scratch embedded PostgreSQL; one second of each row first, unreported
 // (the first pass compiles every path).
-// Usage: node scripts/sql-overhead.ts [seconds per row (4)] [rounds (2)]
+// Usage: node scripts/sql-overhead.ts [seconds per row (4)] [rounds (2)] [concurrent callers (32)]
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import path from "node:path"
@@ -19,7 +19,7 @@ import { writeOrFail } from "../src/Platform/Sql.ts"
 
 const seconds = Number(process.argv[2] ?? 4)
 const rounds = Number(process.argv[3] ?? 2)
-const callers = 32
+const callers = Number(process.argv[4] ?? 32)
 const poolSize = 10
 
 const dataDir = await mkdtemp(path.join(tmpdir(), "sql-overhead-"))

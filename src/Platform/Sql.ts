@@ -5,6 +5,7 @@ import {
   Context,
   Duration,
   Effect,
+  Exit,
   Layer,
   Option,
   Predicate,
@@ -214,6 +215,11 @@ const cancelRunning = (connection: SqlConnection.Connection): Effect.Effect<void
     ? connection.connection.interrupt
     : Effect.void
 
+const statementTimeoutMillis = Duration.toMillis(statementTimeout)
+const writeAbandonAfterMillis = Duration.toMillis(writeAbandonAfter)
+/** The time a write's cancel is given to be answered before the write is abandoned. */
+const cancelLead = writeAbandonAfterMillis - statementTimeoutMillis
+
 /**
  * A write whose answer says what happened: `StoreUnavailable` (503) only when nothing was written,
  * `OutcomeUnknown` (500) when it may have been. The wait for a connection is bounded and may be
@@ -223,72 +229,99 @@ const cancelRunning = (connection: SqlConnection.Connection): Effect.Effect<void
  * outcome unknown: the statement is abandoned and its connection destroyed (a pinned connection
  * released with a statement in flight is closed, never returned to the pool).
  *
- * Two timers bound it all from the start: until a connection is reserved the first abandons the
- * wait, after that it cancels the statement; the second abandons the statement. Racing the wait
- * against a sleep and forking a sleeping canceller cost three fibers and three timers per write,
- * about 6 % of a replay's CPU (README, "Library findings").
+ * One fiber reserves the connection and runs the statement on it, in a scope of its own (closed
+ * when the write is abandoned, so a connection that arrives as the deadline abandons the wait is
+ * released, and one whose statement never answers is destroyed); two timers bound
+ * it from the start: until a connection is reserved the first abandons the wait, after that it
+ * cancels the statement; the second abandons the statement. The wait for the connection can be
+ * interrupted, the statement cannot. A fiber for the wait and another for the statement, each in
+ * the caller's scope, cost 0.03-0.04 ms per write (`node scripts/service-cost.ts`); racing the wait
+ * against a sleep and forking a sleeping canceller cost three fibers and three timers per write
+ * (README, "Library findings").
  */
 export const writeOrFail =
   (sql: SqlClient.SqlClient, operation: string) =>
   <A, R>(
     self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
   ): Effect.Effect<A, StoreUnavailable | OutcomeUnknown, R> =>
-    Effect.uninterruptibleMask((restore) =>
-      Effect.scoped(
-        Effect.gen(function* () {
-          const context = yield* Effect.context<Scope.Scope | R>()
-          const abandonAfter = boundedBy(Context.get(context, AnswerBy), Duration.toMillis(writeAbandonAfter))
-          // Too little time left to wait for a cancel's answer: nothing is sent.
-          const cancelLead = Duration.toMillis(writeAbandonAfter) - Duration.toMillis(statementTimeout)
-          if (abandonAfter < cancelLead) return yield* new StoreUnavailable({ operation })
-          const idle = () => {}
-          let atDeadline = idle
-          let atAbandon = idle
-          const deadline = setTimeout(
-            () => atDeadline(),
-            Math.min(Duration.toMillis(statementTimeout), abandonAfter - cancelLead)
+    Effect.withFiber((parent) => {
+      const abandonAfter = boundedBy(parent.getRef(AnswerBy), writeAbandonAfterMillis)
+      // Too little time left to wait for a cancel's answer: nothing is sent.
+      if (abandonAfter < cancelLead) return Effect.fail(new StoreUnavailable({ operation }))
+      const context = parent.context as Context.Context<R>
+      type Outcome = Exit.Exit<A, SqlError.SqlError | Schema.SchemaError | StoreUnavailable | OutcomeUnknown>
+      let connection: SqlConnection.Connection | undefined
+      let outcome: Outcome | undefined
+      /** Who waits: for the connection (`reserved`), then for the outcome (`answered`). */
+      let onReserved: ((failure?: Outcome) => void) | undefined
+      let onOutcome: ((exit: Outcome) => void) | undefined
+      const settle = (exit: Outcome) => {
+        if (outcome !== undefined) return
+        outcome = exit
+        clearTimeout(deadline)
+        clearTimeout(abandonment)
+        if (onReserved !== undefined) onReserved(exit)
+        else onOutcome?.(exit)
+      }
+      // The connection's scope is closed by the fiber when it ends, or from here when it is
+      // abandoned: a statement that never answers never ends its fiber, and its connection must close.
+      const scope = Scope.makeUnsafe()
+      const running = Effect.runForkWith(context)(
+        Effect.flatMap(sql.reserve, (reserved) => {
+          connection = reserved
+          onReserved?.()
+          return Effect.provideService(self, sql.transactionService, [reserved, 0]).pipe(
+            sentOutcome(operation)
           )
-          const abandonment = setTimeout(() => atAbandon(), abandonAfter)
-          yield* Scope.addFinalizer(
-            Context.get(context, Scope.Scope),
-            Effect.sync(() => {
-              clearTimeout(deadline)
-              clearTimeout(abandonment)
-            })
-          )
-          // The reservation runs in this scope, so a connection it got is released with it, even
-          // one that arrived as the deadline abandoned the wait.
-          const connection = yield* restore(
-            abandonable(
-              context,
-              sql.reserve,
-              () => new StoreUnavailable({ operation }),
-              (abandon) => {
-                atDeadline = abandon
-                return () => {
-                  atDeadline = idle
-                }
-              }
-            )
-          )
-          atDeadline = () => {
-            atDeadline = idle
-            Effect.runForkWith(context)(cancelRunning(connection))
-          }
-          return yield* abandonable(
-            context,
-            Effect.provideService(self, sql.transactionService, [connection, 0]).pipe(sentOutcome(operation)),
-            () => new OutcomeUnknown({ operation }),
-            (abandon) => {
-              atAbandon = abandon
-              return () => {
-                atAbandon = idle
-              }
-            }
-          )
-        })
+        }).pipe(
+          Effect.provideService(Scope.Scope, scope),
+          Effect.onExit((exit) => Scope.close(scope, exit))
+        )
       )
-    ).pipe(outageOrDefect(operation))
+      /** Settled first: the interrupted fiber may end at once, and its exit must not decide. */
+      const abandon = (exit: Outcome) => {
+        settle(exit)
+        running.interruptUnsafe()
+        Effect.runForkWith(context)(Scope.close(scope, exit))
+      }
+      const deadline = setTimeout(
+        () => {
+          if (connection !== undefined) return void Effect.runForkWith(context)(cancelRunning(connection))
+          abandon(Exit.fail(new StoreUnavailable({ operation })))
+        },
+        Math.min(statementTimeoutMillis, abandonAfter - cancelLead)
+      )
+      const abandonment = setTimeout(
+        () => abandon(Exit.fail(new OutcomeUnknown({ operation }))),
+        abandonAfter
+      )
+      running.addObserver(settle)
+      const reserved = Effect.callback<
+        void,
+        StoreUnavailable | OutcomeUnknown | SqlError.SqlError | Schema.SchemaError
+      >((resume) => {
+        if (outcome !== undefined && connection === undefined) return resume(outcome.pipe(Effect.asVoid))
+        if (connection !== undefined) return resume(Effect.void)
+        onReserved = (failure) => {
+          onReserved = undefined
+          resume(failure === undefined ? Effect.void : Effect.asVoid(failure))
+        }
+        return Effect.sync(() => {
+          onReserved = undefined
+          running.interruptUnsafe()
+          clearTimeout(deadline)
+          clearTimeout(abandonment)
+        })
+      })
+      const answered = Effect.callback<
+        A,
+        StoreUnavailable | OutcomeUnknown | SqlError.SqlError | Schema.SchemaError
+      >((resume) => {
+        if (outcome !== undefined) return resume(outcome)
+        onOutcome = resume
+      })
+      return Effect.uninterruptibleMask((restore) => Effect.andThen(restore(reserved), answered))
+    }).pipe(outageOrDefect(operation))
 
 /**
  * Operator statements: the rows decoded with `row`. Any failure, a row that does not decode

@@ -112,7 +112,7 @@ describe("the package bin, bin/lead-intake.js", { timeout: processTimeout }, () 
         .filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("lead-intake"))
       expect(nodeChildren).toEqual([])
       expect(readFileSync(`/proc/${child.pid}/cmdline`, "utf8").split("\0")).toContain(
-        "--max-semi-space-size=2"
+        "--max-semi-space-size=4"
       )
     } finally {
       child.kill("SIGTERM")
