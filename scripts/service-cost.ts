@@ -43,6 +43,7 @@ try {
         requestId: crypto.randomUUID(),
         organizationId: caller.organizationId,
         originId: caller.originId,
+        livemode: true,
         input: input(i),
         phoneKey: `52${5_600_000_000 + i}`,
         propertyId: null,
@@ -67,14 +68,20 @@ try {
       "KeyStore.authenticate": () => keys.authenticate(origin.key),
       "RateLimiter.consume": () => limiter.consume(caller),
       "IdempotencyStore.reserve": (i) =>
-        idempotency.reserve({ originId: caller.originId, key: `${run}-r-${i}` }, "fingerprint"),
+        idempotency.reserve(
+          { originId: caller.originId, livemode: true, key: `${run}-r-${i}` },
+          "fingerprint"
+        ),
       "PropertyCatalog.resolve": () => catalog.resolve(caller.organizationId, reference),
       "LeadRepository.createOrEnrich": (i) => create(i, null),
       "the five in a row": (i) =>
         Effect.gen(function* () {
           const c = yield* keys.authenticate(origin.key)
           yield* limiter.consume(c)
-          const reservation = yield* idempotency.reserve({ originId: c.originId, key: `${run}-${i}` }, "f")
+          const reservation = yield* idempotency.reserve(
+            { originId: c.originId, livemode: true, key: `${run}-${i}` },
+            "f"
+          )
           yield* catalog.resolve(c.organizationId, reference)
           return yield* create(i, reservation._tag === "Reserved" ? reservation.token : null)
         })
