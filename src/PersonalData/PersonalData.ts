@@ -350,29 +350,20 @@ export class PersonalData extends Context.Service<
           // A test lead's replies are kept by the test keys' table (migration 0015).
           table: "idempotency_keys",
           erase: (leadId) =>
-            sql`
-              WITH scrubbed AS (
-                UPDATE idempotency_keys k
-                SET response = (
-                  SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
-                  FROM jsonb_each(k.response) AS f
-                  WHERE ${JSON.stringify(replyKeys)}::jsonb ? f.key
+            Effect.forEach(["idempotency_keys", "test_idempotency_keys"], (table) =>
+              sql`
+                WITH scrubbed AS (
+                  UPDATE ${sql(table)} k
+                  SET response = (
+                    SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
+                    FROM jsonb_each(k.response) AS f
+                    WHERE ${JSON.stringify(replyKeys)}::jsonb ? f.key
+                  )
+                  WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
+                  RETURNING 1
                 )
-                WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
-                RETURNING 1
-              ), scrubbed_test AS (
-                UPDATE test_idempotency_keys k
-                SET response = (
-                  SELECT COALESCE(jsonb_object_agg(f.key, f.value), '{}'::jsonb)
-                  FROM jsonb_each(k.response) AS f
-                  WHERE ${JSON.stringify(replyKeys)}::jsonb ? f.key
-                )
-                WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
-                RETURNING 1
-              )
-              SELECT ((SELECT count(*) FROM scrubbed) + (SELECT count(*) FROM scrubbed_test))::int AS n`.pipe(
-              countOf
-            )
+                SELECT count(*)::int AS n FROM scrubbed`.pipe(countOf)
+            ).pipe(Effect.map((counts) => counts.reduce((sum, n) => sum + n, 0)))
         }
       ]
 

@@ -76,6 +76,7 @@ describe("test-mode keys (real processes, one database)", { timeout: processTime
       )
     )
 
+    let afterLeadId = ""
     const port = await freePort()
     const server: RunningServer = await startServer(port, { env: { ...env, WEBHOOK_WORKER: "false" } })
     try {
@@ -176,6 +177,7 @@ describe("test-mode keys (real processes, one database)", { timeout: processTime
       expect(after.status).toBe(201)
       expect(after.body.lead_id).not.toBe(test.body.lead_id)
       expect(after.body.replay).toBeUndefined()
+      afterLeadId = after.body.lead_id
     } finally {
       await server.stop()
     }
@@ -188,6 +190,22 @@ describe("test-mode keys (real processes, one database)", { timeout: processTime
       test_prefix: null
     })
     expectUserError(await cli("key", "revoke", "--origin", origin, "--test"), /no active test key/)
+    // Erasure applies to a test lead as to a live one; its lead.erased event is a test event.
+    const erased = json(
+      await cli("lead", "erase", "--id", afterLeadId, "--reason", "prueba de integración", "--json")
+    )
+    expect(erased).toMatchObject({ id: afterLeadId, already_erased: false })
+    const erasures = json(await cli("lead", "erasures", "--org", org, "--json"))
+    expect(erasures.find((e: { lead_id: string }) => e.lead_id === afterLeadId)?.removed).toMatchObject({
+      idempotency_keys: 1
+    })
+    expect(
+      await query(
+        env.DATABASE_URL!,
+        "SELECT livemode FROM outbox_events WHERE lead_id = $1 AND type = 'lead.erased'",
+        [afterLeadId]
+      )
+    ).toEqual([{ livemode: false }])
     const text = await cli("lead", "purge-test", "--org", org)
     expect(text.stdout).toMatch(/^Purged 1 test lead with/)
   })
