@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
-import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
+import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
 import {
   availableOrFail,
@@ -452,10 +452,9 @@ export class LeadRepository extends Context.Service<
           const origins = new Set(
             [...store.origins.values()].filter((o) => o.organizationId === organizationId).map((o) => o.id)
           )
-          for (const origin of origins) {
-            for (const slot of store.idempotency.keys()) {
-              if (slot.startsWith(idempotencySlot(origin, false, ""))) store.idempotency.delete(slot)
-            }
+          for (const slot of store.idempotency.keys()) {
+            const { originId, livemode } = idempotencySlotParts(slot)
+            if (!livemode && origins.has(originId)) store.idempotency.delete(slot)
           }
           return doomed.size
         })

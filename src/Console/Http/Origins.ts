@@ -2,8 +2,15 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { KeyStore } from "../../Accounts/KeyStore.ts"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
+import type { KeyMode } from "../../Domain/ApiKey.ts"
 import { ConsoleQueries } from "../ConsoleQueries.ts"
 import { organizationScope, rejectedToConflict, unknownToNotFound } from "./Shared.ts"
+
+/** The audit log's names for a key action, per mode. */
+const audited = {
+  live: { rotated: "key.rotate", revoked: "key.revoke", key: "key" },
+  test: { rotated: "key.test_rotated", revoked: "key.test_revoked", key: "test key" }
+} as const
 
 export const layerOriginsHandlers = HttpApiBuilder.group(
   AdminApi,
@@ -12,6 +19,43 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
     const queries = yield* ConsoleQueries
     const keys = yield* KeyStore
     const { organizationOf, requireOwned, record, logWritten } = yield* organizationScope
+
+    /** The origin's live or test key, issued anew (the previous one of that mode stops at once), audited. */
+    const rotate = Effect.fn("Admin.rotateKey")(function* (
+      org: string | undefined,
+      originId: string,
+      mode: KeyMode
+    ) {
+      const organization = yield* organizationOf(org)
+      yield* requireOwned(organization, "origin", originId)
+      const issued = yield* keys
+        .rotate(originId, mode)
+        .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+      yield* record(
+        organization,
+        audited[mode].rotated,
+        `origin ${originId} new ${audited[mode].key} ${issued.prefix}`
+      )
+      return { key: issued.key, prefix: issued.prefix }
+    })
+
+    const revoke = Effect.fn("Admin.revokeKey")(function* (
+      org: string | undefined,
+      originId: string,
+      mode: KeyMode
+    ) {
+      const organization = yield* organizationOf(org)
+      yield* requireOwned(organization, "origin", originId)
+      const revoked = yield* keys
+        .revoke(originId, mode)
+        .pipe(Effect.catchTags({ UnknownEntity: unknownToNotFound, Rejected: rejectedToConflict() }))
+      yield* record(
+        organization,
+        audited[mode].revoked,
+        `origin ${originId} ${audited[mode].key} ${revoked.prefix}`
+      )
+      return { prefix: revoked.prefix, revoked_at: revoked.revokedAt.toISOString() }
+    })
 
     return handlers
       .handle(
@@ -49,54 +93,10 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
           }
         })
       )
-      .handle(
-        "rotateKey",
-        Effect.fn("Admin.rotateKey")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* requireOwned(organization, "origin", params.id)
-          const issued = yield* keys
-            .rotate(params.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
-          yield* record(organization, "key.rotate", `origin ${params.id} new key ${issued.prefix}`)
-          return { key: issued.key, prefix: issued.prefix }
-        })
-      )
-      .handle(
-        "revokeKey",
-        Effect.fn("Admin.revokeKey")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* requireOwned(organization, "origin", params.id)
-          const revoked = yield* keys
-            .revoke(params.id)
-            .pipe(Effect.catchTags({ UnknownEntity: unknownToNotFound, Rejected: rejectedToConflict() }))
-          yield* record(organization, "key.revoke", `origin ${params.id} key ${revoked.prefix}`)
-          return { prefix: revoked.prefix, revoked_at: revoked.revokedAt.toISOString() }
-        })
-      )
-      .handle(
-        "rotateTestKey",
-        Effect.fn("Admin.rotateTestKey")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* requireOwned(organization, "origin", params.id)
-          const issued = yield* keys
-            .rotate(params.id, "test")
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
-          yield* record(organization, "key.test_rotated", `origin ${params.id} new test key ${issued.prefix}`)
-          return { key: issued.key, prefix: issued.prefix }
-        })
-      )
-      .handle(
-        "revokeTestKey",
-        Effect.fn("Admin.revokeTestKey")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* requireOwned(organization, "origin", params.id)
-          const revoked = yield* keys
-            .revoke(params.id, "test")
-            .pipe(Effect.catchTags({ UnknownEntity: unknownToNotFound, Rejected: rejectedToConflict() }))
-          yield* record(organization, "key.test_revoked", `origin ${params.id} test key ${revoked.prefix}`)
-          return { prefix: revoked.prefix, revoked_at: revoked.revokedAt.toISOString() }
-        })
-      )
+      .handle("rotateKey", ({ query, params }) => rotate(query.org, params.id, "live"))
+      .handle("revokeKey", ({ query, params }) => revoke(query.org, params.id, "live"))
+      .handle("rotateTestKey", ({ query, params }) => rotate(query.org, params.id, "test"))
+      .handle("revokeTestKey", ({ query, params }) => revoke(query.org, params.id, "test"))
       .handle(
         "setRateLimit",
         Effect.fn("Admin.setRateLimit")(function* ({ query, params, payload }) {
