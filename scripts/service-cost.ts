@@ -12,7 +12,7 @@ import { leadInputOf } from "../src/Intake/LeadInput.ts"
 import { LeadRepository } from "../src/Intake/LeadRepository.ts"
 import { PropertyCatalog } from "../src/Intake/PropertyCatalog.ts"
 import { RateLimiter } from "../src/Intake/RateLimiter.ts"
-import { availableOrFail, ReadSql, writeOrFail } from "../src/Platform/Sql.ts"
+import { availableOrFail, PipelinedSql, writeOrFail } from "../src/Platform/Sql.ts"
 import { provision, startScratchDatabase } from "./lib/database.ts"
 import { phoneOf } from "./lib/load.ts"
 
@@ -31,7 +31,7 @@ try {
     const catalog = yield* PropertyCatalog
     const leads = yield* LeadRepository
     const sql = yield* SqlClient.SqlClient
-    const read = (yield* ReadSql) ?? sql
+    const read = (yield* PipelinedSql) ?? sql
     const caller = yield* keys.authenticate(origin.key)
     const reference = { by: "codigo", value: fixture.propertyCodigo } as const
     let n = 0
@@ -56,7 +56,7 @@ try {
       RETURNING count`
     const rows: Record<string, (i: number) => Effect.Effect<unknown, unknown>> = {
       "SELECT 1 on the pool": () => sql`SELECT 1 AS one`,
-      "SELECT 1 on the read client": () => read`SELECT 1 AS one`,
+      "SELECT 1 on the pipelined client": () => read`SELECT 1 AS one`,
       "UPSERT, one hot row": () => sql`
           INSERT INTO rate_limit_windows AS w (origin_id, window_start, count)
           VALUES (${caller.originId}, ${new Date(0)}, 1)

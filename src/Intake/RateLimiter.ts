@@ -3,7 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { type RateWindowShape, windowIndexOf, windowOf, windowStartOf } from "../Domain/RateWindow.ts"
 import { MemoryStore, rateWindowSlot } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { availableOrFail, type StoreUnavailable } from "../Platform/Sql.ts"
+import { availableOrFail, PipelinedSql, type StoreUnavailable } from "../Platform/Sql.ts"
 
 /** The origin's window is full: nothing was counted. */
 export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("RateLimitExceeded", {
@@ -45,7 +45,9 @@ export class RateLimiter extends Context.Service<
   static readonly layer = Layer.effect(
     RateLimiter,
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
+      // Pipelined with other requests' statements, its commit not waiting for the WAL flush: a count
+      // needs neither cancelling alone nor surviving a crash of PostgreSQL (Sql.PipelinedSql).
+      const sql = (yield* PipelinedSql) ?? (yield* SqlClient.SqlClient)
       const fn = yield* step
       // Live and test windows are counted in tables of the same shape (migration 0015).
       const countIn = (table: "rate_limit_windows" | "test_rate_limit_windows") =>

@@ -44,7 +44,7 @@ const unavailableReasons = new Set([
 
 /**
  * A server shutting down, starting up (crash recovery), out of connections, a statement cancelled
- * (a pipelined read shares its connection's cancel with its neighbours) or out of time waiting
+ * (a pipelined statement shares its connection's cancel with its neighbours) or out of time waiting
  * for a lock: an outage, not a bug.
  */
 const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300", "57014", "55P03"])
@@ -396,10 +396,10 @@ const embeddedClient = (dataDir: string, maxConnections: number) =>
       database: "lead_intake",
       ...poolOptions(maxConnections)
     })
-    const read = yield* PgClient.make({ ...connect, database: "lead_intake", ...readOptions })
+    const pipelined = yield* PgClient.make({ ...connect, database: "lead_intake", ...pipelinedOptions })
     return {
       client,
-      read,
+      pipelined,
       description: `embedded PostgreSQL at 127.0.0.1:${cluster.port}, data in ${cluster.clusterDir}`
     }
   })
@@ -419,24 +419,31 @@ const poolOptions = (maxConnections: number) => ({
 })
 
 /**
- * The read-only statements of the request path (property lookup, phone match) pipelined on a
- * client of their own: they need no connection of the pool to themselves, so writes queue less.
- * Writes never go there: a pipelined statement cannot be cancelled alone, and a write answered 503
- * could then still commit. Its connections are named apart, so the pool gauge counts the pool only.
+ * The request path's statements that may share a connection with other requests' (pipelined on a
+ * client of their own, so they need no connection of the pool and writes queue less): the reads
+ * (key check, property, phone match) and the rate window's count. A pipelined statement cannot be
+ * cancelled alone, so no write whose 503 promises "nothing was written" goes here: the count is the
+ * one write that may, since a count that commits after its request answered 503 still counts an
+ * authenticated request, which decisions.md §4 counts whatever its outcome. For the same reason its
+ * commit does not wait for the WAL flush (`synchronous_commit=off` on these sessions, which reads
+ * ignore): a crash of PostgreSQL may forget the last fraction of a second of counts, never a lead.
+ * A count waits at most a second for its window's row (`lock_timeout`; past it, 503), so a lock
+ * held elsewhere cannot stall the statements queued behind it for long. Its connections are named
+ * apart, so the pool gauge counts the pool only.
  */
-const readOptions = {
+const pipelinedOptions = {
   maxConnections: 2,
   minConnections: 1,
   connectTimeout: Duration.millis(1500),
   idleTimeout: Duration.minutes(5),
   keepAlive,
-  startupParameters: sessionSettings,
-  applicationName: `${applicationName}/read`,
+  startupParameters: { ...sessionSettings, lock_timeout: "1s", synchronous_commit: "off" },
+  applicationName: `${applicationName}/pipelined`,
   multiplex: true
 }
 
-/** The multiplexed client for read-only statements; unset (tests, CLI), they use the `SqlClient`. */
-export const ReadSql = Context.Reference<SqlClient.SqlClient | undefined>("lead-intake/ReadSql", {
+/** The multiplexed client for the statements above; unset (tests, CLI), they use the `SqlClient`. */
+export const PipelinedSql = Context.Reference<SqlClient.SqlClient | undefined>("lead-intake/PipelinedSql", {
   defaultValue: () => undefined
 })
 
@@ -512,18 +519,18 @@ export const layerClient = Layer.effectContext(
           "NODE_ENV=production needs DATABASE_URL (postgres://user:password@host:port/database); the embedded PostgreSQL is for development only"
       })
     }
-    const { client, read, description } = yield* Option.match(config.databaseUrl, {
+    const { client, pipelined, description } = yield* Option.match(config.databaseUrl, {
       onNone: () => embeddedClient(config.dataDir, config.databasePoolSize),
       onSome: (url) =>
         Effect.all({
           client: PgClient.make({ url, ...spanTargetOf(url), ...poolOptions(config.databasePoolSize) }),
-          read: PgClient.make({ url, ...spanTargetOf(url), ...readOptions }),
+          pipelined: PgClient.make({ url, ...spanTargetOf(url), ...pipelinedOptions }),
           description: Effect.succeed(`PostgreSQL at ${databaseLocation(url)}`)
         })
     })
     return Context.make(PgClient.PgClient, client).pipe(
       Context.add(SqlClient.SqlClient, client),
-      Context.add(ReadSql, read),
+      Context.add(PipelinedSql, pipelined),
       Context.add(Database, { description })
     )
   })
