@@ -12,7 +12,7 @@ import { leadInputOf } from "../src/Intake/LeadInput.ts"
 import { LeadRepository } from "../src/Intake/LeadRepository.ts"
 import { PropertyCatalog } from "../src/Intake/PropertyCatalog.ts"
 import { RateLimiter } from "../src/Intake/RateLimiter.ts"
-import { availableOrFail, PipelinedSql, writeOrFail } from "../src/Platform/Sql.ts"
+import { availableOrFail, pipelinedSql, writeOrFail } from "../src/Platform/Sql.ts"
 import { provision, startScratchDatabase } from "./lib/database.ts"
 import { phoneOf } from "./lib/load.ts"
 
@@ -31,7 +31,7 @@ try {
     const catalog = yield* PropertyCatalog
     const leads = yield* LeadRepository
     const sql = yield* SqlClient.SqlClient
-    const read = (yield* PipelinedSql) ?? sql
+    const read = yield* pipelinedSql
     const caller = yield* keys.authenticate(origin.key)
     const reference = { by: "codigo", value: fixture.propertyCodigo } as const
     let n = 0

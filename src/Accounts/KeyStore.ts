@@ -17,7 +17,7 @@ import {
   decodeFirst,
   decodeRows,
   IdRow,
-  PipelinedSql,
+  pipelinedSql,
   requireExisting,
   type StoreUnavailable
 } from "../Platform/Sql.ts"
@@ -137,7 +137,7 @@ export class KeyStore extends Context.Service<
     KeyStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const read = (yield* PipelinedSql) ?? sql
+      const read = yield* pipelinedSql
       const fn = yield* step
       const lookup = SqlSchema.findOneOption({
         Request: Schema.String,

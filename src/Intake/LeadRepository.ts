@@ -8,7 +8,7 @@ import {
   countOf,
   IdRow,
   type OutcomeUnknown,
-  PipelinedSql,
+  pipelinedSql,
   requireExisting,
   type StoreUnavailable,
   writeOrFail
@@ -145,7 +145,7 @@ export class LeadRepository extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const fn = yield* step
-      const read = (yield* PipelinedSql) ?? sql
+      const read = yield* pipelinedSql
 
       const findMatch = SqlSchema.findOneOption({
         Request: Schema.Struct({

@@ -7,7 +7,7 @@ import {
   availableOrFail,
   decodeFirst,
   IdRow,
-  PipelinedSql,
+  pipelinedSql,
   requireExisting,
   type StoreUnavailable
 } from "../Platform/Sql.ts"
@@ -47,7 +47,7 @@ export class PropertyCatalog extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const fn = yield* step
-      const read = (yield* PipelinedSql) ?? sql
+      const read = yield* pipelinedSql
       const column = { codigo: sql("codigo"), external_code: sql("external_code"), id: sql("id") }
       const decodeIds = Schema.decodeUnknownEffect(Schema.Array(IdRow))
       const decodeProperty = Schema.decodeUnknownEffect(PropertyRow)

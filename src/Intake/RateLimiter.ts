@@ -1,9 +1,9 @@
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlSchema } from "effect/sql"
 import { type RateWindowShape, windowIndexOf, windowOf, windowStartOf } from "../Domain/RateWindow.ts"
 import { MemoryStore, rateWindowSlot } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { availableOrFail, PipelinedSql, type StoreUnavailable } from "../Platform/Sql.ts"
+import { availableOrFail, pipelinedSql, type StoreUnavailable } from "../Platform/Sql.ts"
 
 /** The origin's window is full: nothing was counted. */
 export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("RateLimitExceeded", {
@@ -46,8 +46,8 @@ export class RateLimiter extends Context.Service<
     RateLimiter,
     Effect.gen(function* () {
       // Pipelined with other requests' statements, its commit not waiting for the WAL flush: a count
-      // needs neither cancelling alone nor surviving a crash of PostgreSQL (Sql.PipelinedSql).
-      const sql = (yield* PipelinedSql) ?? (yield* SqlClient.SqlClient)
+      // needs neither cancelling alone nor surviving a crash of PostgreSQL (`Sql.PipelinedSql`).
+      const sql = yield* pipelinedSql
       const fn = yield* step
       // Live and test windows are counted in tables of the same shape (migration 0015).
       const countIn = (table: "rate_limit_windows" | "test_rate_limit_windows") =>

@@ -427,8 +427,9 @@ const poolOptions = (maxConnections: number) => ({
  * authenticated request, which decisions.md §4 counts whatever its outcome. For the same reason its
  * commit does not wait for the WAL flush (`synchronous_commit=off` on these sessions, which reads
  * ignore): a crash of PostgreSQL may forget the last fraction of a second of counts, never a lead.
- * A count waits at most a second for its window's row (`lock_timeout`; past it, 503), so a lock
- * held elsewhere cannot stall the statements queued behind it for long. Its connections are named
+ * A statement there waits at most a second for a lock (`lock_timeout`; past it, 503): a count for
+ * its window's row held elsewhere, a read for a table a migration holds, so neither stalls the
+ * statements queued behind it for long. Its connections are named
  * apart, so the pool gauge counts the pool only.
  */
 const pipelinedOptions = {
@@ -446,6 +447,13 @@ const pipelinedOptions = {
 export const PipelinedSql = Context.Reference<SqlClient.SqlClient | undefined>("lead-intake/PipelinedSql", {
   defaultValue: () => undefined
 })
+
+/** The client a service runs those statements on: `PipelinedSql` where it is set, else the `SqlClient`. */
+export const pipelinedSql: Effect.Effect<SqlClient.SqlClient, never, SqlClient.SqlClient> = Effect.gen(
+  function* () {
+    return (yield* PipelinedSql) ?? (yield* SqlClient.SqlClient)
+  }
+)
 
 /**
  * SQL spans take `db.namespace`/`server.address` from explicit options only; read them from the URL
