@@ -424,7 +424,7 @@ const poolOptions = (maxConnections: number) => ({
  * (key check, property, phone match) and the rate window's count. A pipelined statement cannot be
  * cancelled alone, so no write whose 503 promises "nothing was written" goes here: the count is the
  * one write that may, since a count that commits after its request answered 503 still counts an
- * authenticated request, which decisions.md §4 counts whatever its outcome. For the same reason its
+ * authenticated request, which docs/contract.md#4-rate-limit counts whatever its outcome. For the same reason its
  * commit does not wait for the WAL flush (`synchronous_commit=off` on these sessions, which reads
  * ignore): a crash of PostgreSQL may forget the last fraction of a second of counts, never a lead.
  * A statement there waits at most a second for a lock (`lock_timeout`; past it, 503): a count for
