@@ -67,7 +67,7 @@ export const statementTimeout = Duration.seconds(2)
  */
 export const writeAbandonAfter = Duration.millis(2750)
 
-/** What the README promises: a request answers within this, whatever the database does. */
+/** What docs/sre.md#database-outages-every-answer-within-5-s promises: a request answers within this, whatever the database does. */
 export const answerWithin = Duration.seconds(5)
 
 /**
@@ -123,7 +123,7 @@ export const availableOrFail =
  * the function that abandons it (the fiber is interrupted and `abandoned()` answers instead)
  * and returns the one that disarms it once `self` has answered. One fiber and whatever `arm` sets
  * (a timer), where `Effect.timeoutOrElse` races `self` against a sleeping fiber: two fibers and two
- * timers per statement (README, "Library findings").
+ * timers per statement (CONTRIBUTING.md#findings).
  */
 const abandonable = <A, E, R, Abandoned>(
   context: Context.Context<R>,
@@ -235,9 +235,9 @@ const cancelLead = writeAbandonAfterMillis - statementTimeoutMillis
  * it from the start: until a connection is reserved the first abandons the wait, after that it
  * cancels the statement; the second abandons the statement. The wait for the connection can be
  * interrupted, the statement cannot. A fiber for the wait and another for the statement, each in
- * the caller's scope, cost 0.03-0.04 ms per write (`node scripts/service-cost.ts`); racing the wait
+ * the caller's scope, cost 0.03-0.04 ms per write (`a2d298a:scripts/service-cost.ts`); racing the wait
  * against a sleep and forking a sleeping canceller cost three fibers and three timers per write
- * (README, "Library findings").
+ * (CONTRIBUTING.md#findings).
  */
 export const writeOrFail =
   (sql: SqlClient.SqlClient, operation: string) =>
