@@ -19,7 +19,7 @@ const major = Number(process.versions.node.split(".")[0])
 const self = realpathSync(fileURLToPath(import.meta.url))
 
 if (major >= requiredMajor) {
-  // Old-generation growth bounded by measurement (CONTRIBUTING.md, "Memory under load"): set at run time,
+  // Old-generation growth bounded by measurement (CONTRIBUTING.md#findings, "Memory under load"): set at run time,
   // since NODE_OPTIONS may not carry it, so every way of starting the bin gets it.
   const heapFlags = process.env.LEAD_INTAKE_HEAP_FLAGS ?? "--heap-growing-percent=60"
   if (heapFlags !== "") {

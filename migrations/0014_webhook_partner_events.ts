@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
 /**
- * The events partners asked for (webhooks.md): `lead.erased` (ids only) written by the erasure in
+ * The events partners asked for (docs/webhooks.md): `lead.erased` (ids only) written by the erasure in
  * its own transaction, `webhook.test` written for one endpoint (no lead: `lead_id` is NULL and
  * the snapshot names the endpoint), and `livemode` on every event, which the fan-out matches
  * against the endpoints that opted in to test events. The trigger functions that do it

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
 /**
- * Test mode (decisions.md §10): an origin may hold a test key beside its live key, and what a test
+ * Test mode (docs/contract.md#10-test-mode): an origin may hold a test key beside its live key, and what a test
  * key writes is test data that never meets live data.
  *
  * - `api_keys.livemode`: one active key per origin and mode.

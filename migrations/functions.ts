@@ -50,7 +50,7 @@ $fn$`
   },
   {
     // A phone can exist once per mode: a test lead's match key is its phone's, marked, so the unique
-    // index on (organization_id, phone_key) keeps the modes apart (decisions.md §10, migration 0015).
+    // index on (organization_id, phone_key) keeps the modes apart (docs/contract.md#10-test-mode, migration 0015).
     name: "lead_match_key",
     text: `
 CREATE OR REPLACE FUNCTION lead_match_key(p_phone_key text, p_livemode boolean) RETURNS text
@@ -104,7 +104,7 @@ BEGIN
     IF p_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
   END IF;
 
-  -- A test lead is never assigned and sets off no task (decisions.md §10).
+  -- A test lead is never assigned and sets off no task (docs/contract.md#10-test-mode).
   IF v_lead_id IS NOT NULL AND p_livemode THEN
     SELECT r.id, r.agent_ids, r.round_robin INTO v_rule
     FROM capture_rules r

@@ -55,6 +55,10 @@ export const startServer = async (options: {
     env: {
       ...inherited,
       ...(nodeOptions === "" ? {} : { NODE_OPTIONS: nodeOptions }),
+      // The console on a port of its own and no probe listener, so two servers (and a developer's
+      // own on 8081/8082) never collide; the env given can set either.
+      ADMIN_PORT: String(await freePort()),
+      HEALTH_PORT: "off",
       ...options.env,
       PORT: String(port),
       HOST: "127.0.0.1"

@@ -43,7 +43,7 @@ const KeyRow = Schema.Struct({
 })
 type KeyRow = typeof KeyRow.Type
 
-/** A missing or malformed token is refused here, before any lookup (decisions.md §6). */
+/** A missing or malformed token is refused here, before any lookup (docs/contract.md#6-keys). */
 const parseToken = (token: string) => {
   if (token === "") return Effect.fail(new KeyRejected({ reason: "missing", prefix: null, originId: null }))
   const parsed = parseApiKey(token)
@@ -109,7 +109,7 @@ const modeText = (mode: KeyMode) => (mode === "live" ? "key" : "test key")
  * Origins and their keys: `authenticate` turns a bearer token into its caller on every request (no
  * cache, so a revocation holds on the next request of every instance); operators create origins,
  * set their rate limits, rotate and revoke keys. An origin holds at most one active key per mode:
- * its live key and a test key (decisions.md §10), issued and revoked independently.
+ * its live key and a test key (docs/contract.md#10-test-mode), issued and revoked independently.
  */
 export class KeyStore extends Context.Service<
   KeyStore,

@@ -50,7 +50,7 @@ const Role = Schema.Literals(["admin", "viewer"])
 const TestDataQuery = Schema.optional(
   Schema.Literals(["true", "false"]).annotate({
     description:
-      "`true`: only test data (what the origins' test keys `lk_test_…` sent, decisions.md §10); otherwise live data only."
+      "`true`: only test data (what the origins' test keys `lk_test_…` sent, docs/contract.md#10-test-mode); otherwise live data only."
   })
 )
 

@@ -128,7 +128,7 @@ export interface CallerShape {
   readonly organizationId: string
   readonly country: string
   readonly rateLimit: number
-  /** False for a test key (`lk_test_…`): what it writes is test data (decisions.md §10). */
+  /** False for a test key (`lk_test_…`): what it writes is test data (docs/contract.md#10-test-mode). */
   readonly livemode: boolean
 }
 

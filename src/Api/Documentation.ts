@@ -182,7 +182,7 @@ export const tagDescriptions: Record<string, string> = {
   leads: "Deliver leads: create a lead or enrich the existing one with the same phone. Needs an API key."
 }
 
-/** For parameters whose generated schema lost its description (the idempotency key's is rewritten in src/Api.ts). */
+/** For parameters whose generated schema lost its description (the idempotency key's is rewritten in src/Api/Document.ts). */
 const parameterDescriptions: Record<string, string> = {
   "idempotency-key":
     "Your own id for this lead (1 to 200 printable ASCII characters), so a retry is safe: for 24 hours after a success the same key with the same body answers the original response again (`replay: true`), per origin. Ignored (not even validated) in dry-run."

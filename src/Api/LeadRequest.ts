@@ -206,7 +206,7 @@ export const LeadRequest = Schema.Struct({
 })
 export type LeadRequest = typeof LeadRequest.Type
 
-/** The body's fields in the order decisions.md names the first failing one; unknown fields come last. */
+/** The body's fields in the order docs/contract.md#2-normalisation names the first failing one; unknown fields come last. */
 export const fieldOrder: ReadonlyArray<keyof LeadRequest> = [
   "nombre",
   "telefono",

@@ -1,5 +1,5 @@
 /**
- * The webhook events (webhooks.md) as the OpenAPI 3.1 `webhooks` of the document: what the
+ * The webhook events (docs/webhooks.md) as the OpenAPI 3.1 `webhooks` of the document: what the
  * organization's endpoints receive, signed as Standard Webhooks.
  */
 

@@ -120,7 +120,7 @@ const leadPurgeTest = Command.make(
   }, withOperator)
 ).pipe(
   Command.withDescription(
-    "Remove the organization's test data: test leads with everything hanging on them (decisions.md §10)"
+    "Remove the organization's test data: test leads with everything hanging on them (docs/contract.md#10-test-mode)"
   )
 )
 

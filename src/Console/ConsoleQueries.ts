@@ -23,7 +23,7 @@ export interface RequestRow {
   readonly duration_ms: number
   readonly origin_id: string | null
   readonly origin_label: string | null
-  /** False: a request made with a test key (decisions.md §10). */
+  /** False: a request made with a test key (docs/contract.md#10-test-mode). */
   readonly livemode: boolean
 }
 
@@ -941,7 +941,7 @@ export interface LeadDetailRow {
   readonly assignee: { readonly id: string; readonly name: string } | null
   readonly created_at: string
   readonly updated_at: string
-  /** False: a test lead (decisions.md §10). */
+  /** False: a test lead (docs/contract.md#10-test-mode). */
   readonly livemode: boolean
   readonly notes: ReadonlyArray<{ readonly body: string; readonly created_at: string }>
   readonly tasks: ReadonlyArray<{

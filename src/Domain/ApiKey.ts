@@ -2,7 +2,7 @@ import { hash, randomBytes, timingSafeEqual } from "node:crypto"
 import { crc32 } from "node:zlib"
 
 const BASE62_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-/** A live key writes the organization's data; a test key writes test data beside it (decisions.md §10). */
+/** A live key writes the organization's data; a test key writes test data beside it (docs/contract.md#10-test-mode). */
 export type KeyMode = "live" | "test"
 
 const keyPrefixes = { live: "lk_live_", test: "lk_test_" } as const

@@ -42,7 +42,7 @@ export type Reservation =
 
 export interface IdempotencySlot {
   readonly originId: string
-  /** A test key's idempotency keys are its own (decisions.md §10). */
+  /** A test key's idempotency keys are its own (docs/contract.md#10-test-mode). */
   readonly livemode: boolean
   readonly key: string
 }

@@ -5,7 +5,7 @@ export type PropertyReference =
   | { readonly by: "external_code"; readonly value: string }
   | { readonly by: "id"; readonly value: string }
 
-/** A lead request as the write takes it, once the contract's schema has accepted it (decisions.md §1-2). */
+/** A lead request as the write takes it, once the contract's schema has accepted it (docs/contract.md#2-normalisation). */
 export interface LeadInput {
   readonly nombre: string
   readonly telefono: string | null

@@ -117,7 +117,7 @@ const SummaryRow = Schema.Struct({
  * in migrations/functions.ts), so a lead, its note, task, outbox event, capture assignment and
  * stored idempotent response commit together or not at all; the unique (organization, phone key)
  * index decides races, not timing, and only a real creation takes a round-robin turn. Test leads
- * (decisions.md §10) live beside live ones and never meet them (`lead_match_key` keeps a test
+ * (docs/contract.md#10-test-mode) live beside live ones and never meet them (`lead_match_key` keeps a test
  * lead's phone key apart); `purgeTest` removes an organization's test leads with everything
  * hanging on them.
  */

@@ -18,14 +18,14 @@ export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("
 
 export interface RateSubject {
   readonly originId: string
-  /** A test key counts in its own window, with the origin's limit (decisions.md §10). */
+  /** A test key counts in its own window, with the origin's limit (docs/contract.md#10-test-mode). */
   readonly livemode: boolean
   /** Requests per minute. */
   readonly rateLimit: number
 }
 
 /**
- * The per-origin request window of decisions.md §4: fixed 60-second windows aligned to Unix
+ * The per-origin request window of docs/contract.md#4-rate-limit: fixed 60-second windows aligned to Unix
  * minutes, counted in the database so every instance shares one count. A request over the limit
  * counts nothing. effect's `RateLimiter` (effect/persistence) was the first candidate; its
  * "fixed-window" is a counter that drains one token per `window / limit`, not a calendar minute,
@@ -40,7 +40,7 @@ export class RateLimiter extends Context.Service<
 >()("lead-intake/RateLimiter") {
   /**
    * One UPSERT per request on its own short statement: the counter row is hot for its origin, so it
-   * is never held inside the lead's transaction (notes/performance.md).
+   * is never held inside the lead's transaction (CONTRIBUTING.md#where-the-time-goes).
    */
   static readonly layer = Layer.effect(
     RateLimiter,

@@ -374,7 +374,7 @@ export class PersonalData extends Context.Service<
           if (Option.isNone(organization))
             return yield* new UnknownEntity({ entity: "organization", id: organizationId })
           if (!isAcceptablePhone(phone)) return yield* badPhone()
-          // A live lead before a test lead with the same phone (decisions.md §10).
+          // A live lead before a test lead with the same phone (docs/contract.md#10-test-mode).
           const matchKey = phoneMatchKey(phone, organization.value.country)
           const lead = yield* sql`
             SELECT id FROM leads

@@ -50,7 +50,7 @@ export interface MemoryState {
       propertyId: string | null
       assigneeId: string | null
       createdAt: number
-      /** A test key's lead (decisions.md §10). */
+      /** A test key's lead (docs/contract.md#10-test-mode). */
       livemode: boolean
     }
   >

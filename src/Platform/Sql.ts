@@ -67,7 +67,7 @@ export const statementTimeout = Duration.seconds(2)
  */
 export const writeAbandonAfter = Duration.millis(2750)
 
-/** What the README promises: a request answers within this, whatever the database does. */
+/** What docs/sre.md#database-outages-every-answer-within-5-s promises: a request answers within this, whatever the database does. */
 export const answerWithin = Duration.seconds(5)
 
 /**
@@ -123,7 +123,7 @@ export const availableOrFail =
  * the function that abandons it (the fiber is interrupted and `abandoned()` answers instead)
  * and returns the one that disarms it once `self` has answered. One fiber and whatever `arm` sets
  * (a timer), where `Effect.timeoutOrElse` races `self` against a sleeping fiber: two fibers and two
- * timers per statement (README, "Library findings").
+ * timers per statement (CONTRIBUTING.md#findings).
  */
 const abandonable = <A, E, R, Abandoned>(
   context: Context.Context<R>,
@@ -235,9 +235,9 @@ const cancelLead = writeAbandonAfterMillis - statementTimeoutMillis
  * it from the start: until a connection is reserved the first abandons the wait, after that it
  * cancels the statement; the second abandons the statement. The wait for the connection can be
  * interrupted, the statement cannot. A fiber for the wait and another for the statement, each in
- * the caller's scope, cost 0.03-0.04 ms per write (`node scripts/service-cost.ts`); racing the wait
+ * the caller's scope, cost 0.03-0.04 ms per write (`a2d298a:scripts/service-cost.ts`); racing the wait
  * against a sleep and forking a sleeping canceller cost three fibers and three timers per write
- * (README, "Library findings").
+ * (CONTRIBUTING.md#findings).
  */
 export const writeOrFail =
   (sql: SqlClient.SqlClient, operation: string) =>
@@ -424,7 +424,7 @@ const poolOptions = (maxConnections: number) => ({
  * (key check, property, phone match) and the rate window's count. A pipelined statement cannot be
  * cancelled alone, so no write whose 503 promises "nothing was written" goes here: the count is the
  * one write that may, since a count that commits after its request answered 503 still counts an
- * authenticated request, which decisions.md §4 counts whatever its outcome. For the same reason its
+ * authenticated request, which docs/contract.md#4-rate-limit counts whatever its outcome. For the same reason its
  * commit does not wait for the WAL flush (`synchronous_commit=off` on these sessions, which reads
  * ignore): a crash of PostgreSQL may forget the last fraction of a second of counts, never a lead.
  * A statement there waits at most a second for a lock (`lock_timeout`; past it, 503): a count for

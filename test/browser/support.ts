@@ -155,7 +155,7 @@ export const goTo = async (page: Page, name: string, heading: string = name) => 
   await page.getByRole("heading", { level: 1, name: heading }).waitFor()
 }
 
-/** A full-page screenshot kept in docs/console/ (the README shows them). */
+/** A full-page screenshot kept in docs/console/ (docs/operators.md shows them). */
 export const screenshot = async (page: Page, name: string, options: { readonly fullPage?: boolean } = {}) => {
   await mkdir(screenshotDir, { recursive: true })
   await page.waitForLoadState("networkidle").catch(() => undefined)

@@ -31,7 +31,7 @@ const statValue = (page: Page, label: string) =>
   page.locator(".stat", { hasText: label }).locator(".stat-value").textContent()
 
 /**
- * Test mode in the console (decisions.md §10): a test key created on the origins page and shown once,
+ * Test mode in the console (docs/contract.md#10-test-mode): a test key created on the origins page and shown once,
  * a lead sent with it over HTTP kept out of the default lists and the overview, shown behind the
  * "Test data" switch with its marker, then purged in one action.
  */

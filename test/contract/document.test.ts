@@ -99,7 +99,7 @@ const headersAdmitted = (
 const codePoints = (text: string) => [...text].length
 
 /**
- * KNOWN GAP (reported, not fixed): decisions.md counts `nombre` after trimming, collapsing inner
+ * KNOWN GAP (reported, not fixed): docs/contract.md#2-normalisation counts `nombre` after trimming, collapsing inner
  * whitespace and NFC, an `email` and an `extras` key after trimming; the document's `maxLength` counts
  * the text as sent, and JSON Schema cannot state a length after normalising. So a text too long as
  * sent only by its whitespace (or whose NFC form is shorter) is accepted, and a `nombre` whose NFC

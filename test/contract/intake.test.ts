@@ -34,7 +34,7 @@ const verdict = (response: Sent) =>
     : `${response.status} ${response.body.status}${response.body.replay === true ? " replay" : ""}`
 
 /**
- * decisions.md §3 steps 2-3 and 8-11 through the router, on both stores: the handler's steps in
+ * docs/contract.md#3-order-of-checks steps 2-3 and 8-11 through the router, on both stores: the handler's steps in
  * order (key, window, dry run, Idempotency-Key, property, write) and what each leaves behind.
  */
 const suite: Parameters<ReturnType<typeof layer<Contract, never>>>[1] = (it) => {

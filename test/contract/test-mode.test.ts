@@ -27,7 +27,7 @@ const insideOneMinute = Effect.suspend(() => {
   return intoMinute < 50_000 ? Effect.void : Effect.sleep(`${60_000 - intoMinute + 100} millis`)
 })
 
-/** A test key's requests through the router (decisions.md §10): the whole contract, on test data. */
+/** A test key's requests through the router (docs/contract.md#10-test-mode): the whole contract, on test data. */
 const suite: Parameters<ReturnType<typeof layer<Contract, never>>>[1] = (it) => {
   it.effect("answers a test key exactly as a live key, and its dry run matches test leads only", () =>
     Effect.gen(function* () {

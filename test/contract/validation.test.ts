@@ -561,7 +561,7 @@ const headerCases: ReadonlyArray<Rejection> = [
   )
 ]
 
-/** decisions.md section 3: the first check that fails answers. */
+/** docs/contract.md#3-order-of-checks: the first check that fails answers. */
 const orderOfChecksCases: ReadonlyArray<Rejection> = [
   {
     name: "no key and a bad Content-Type: 401",

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { processTimeout, projectRoot, run } from "../e2e/Processes.ts"
+import { anchorsOf, withoutCodeBlocks } from "./Markdown.ts"
 
 /**
  * The docs per audience stay whole: every relative link and anchor resolves, the operators' page
@@ -22,18 +23,6 @@ const markdownFiles = [
 /** Written by the lead alongside this change; a link to it may land first. */
 const pending = new Set<string>()
 
-/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
-const anchorsOf = (markdown: string) =>
-  new Set(
-    [...markdown.replaceAll(/^```[\s\S]*?^```$/gm, "").matchAll(/^#{1,6} (.+)$/gm)].map(([, heading]) =>
-      heading!
-        .trim()
-        .toLowerCase()
-        .replaceAll(/[^\p{L}\p{N}\s_-]/gu, "")
-        .replaceAll(" ", "-")
-    )
-  )
-
 describe("the docs", () => {
   it("README.md is at most about 200 lines and keeps its Contract decisions section", () => {
     const readme = read("README.md")
@@ -46,7 +35,7 @@ describe("the docs", () => {
   it("every relative link and anchor in README.md, CONTRIBUTING.md and docs/ resolves", () => {
     const broken: Array<string> = []
     for (const file of markdownFiles) {
-      const text = read(file).replaceAll(/^```[\s\S]*?^```$/gm, "")
+      const text = withoutCodeBlocks(read(file))
       for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^[a-z]+:/.test(target!)) continue
         const [relative, anchor] = target!.split("#") as [string, string | undefined]

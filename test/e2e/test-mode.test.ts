@@ -22,7 +22,7 @@ const query = (url: string, text: string, values: ReadonlyArray<unknown> = []) =
   >
 
 /**
- * Test mode end to end (decisions.md §10, admin-cli.md): the CLI's test-key rows and a real server
+ * Test mode end to end (docs/contract.md#10-test-mode, docs/operators.md): the CLI's test-key rows and a real server
  * taking a test key's requests beside the live key's, on one database.
  */
 describe("test-mode keys (real processes, one database)", { timeout: processTimeout }, () => {

@@ -10,7 +10,7 @@ import {
   startPostgresServer
 } from "./support.ts"
 
-/** What the README promises: every request answers within 5 s, whatever the database does. */
+/** What docs/sre.md#database-outages-every-answer-within-5-s promises: every request answers within 5 s, whatever the database does. */
 const answerBound = 5_000
 const freezeMillis = 8_000
 

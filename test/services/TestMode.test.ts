@@ -17,7 +17,7 @@ const tokenOf = (reservation: Reservation) => {
 }
 
 /**
- * decisions.md §10 across the four request-path services, on both stores: a test key beside the live
+ * docs/contract.md#10-test-mode across the four request-path services, on both stores: a test key beside the live
  * key, and test data that never meets live data.
  */
 acrossLayers("Test mode", (it) => {

@@ -46,7 +46,7 @@ describe("generateApiKey", () => {
     })
   })
 
-  it("makes a test key (decisions.md §10): lk_test_, the same shape, the checksum covering lk_test_", () => {
+  it("makes a test key (docs/contract.md#10-test-mode): lk_test_, the same shape, the checksum covering lk_test_", () => {
     const generated = generateApiKey("test")
     expect(generated.key).toHaveLength(55)
     expect(generated.prefix).toBe(`lk_test_${generated.publicId}`)

@@ -416,7 +416,7 @@ export const showOnceDialog = ({ title, noun, testId, ariaLabel, intro, value, w
     })
   })
 
-/** The marker of test data (decisions.md §10), the same wherever it shows. */
+/** The marker of test data (docs/contract.md#10-test-mode), the same wherever it shows. */
 export const testBadge = (text = "TEST DATA") => h("span", { class: "badge test" }, text)
 
 /**

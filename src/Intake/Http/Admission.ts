@@ -29,7 +29,7 @@ import type { RateWindowShape } from "../../Domain/RateWindow.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import { addResponseHeaders, fail, RequestContext, type RequestContextShape } from "./RequestContext.ts"
 
-/** The rate-limit headers every answer past the key check carries (decisions.md §4). */
+/** The rate-limit headers every answer past the key check carries (docs/contract.md#4-rate-limit). */
 export const rateLimitHeaders = (window: RateWindowShape): Record<string, string> => ({
   "x-ratelimit-limit": String(window.limit),
   "x-ratelimit-remaining": String(window.remaining),

@@ -199,7 +199,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
         })
       )
 
-    /** decisions.md §3 from step 8 on (2-7 answered by the admission and the endpoint's schemas). */
+    /** docs/contract.md#3-order-of-checks from step 8 on (2-7 answered by the admission and the endpoint's schemas). */
     return handlers.handle("createOrEnrich", ({ payload, headers }) =>
       Effect.gen(function* () {
         const caller = yield* Caller
