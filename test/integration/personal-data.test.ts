@@ -427,7 +427,8 @@ const webhookConfig = Layer.succeed(WebhookConfig, {
   concurrency: 4,
   concurrencyPerEndpoint: 2,
   pollIntervalMillis: 200,
-  workerInServe: false
+  workerInServe: false,
+  disableAfterMillis: 5 * 86_400_000
 })
 
 /** A local receiver answering 200 and keeping what it was sent. */

@@ -289,5 +289,6 @@ export const testWebhookConfig: WebhookConfigShape = {
   concurrency: 32,
   concurrencyPerEndpoint: 4,
   pollIntervalMillis: 1000,
-  workerInServe: true
+  workerInServe: true,
+  disableAfterMillis: 5 * 86_400_000
 }
