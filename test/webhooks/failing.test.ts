@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ClaimedDelivery } from "../../src/Webhooks/Deliveries.ts"
 import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
+import { describeFailure } from "../../src/Webhooks/Worker.ts"
 import { freePort } from "../cluster/support.ts"
 import { createDatabase, databaseUrl } from "../support/Database.ts"
 import {
@@ -23,6 +24,42 @@ import {
 const freshDatabase = async () => databaseUrl(await Effect.runPromise(createDatabase("webhooks")))
 
 const day = 86_400_000
+
+describe("an attempt's error, in one line", () => {
+  it("names the failure the way the contract lists them", () => {
+    const answered = (status: number) => ({ _tag: "Answered" as const, status, retryAfter: undefined })
+    const noAnswer = (reason: "timeout" | "connection" | "blocked", error: string) => ({
+      _tag: "NoAnswer" as const,
+      reason,
+      error
+    })
+    expect(
+      [
+        answered(500),
+        answered(429),
+        answered(301),
+        noAnswer("timeout", "no answer within 15000 ms"),
+        noAnswer("connection", "ECONNREFUSED"),
+        noAnswer("connection", "ECONNRESET"),
+        noAnswer("connection", "CERT_HAS_EXPIRED"),
+        noAnswer("connection", "ERR_TLS_CERT_ALTNAME_INVALID"),
+        noAnswer("connection", "EWHATEVER"),
+        noAnswer("blocked", "the host resolves to 10.0.0.8,\na private address")
+      ].map(describeFailure)
+    ).toEqual([
+      "HTTP 500",
+      "HTTP 429",
+      "redirect: HTTP 301 (not followed)",
+      "timeout: no answer within 15000 ms",
+      "connection refused (ECONNREFUSED)",
+      "connection reset (ECONNRESET)",
+      "TLS: CERT_HAS_EXPIRED",
+      "TLS: ERR_TLS_CERT_ALTNAME_INVALID",
+      "connection error: EWHATEVER",
+      "address not allowed: the host resolves to 10.0.0.8, a private address"
+    ])
+  })
+})
 
 const auditRows = (db: ReturnType<typeof inProcess>, endpointId: string) =>
   db.sql<{ action: string; operator_email: string; target: string }>(
