@@ -3,6 +3,7 @@ import { Command, Flag } from "effect/cli"
 import { type EventType, eventTypes, isEventType } from "../Domain/WebhookPayload.ts"
 import { AppConfig, WebhookConfig } from "../Platform/Config.ts"
 import * as Sql from "../Platform/Sql.ts"
+import { WebhookAttempts } from "../Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../Webhooks/Deliveries.ts"
 import { type WebhookEndpoint, WebhookEndpoints } from "../Webhooks/Endpoints.ts"
 import * as Input from "./Input.ts"
@@ -10,7 +11,7 @@ import { emit, orDash, table } from "./Output.ts"
 import { layerLogLevel } from "./Services.ts"
 
 const withWebhooks = Effect.provide(
-  Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, layerLogLevel).pipe(
+  Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, WebhookAttempts.layer, layerLogLevel).pipe(
     Layer.provide(WebhookConfig.layer),
     Layer.provideMerge(Sql.layer),
     Layer.provideMerge(AppConfig.layer)
@@ -48,8 +49,27 @@ const endpointView = (endpoint: WebhookEndpoint) => ({
   events: endpoint.events,
   test_events: endpoint.testEvents,
   disabled: endpoint.disabled,
+  disabled_reason: endpoint.disabledReason,
   created_at: endpoint.createdAt.toISOString()
 })
+
+const isoTimePattern = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i
+
+/** An ISO-8601 time; one without a zone is read as UTC, like every time the CLI prints. */
+const isoTime = (name: string) =>
+  Flag.String(name).pipe(
+    Flag.withMetavar("ISO_TIME"),
+    Flag.filterMap(
+      (raw) => {
+        const text = raw.trim()
+        if (!isoTimePattern.test(text)) return Option.none()
+        const zoned = /T/i.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? `${text}Z` : text
+        const millis = Date.parse(zoned)
+        return Number.isNaN(millis) ? Option.none() : Option.some(new Date(millis))
+      },
+      () => "Expected an ISO-8601 time such as 2026-11-23T10:00:00Z"
+    )
+  )
 
 const webhookAdd = Command.make(
   "add",
@@ -92,7 +112,7 @@ const webhookList = Command.make(
           w.url,
           w.events.join(","),
           w.test_events ? "yes" : "no",
-          w.disabled ? "yes" : "no",
+          w.disabled ? `yes (${w.disabled_reason ?? "operator"})` : "no",
           w.created_at
         ]),
         "No webhooks."
@@ -119,7 +139,11 @@ const webhookEnable = Command.make(
     const enabled = yield* endpoints.enable(id)
     yield* emit({ id: enabled.id, disabled: enabled.disabled }, (w) => `Webhook ${w.id} is enabled`)
   }, withWebhooks)
-).pipe(Command.withDescription("Enable a webhook disabled by a 410 answer; its waiting deliveries resume"))
+).pipe(
+  Command.withDescription(
+    "Enable a disabled webhook (a 410 answer, or failing for WEBHOOK_DISABLE_AFTER); its waiting deliveries resume"
+  )
+)
 
 const webhookTest = Command.make(
   "test",
@@ -159,13 +183,14 @@ const webhookDeliveries = Command.make(
     const rows = yield* deliveries.list(id, limit)
     yield* emit(rows, (rows) =>
       table(
-        ["EVENT", "TYPE", "STATE", "ATTEMPTS", "LAST STATUS", "LAST ATTEMPT", "NEXT ATTEMPT"],
+        ["EVENT", "TYPE", "STATE", "ATTEMPTS", "LAST STATUS", "LAST ERROR", "LAST ATTEMPT", "NEXT ATTEMPT"],
         rows.map((d) => [
           d.event_id,
           d.type,
           d.state,
           String(d.attempts),
           d.last_status === null ? "-" : String(d.last_status),
+          orDash(d.last_error),
           orDash(d.last_attempt_at),
           orDash(d.next_attempt_at)
         ]),
@@ -192,6 +217,45 @@ const webhookResend = Command.make(
   )
 )
 
+const webhookAttempts = Command.make(
+  "attempts",
+  { id: Input.id("id", "webhook"), event: Input.id("event", "event") },
+  Effect.fn("Cli.webhookAttempts")(function* ({ id, event }) {
+    const attempts = yield* WebhookAttempts
+    const rows = yield* attempts.list(id, event)
+    yield* emit(rows, (rows) =>
+      table(
+        ["AT", "STATUS", "ERROR", "DURATION"],
+        rows.map((a) => [
+          a.at,
+          a.status === null ? "-" : String(a.status),
+          orDash(a.error),
+          `${a.duration_ms} ms`
+        ]),
+        "No attempts yet."
+      )
+    )
+  }, withWebhooks)
+).pipe(Command.withDescription("Every attempt of one delivery, oldest first: time, status, error, duration"))
+
+const webhookResendFailed = Command.make(
+  "resend-failed",
+  { id: Input.id("id", "webhook"), since: isoTime("since") },
+  Effect.fn("Cli.webhookResendFailed")(function* ({ id, since }) {
+    const deliveries = yield* WebhookDeliveries
+    const queued = yield* deliveries.resendFailed(id, since)
+    yield* emit(
+      { queued },
+      (r) =>
+        `${r.queued} failed ${r.queued === 1 ? "delivery" : "deliveries"} since ${since.toISOString()} queued again for webhook ${id}`
+    )
+  }, withWebhooks)
+).pipe(
+  Command.withDescription(
+    "Queue again every failed delivery of the webhook created at or after --since, each with its own webhook-id"
+  )
+)
+
 export const webhook = Command.make("webhook").pipe(
   Command.withDescription("Webhooks: lead events pushed to the organization's own systems"),
   Command.withSubcommands([
@@ -202,7 +266,9 @@ export const webhook = Command.make("webhook").pipe(
     webhookTest,
     webhookRotateSecret,
     webhookDeliveries,
-    webhookResend
+    webhookAttempts,
+    webhookResend,
+    webhookResendFailed
   ])
 )
 

@@ -78,7 +78,18 @@ export interface LeadExport {
   }>
   /** The lead's events as queued for the organization's webhook endpoints (never a secret). */
   readonly webhook_deliveries: ReadonlyArray<ExportedDelivery>
+  /** Every attempt of those deliveries, oldest first per delivery (no body, no personal data). */
+  readonly webhook_attempts: ReadonlyArray<ExportedAttempt>
   readonly erasure: Erasure | null
+}
+
+export interface ExportedAttempt {
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly at: string
+  readonly status: number | null
+  readonly error: string | null
+  readonly duration_ms: number
 }
 
 export interface ExportedDelivery {
@@ -200,6 +211,14 @@ const DeliveryRow = Schema.Struct({
   last_attempt_at: Schema.NullOr(Schema.Date),
   next_attempt_at: Schema.NullOr(Schema.Date),
   delivered_at: Schema.NullOr(Schema.Date)
+})
+const AttemptRow = Schema.Struct({
+  endpoint_id: Schema.String,
+  event_id: Schema.String,
+  at: Schema.Date,
+  status: Schema.NullOr(Schema.Number),
+  error: Schema.NullOr(Schema.String),
+  duration_ms: Schema.Number
 })
 const ErasingLeadRow = Schema.Struct({
   organization_id: Schema.String,
@@ -433,6 +452,14 @@ export class PersonalData extends Context.Service<
               JOIN webhook_endpoints w ON w.id = d.endpoint_id
               WHERE o.lead_id = ${leadId}
               ORDER BY d.created_at, d.outbox_id, w.created_at, d.endpoint_id`.pipe(decodeRows(DeliveryRow))
+            const attempts = yield* sql`
+              SELECT a.endpoint_id, a.event_id, a.at, a.status, a.error, a.duration_ms
+              FROM webhook_deliveries d
+              JOIN outbox_events o ON o.id = d.outbox_id
+              JOIN webhook_attempts a ON a.organization_id = o.organization_id
+                AND a.endpoint_id = d.endpoint_id AND a.event_id = d.event_id
+              WHERE o.lead_id = ${leadId}
+              ORDER BY d.created_at, d.outbox_id, a.endpoint_id, a.attempt`.pipe(decodeRows(AttemptRow))
             const erasure = yield* erasureOf(leadId)
             return Option.some({
               exported_at: new Date(exportedAt).toISOString(),
@@ -482,6 +509,7 @@ export class PersonalData extends Context.Service<
                 next_attempt_at: isoOrNull(d.next_attempt_at),
                 delivered_at: isoOrNull(d.delivered_at)
               })),
+              webhook_attempts: attempts.map((a) => ({ ...a, at: iso(a.at) })),
               erasure: Option.getOrNull(erasure)
             } satisfies LeadExport)
           })
@@ -726,6 +754,8 @@ export class PersonalData extends Context.Service<
                 next_attempt_at: isoOrNull(d.nextAttemptAt),
                 delivered_at: d.state === "delivered" ? isoOrNull(d.lastAttemptAt) : null
               })),
+            // The fake keeps no attempt history (WebhookAttempts is PostgreSQL's alone).
+            webhook_attempts: [],
             erasure: Option.getOrNull(erasure)
           } satisfies LeadExport
         }),

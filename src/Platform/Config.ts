@@ -162,6 +162,11 @@ export interface WebhookConfigShape {
   readonly pollIntervalMillis: number
   /** `WEBHOOK_WORKER=false` keeps `serve` from delivering (a separate `lead-intake worker` does). */
   readonly workerInServe: boolean
+  /**
+   * `WEBHOOK_DISABLE_AFTER`: an endpoint with no successful attempt for this long, and at least three
+   * failed ones in that time, is disabled (docs/webhooks.md#when-an-endpoint-keeps-failing).
+   */
+  readonly disableAfterMillis: number
 }
 
 const parsedString = <A>(name: string, parse: (raw: string) => A | string, fallback: string) =>
@@ -183,6 +188,18 @@ const positiveDelay = (raw: string) => {
   return millis === 0 ? "expected a delay above 0" : millis
 }
 
+const longestDisableAfterMillis = 365 * 86_400_000
+
+/** Like a retry delay (`90m`, `5d`), but up to a year: a retry delay stops at 7 days. */
+const disableAfter = (raw: string) => {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/.exec(raw)
+  if (match === null) return `"${raw.trim()}" is not a duration (a number followed by ms, s, m, h or d)`
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as "ms"]
+  const millis = Math.round(Number(match[1]) * unit)
+  if (millis <= 0) return "expected a duration above 0"
+  return millis > longestDisableAfterMillis ? `"${raw.trim()}" is longer than 365 days` : millis
+}
+
 const intBetween = (name: string, minimum: number, maximum: number, fallback: number) =>
   Config.schema(Schema.Int.check(Schema.isBetween({ minimum, maximum })), name).pipe(
     Config.withDefault(fallback)
@@ -196,7 +213,8 @@ export const webhookConfig: Config.Config<WebhookConfigShape> = Config.all({
   concurrency: intBetween("WEBHOOK_CONCURRENCY", 1, 1000, 32),
   concurrencyPerEndpoint: intBetween("WEBHOOK_CONCURRENCY_PER_ENDPOINT", 1, 100, 4),
   pollIntervalMillis: parsedString("WEBHOOK_POLL_INTERVAL", positiveDelay, "1s"),
-  workerInServe: Config.Boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true))
+  workerInServe: Config.Boolean("WEBHOOK_WORKER").pipe(Config.withDefault(true)),
+  disableAfterMillis: parsedString("WEBHOOK_DISABLE_AFTER", disableAfter, "5d")
 })
 
 export class WebhookConfig extends Context.Service<WebhookConfig, WebhookConfigShape>()(

@@ -2,6 +2,7 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { type DeliveredType, deliveredTypes, type WebhookEvent } from "../Domain/WebhookPayload.ts"
+import { WebhookConfig, webhookConfig } from "../Platform/Config.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
 import { availableOrFail, countOf, decodeRows, StoreUnavailable } from "../Platform/Sql.ts"
 import { deliveryKey, fanOut, queueTest, WebhookMemory } from "./Memory.ts"
@@ -29,12 +30,19 @@ export interface ClaimRequest {
 }
 
 export type AttemptResult =
-  | { readonly _tag: "Delivered"; readonly status: number; readonly attemptedAt: number }
+  | {
+      readonly _tag: "Delivered"
+      readonly status: number
+      readonly attemptedAt: number
+      readonly durationMillis: number
+    }
   | {
       readonly _tag: "Failed"
       readonly status: number | null
+      /** One line: what went wrong (timeout, connection refused, TLS, address not allowed, redirect, non-2xx). */
       readonly error: string
       readonly attemptedAt: number
+      readonly durationMillis: number
       /** `undefined`: the schedule is spent (or the endpoint is gone) and the delivery is failed. */
       readonly retryAt: number | undefined
       /** `410 Gone`: the endpoint is disabled at once. */
@@ -47,6 +55,8 @@ export interface DeliveryView {
   readonly state: "pending" | "delivered" | "failed"
   readonly attempts: number
   readonly last_status: number | null
+  /** The last attempt's one-line error; null after a success or before any attempt. */
+  readonly last_error: string | null
   readonly last_attempt_at: string | null
   readonly next_attempt_at: string | null
 }
@@ -108,9 +118,15 @@ const DeliveryRow = Schema.Struct({
   state: Schema.Literals(["pending", "delivered", "failed"]),
   attempts: Schema.Number,
   last_status: Schema.NullOr(Schema.Number),
+  last_error: Schema.NullOr(Schema.String),
   last_attempt_at: Schema.NullOr(Schema.Date),
   next_attempt_at: Schema.NullOr(Schema.Date)
 })
+
+const RecordedRow = Schema.Struct({ paused: Schema.Boolean })
+
+/** An endpoint is paused only after this many failed attempts within `WEBHOOK_DISABLE_AFTER`. */
+export const minimumFailedAttempts = 3
 
 const PendingRow = Schema.Struct({ count: Schema.Number, oldest: Schema.NullOr(Schema.Date) })
 
@@ -186,6 +202,11 @@ export class WebhookDeliveries extends Context.Service<
     release(claimed: ClaimedDelivery): Effect.Effect<void, StoreUnavailable>
     list(endpointId: string, limit: number): Effect.Effect<ReadonlyArray<DeliveryView>, UnknownEntity>
     resend(endpointId: string, eventId: string): Effect.Effect<void, UnknownEntity>
+    /**
+     * Queues again every `failed` delivery of the endpoint created at or after `since`, each with its
+     * own event id; how many.
+     */
+    resendFailed(endpointId: string, since: Date): Effect.Effect<number, UnknownEntity>
     /** Queues a `webhook.test` event for this endpoint alone, signed and retried like any other. */
     sendTest(endpointId: string): Effect.Effect<{ readonly eventId: string }, UnknownEntity>
     pending(): Effect.Effect<PendingStats, StoreUnavailable>
@@ -199,6 +220,11 @@ export class WebhookDeliveries extends Context.Service<
     WebhookDeliveries,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      // The worker provides its `WebhookConfig`; other readers (the console) never record an attempt.
+      const disableAfterMillis = yield* Option.match(yield* Effect.serviceOption(WebhookConfig), {
+        onSome: (config) => Effect.succeed(config.disableAfterMillis),
+        onNone: () => Effect.orDie(Effect.map(webhookConfig, (config) => config.disableAfterMillis))
+      })
       const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
       const endpointExists = (id: string) =>
@@ -268,24 +294,64 @@ export class WebhookDeliveries extends Context.Service<
         record: Effect.fn("WebhookDeliveries.record")(function* (claimed, result) {
           const attemptedAt = new Date(result.attemptedAt)
           const failed = result._tag === "Failed"
+          const error = failed ? result.error : null
           const nextAttemptAt = failed && result.retryAt !== undefined ? new Date(result.retryAt) : null
           const state = failed ? (nextAttemptAt === null ? "failed" : "pending") : "delivered"
+          const windowStart = new Date(result.attemptedAt - disableAfterMillis)
+          const endpointId = claimed.endpointId
+          // One statement: the delivery, its attempt, and the endpoint's clock
+          // (docs/webhooks.md#when-an-endpoint-keeps-failing). A healthy endpoint's row is not touched.
           const rows = yield* sql`
             WITH recorded AS (
               UPDATE webhook_deliveries
               SET state = ${state}, failures = failures + ${failed ? 1 : 0}, last_status = ${result.status},
-                  last_error = ${failed ? result.error : null}, last_attempt_at = ${attemptedAt},
+                  last_error = ${error}, last_attempt_at = ${attemptedAt},
                   next_attempt_at = ${nextAttemptAt}, lease_token = NULL,
                   delivered_at = ${failed ? null : attemptedAt}
-              WHERE endpoint_id = ${claimed.endpointId} AND event_id = ${claimed.event.eventId}
+              WHERE endpoint_id = ${endpointId} AND event_id = ${claimed.event.eventId}
                 AND lease_token = ${claimed.token}
-              RETURNING endpoint_id
-            ), disabled AS (
-              UPDATE webhook_endpoints SET disabled_at = ${attemptedAt}, disabled_reason = '410 Gone'
-              WHERE ${failed && result.disableEndpoint} AND id = ${claimed.endpointId} AND disabled_at IS NULL
-              RETURNING id
+              RETURNING endpoint_id, event_id
+            ), attempt AS (
+              INSERT INTO webhook_attempts
+                (organization_id, endpoint_id, event_id, attempt, at, status, error, duration_ms)
+              SELECT ${claimed.event.organizationId}, endpoint_id, event_id, ${claimed.attempt}, ${attemptedAt},
+                     ${result.status}, ${error}, ${Math.max(0, Math.round(result.durationMillis))}
+              FROM recorded
+              ON CONFLICT DO NOTHING
+            ), verdict AS (
+              SELECT CASE
+                       WHEN ${failed && result.disableEndpoint} THEN 'gone'
+                       WHEN ${failed} AND COALESCE(e.failing_since, ${attemptedAt}) <= ${windowStart}
+                            AND 1 + (SELECT count(*) FROM webhook_attempts a
+                                     WHERE a.organization_id = e.organization_id AND a.endpoint_id = e.id
+                                       AND a.at > ${windowStart} AND a.error IS NOT NULL)
+                                >= ${minimumFailedAttempts}
+                         THEN 'failing'
+                     END AS reason
+              FROM webhook_endpoints e WHERE e.id = ${endpointId}
+            ), clock AS (
+              UPDATE webhook_endpoints e
+              SET failing_since = CASE WHEN ${failed} THEN COALESCE(e.failing_since, ${attemptedAt}) END,
+                  disabled_at = COALESCE(e.disabled_at, CASE WHEN verdict.reason IS NOT NULL THEN ${attemptedAt}::timestamptz END),
+                  disabled_reason = CASE WHEN e.disabled_at IS NULL THEN verdict.reason ELSE e.disabled_reason END
+              FROM verdict
+              WHERE e.id = ${endpointId} AND EXISTS (SELECT 1 FROM recorded)
+                AND (${failed} OR e.failing_since IS NOT NULL)
+              RETURNING e.id, e.organization_id, e.url,
+                        e.disabled_reason = 'failing' AND e.disabled_at = ${attemptedAt} AS paused
+            ), audited AS (
+              INSERT INTO audit_log (at, organization_id, operator_id, operator_email, action, target, ip)
+              SELECT ${attemptedAt}, clock.organization_id, NULL, 'system', 'webhook.auto_disabled',
+                     'webhook ' || clock.id || ' ' || clock.url, NULL
+              FROM clock WHERE clock.paused
             )
-            SELECT endpoint_id FROM recorded`.pipe(availableOrFail("WebhookDeliveries.record"))
+            SELECT COALESCE((SELECT paused FROM clock), false) AS paused
+            FROM recorded`.pipe(decodeRows(RecordedRow), availableOrFail("WebhookDeliveries.record"))
+          if (rows[0]?.paused === true) {
+            yield* Effect.logWarning("webhook endpoint disabled: no successful attempt").pipe(
+              Effect.annotateLogs({ endpoint_id: endpointId, disabled_reason: "failing" })
+            )
+          }
           return rows.length > 0
         }),
 
@@ -325,7 +391,7 @@ export class WebhookDeliveries extends Context.Service<
         list: Effect.fn("WebhookDeliveries.list")(function* (endpointId, limit) {
           yield* endpointExists(endpointId)
           const rows = yield* sql`
-            SELECT event_id, type, state, attempts, last_status, last_attempt_at, next_attempt_at
+            SELECT event_id, type, state, attempts, last_status, last_error, last_attempt_at, next_attempt_at
             FROM webhook_deliveries WHERE endpoint_id = ${endpointId}
             ORDER BY created_at DESC, outbox_id DESC
             LIMIT ${limit}`.pipe(decodeRows(DeliveryRow))
@@ -347,6 +413,22 @@ export class WebhookDeliveries extends Context.Service<
             RETURNING event_id`.pipe(Effect.orDie)
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "event", id: eventId })
           yield* sql`SELECT pg_notify('lead_intake_webhooks', '')`.pipe(Effect.orDie)
+        }),
+
+        resendFailed: Effect.fn("WebhookDeliveries.resendFailed")(function* (endpointId, since) {
+          yield* endpointExists(endpointId)
+          const now = yield* Clock.currentTimeMillis
+          const queued = yield* sql`
+            WITH queued AS (
+              UPDATE webhook_deliveries
+              SET state = 'pending', failures = 0, next_attempt_at = ${new Date(now)}, lease_token = NULL
+              WHERE endpoint_id = ${endpointId} AND state = 'failed' AND created_at >= ${since}
+              RETURNING 1
+            )
+            SELECT count(*)::int AS n FROM queued`.pipe(countOf, Effect.orDie)
+          yield* Effect.annotateCurrentSpan({ "webhook.endpoint_id": endpointId, "webhook.queued": queued })
+          if (queued > 0) yield* sql`SELECT pg_notify('lead_intake_webhooks', '')`.pipe(Effect.orDie)
+          return queued
         }),
 
         sendTest: Effect.fn("WebhookDeliveries.sendTest")(function* (endpointId) {
@@ -509,6 +591,7 @@ export class WebhookDeliveries extends Context.Service<
               state: d.state,
               attempts: d.attempts,
               last_status: d.lastStatus,
+              last_error: d.lastError,
               last_attempt_at: iso(d.lastAttemptAt),
               next_attempt_at: iso(d.nextAttemptAt)
             }))
@@ -522,6 +605,26 @@ export class WebhookDeliveries extends Context.Service<
           delivery.failures = 0
           delivery.nextAttemptAt = yield* Clock.currentTimeMillis
           delivery.leaseToken = null
+        }),
+
+        resendFailed: Effect.fn("WebhookDeliveries.resendFailed")(function* (endpointId, since) {
+          yield* endpointExists(endpointId)
+          const now = yield* Clock.currentTimeMillis
+          let queued = 0
+          for (const delivery of state.deliveries.values()) {
+            if (
+              delivery.endpointId === endpointId &&
+              delivery.state === "failed" &&
+              delivery.event.createdAt.getTime() >= since.getTime()
+            ) {
+              delivery.state = "pending"
+              delivery.failures = 0
+              delivery.nextAttemptAt = now
+              delivery.leaseToken = null
+              queued++
+            }
+          }
+          return queued
         }),
 
         sendTest: Effect.fn("WebhookDeliveries.sendTest")(function* (endpointId) {

@@ -16,8 +16,13 @@ export interface WebhookEndpoint {
   /** Also receives the events of test leads (`"livemode": false`). */
   readonly testEvents: boolean
   readonly disabled: boolean
+  /** Why it is disabled: a `410 Gone`, no success for `WEBHOOK_DISABLE_AFTER`, or an operator. */
+  readonly disabledReason: DisabledReason | null
   readonly createdAt: Date
 }
+
+export const disabledReasons = ["gone", "failing", "operator"] as const
+export type DisabledReason = (typeof disabledReasons)[number]
 
 export interface NewEndpoint {
   readonly organizationId: string
@@ -33,6 +38,7 @@ const EndpointRow = Schema.Struct({
   events: Schema.Array(Schema.Literals(eventTypes)),
   test_events: Schema.Boolean,
   disabled_at: Schema.NullOr(Schema.Date),
+  disabled_reason: Schema.NullOr(Schema.Literals(disabledReasons)),
   created_at: Schema.Date
 })
 
@@ -69,9 +75,12 @@ export class WebhookEndpoints extends Context.Service<
         events: row.events,
         testEvents: row.test_events,
         disabled: row.disabled_at !== null,
+        disabledReason: row.disabled_at === null ? null : row.disabled_reason,
         createdAt: row.created_at
       })
-      const columns = sql`id, url, events, test_events, disabled_at, created_at`
+      // `410 Gone` is what releases before migration 0020 wrote for a 410 (a rolling deploy may still).
+      const columns = sql`id, url, events, test_events, disabled_at,
+        CASE disabled_reason WHEN '410 Gone' THEN 'gone' ELSE disabled_reason END AS disabled_reason, created_at`
       return WebhookEndpoints.of({
         add: Effect.fn("WebhookEndpoints.add")(function* (endpoint) {
           const target = yield* vetUrl(endpoint.url, config).pipe(
@@ -103,7 +112,8 @@ export class WebhookEndpoints extends Context.Service<
         }),
         enable: Effect.fn("WebhookEndpoints.enable")(function* (id) {
           const row = yield* sql`
-            UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL WHERE id = ${id}
+            UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
+            WHERE id = ${id}
             RETURNING ${columns}`.pipe(decodeFirst(EndpointRow))
           if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "webhook", id })
           return view(row.value)
@@ -142,6 +152,8 @@ export class WebhookEndpoints extends Context.Service<
         events: e.events,
         testEvents: e.testEvents,
         disabled: e.disabledAt !== null,
+        // The fake disables an endpoint only on a 410 (pausing a failing one is PostgreSQL's alone).
+        disabledReason: e.disabledAt === null ? null : "gone",
         createdAt: new Date(e.createdAt)
       })
       const find = (id: string) => {

@@ -32,12 +32,38 @@ const outcomeOf = (sent: Finished): Outcome => {
   return sent.status === 410 ? "gone" : "http_error"
 }
 
-const describe = (sent: Finished) =>
-  sent._tag === "NoAnswer"
-    ? sent.error
-    : sent.status >= 300 && sent.status < 400
-      ? `HTTP ${sent.status} (redirects are not followed)`
+const connectionErrors: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  EPIPE: "connection reset",
+  ECONNABORTED: "connection reset",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ENOTFOUND: "host not found",
+  EAI_AGAIN: "host not found"
+}
+
+const tlsError = /^(ERR_TLS|ERR_SSL|CERT_|UNABLE_TO_|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/
+
+/** What an attempt's failure is, in one line for an operator (`webhook attempts`, `last_error`). */
+export const describeFailure = (sent: Finished): string => {
+  const line = (text: string) => text.replace(/\s+/g, " ").trim().slice(0, 300)
+  if (sent._tag === "Answered")
+    return sent.status >= 300 && sent.status < 400
+      ? `redirect: HTTP ${sent.status} (not followed)`
       : `HTTP ${sent.status}`
+  switch (sent.reason) {
+    case "timeout":
+      return line(`timeout: ${sent.error}`)
+    case "blocked":
+      return line(`address not allowed: ${sent.error}`)
+    case "connection": {
+      if (tlsError.test(sent.error)) return line(`TLS: ${sent.error}`)
+      const known = connectionErrors[sent.error]
+      return line(known === undefined ? `connection error: ${sent.error}` : `${known} (${sent.error})`)
+    }
+  }
+}
 
 /**
  * The delivery loop: claim what is due, send it, record the answer, schedule the retry. It wakes
@@ -129,7 +155,12 @@ export class WebhookWorker extends Context.Service<
         const status = sent._tag === "Answered" ? sent.status : null
         let result: AttemptResult
         if (outcome === "delivered") {
-          result = { _tag: "Delivered", status: status!, attemptedAt: startedAt }
+          result = {
+            _tag: "Delivered",
+            status: status!,
+            attemptedAt: startedAt,
+            durationMillis: endedAt - startedAt
+          }
         } else {
           const delay =
             outcome === "gone"
@@ -147,8 +178,9 @@ export class WebhookWorker extends Context.Service<
           result = {
             _tag: "Failed",
             status,
-            error: describe(sent),
+            error: describeFailure(sent),
             attemptedAt: startedAt,
+            durationMillis: endedAt - startedAt,
             retryAt: delay === undefined ? undefined : endedAt + delay,
             disableEndpoint: outcome === "gone"
           }

@@ -71,6 +71,7 @@ describe("lead export / erase / erasures (real processes)", { timeout: 2 * proce
       "notes",
       "requests",
       "tasks",
+      "webhook_attempts",
       "webhook_deliveries"
     ])
     expect(byId.lead).toMatchObject({

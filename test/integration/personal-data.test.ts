@@ -210,7 +210,8 @@ describe("personal data on PostgreSQL, through the real API", () => {
           "idempotency_keys.response",
           "request_log.idempotency_key",
           "lead_erasures.reason",
-          "lead_erasures.removed"
+          "lead_erasures.removed",
+          "webhook_attempts.error"
         ])
         assert.includeMembers(
           before.hits.map((hit) => hit.split(":")[0]),
@@ -427,7 +428,8 @@ const webhookConfig = Layer.succeed(WebhookConfig, {
   concurrency: 4,
   concurrencyPerEndpoint: 2,
   pollIntervalMillis: 200,
-  workerInServe: false
+  workerInServe: false,
+  disableAfterMillis: 5 * 86_400_000
 })
 
 /** A local receiver answering 200 and keeping what it was sent. */
@@ -597,8 +599,21 @@ describe("personal data and webhooks on PostgreSQL", () => {
             assert.deepStrictEqual(receiver.received, [], "the worker sends nothing for the erased lead")
             yield* deliveries.resend(endpoint.id, first!.event.eventId)
             for (let i = 0; i < 100 && receiver.received.length === 0; i++) yield* Effect.sleep("50 millis")
+            for (
+              let i = 0;
+              i < 100 && (yield* personalData.export(leadId)).webhook_attempts.length === 0;
+              i++
+            )
+              yield* Effect.sleep("50 millis")
           })
         )
+        const attempts = (yield* personalData.export(leadId)).webhook_attempts
+        assert.deepStrictEqual(
+          attempts.map((a) => [a.endpoint_id, a.event_id, a.error]),
+          [[endpoint.id, first!.event.eventId, null]],
+          "the export lists the attempt"
+        )
+        assert.deepStrictEqual((yield* sweep(sql, traces)).hits, [], "nor does the attempt hold a trace")
         assert.strictEqual(receiver.received.length, 1)
         const [resent] = receiver.received
         assert.strictEqual(resent!.headers["webhook-id"], first!.event.eventId)

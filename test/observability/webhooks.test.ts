@@ -48,7 +48,8 @@ it.live("a span, a log line and metrics per attempt, never the secret, the body 
             concurrency: 4,
             concurrencyPerEndpoint: 2,
             pollIntervalMillis: 200,
-            workerInServe: true
+            workerInServe: true,
+            disableAfterMillis: 5 * 86_400_000
           })
         ),
         Layer.provideMerge(layerTestConfig),

@@ -28,7 +28,8 @@ const webhookConfig = Layer.succeed(WebhookConfig, {
   concurrency: 4,
   concurrencyPerEndpoint: 2,
   pollIntervalMillis: 1000,
-  workerInServe: false
+  workerInServe: false,
+  disableAfterMillis: 5 * 86_400_000
 })
 
 /** The one behaviour suite, on the in-memory fakes (sharing their store) and on PostgreSQL. */

@@ -33,7 +33,8 @@ const config: WebhookConfigShape = {
   concurrency: 8,
   concurrencyPerEndpoint: 2,
   pollIntervalMillis: 1000,
-  workerInServe: true
+  workerInServe: true,
+  disableAfterMillis: 5 * 86_400_000
 }
 
 const webhookLayers = Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, PersonalData.layer)
@@ -111,6 +112,7 @@ acrossLayers((test) => {
         events: ["lead.created", "lead.enriched"],
         testEvents: false,
         disabled: false,
+        disabledReason: null,
         createdAt: new Date(now)
       })
       const listed = yield* endpoints.list(fixture.organizationId)
@@ -258,7 +260,8 @@ acrossLayers((test) => {
         yield* deliveries.record(first!, {
           _tag: "Delivered",
           status: 200,
-          attemptedAt: Date.parse("2026-11-23T10:00:01Z")
+          attemptedAt: Date.parse("2026-11-23T10:00:01Z"),
+          durationMillis: 10
         })
       )
       yield* deliveries.release(first!)
@@ -272,14 +275,16 @@ acrossLayers((test) => {
         yield* deliveries.record(released!, {
           _tag: "Delivered",
           status: 200,
-          attemptedAt: yield* TestClockNow
+          attemptedAt: yield* TestClockNow,
+          durationMillis: 10
         })
       )
       assert.isTrue(
         yield* deliveries.record(reclaimed!, {
           _tag: "Delivered",
           status: 204,
-          attemptedAt: yield* TestClockNow
+          attemptedAt: yield* TestClockNow,
+          durationMillis: 10
         })
       )
       const [row] = yield* deliveries.list(endpoint.endpoint.id, 10)
@@ -289,6 +294,7 @@ acrossLayers((test) => {
         state: "delivered",
         attempts: 4,
         last_status: 204,
+        last_error: null,
         last_attempt_at: "2026-11-23T10:00:31.000Z",
         next_attempt_at: null
       })
@@ -314,6 +320,7 @@ acrossLayers((test) => {
           status: 500,
           error: "HTTP 500",
           attemptedAt: now,
+          durationMillis: 10,
           retryAt: now + 5000,
           disableEndpoint: false
         })
@@ -324,6 +331,7 @@ acrossLayers((test) => {
         state: "pending",
         attempts: 1,
         last_status: 500,
+        last_error: "HTTP 500",
         last_attempt_at: "2026-11-23T10:00:00.000Z",
         next_attempt_at: "2026-11-23T10:00:05.000Z"
       })
@@ -336,6 +344,7 @@ acrossLayers((test) => {
         status: null,
         error: "timed out",
         attemptedAt: now + 5000,
+        durationMillis: 10,
         retryAt: undefined,
         disableEndpoint: false
       })
@@ -385,6 +394,7 @@ acrossLayers((test) => {
         status: 410,
         error: "HTTP 410",
         attemptedAt: now,
+        durationMillis: 10,
         retryAt: undefined,
         disableEndpoint: true
       })
@@ -495,7 +505,12 @@ acrossLayers((test) => {
         "UnknownEntity"
       )
       const claimed = yield* deliveries.claim({ ...claimAll, limit: 1 })
-      yield* deliveries.record(claimed[0]!, { _tag: "Delivered", status: 200, attemptedAt: now })
+      yield* deliveries.record(claimed[0]!, {
+        _tag: "Delivered",
+        status: 200,
+        attemptedAt: now,
+        durationMillis: 10
+      })
       assert.deepStrictEqual(yield* deliveries.pending(), { count: 1, oldestCreatedAt: now })
       const pruned = yield* deliveries.prune(now + 1)
       assert.strictEqual(pruned.deliveries, 1)
@@ -651,7 +666,12 @@ acrossLayers((test) => {
       })
       const sent = yield* deliveries.guard(claimed!, (event) => Effect.succeed(event.type))
       assert.deepStrictEqual(sent, Option.some("webhook.test"))
-      yield* deliveries.record(claimed!, { _tag: "Delivered", status: 204, attemptedAt: now })
+      yield* deliveries.record(claimed!, {
+        _tag: "Delivered",
+        status: 204,
+        attemptedAt: now,
+        durationMillis: 10
+      })
       yield* deliveries.resend(target.endpoint.id, queued.eventId)
       const [again] = yield* deliveries.claim(claimAll)
       assert.strictEqual(again!.event.eventId, queued.eventId, "a resent test event keeps its webhook-id")

@@ -121,6 +121,7 @@ describe("webhook delivery to a healthy receiver", () => {
         state: "delivered",
         attempts: 1,
         last_status: 200,
+        last_error: null,
         last_attempt_at: expect.any(String),
         next_attempt_at: null
       },
@@ -261,19 +262,30 @@ describe("webhook delivery to receivers that misbehave", () => {
       "every delivery to settle"
     )
     const attemptsAt = (path: string) => receiver.received.filter((r) => r.path === path)
-    for (const [path, status] of [
-      ["/hang", null],
-      ["/500", 500],
-      ["/503", 503],
-      ["/301", 301],
-      ["/close", null]
+    for (const [path, status, error] of [
+      ["/hang", null, "timeout: no answer within 1000 ms"],
+      ["/500", 500, "HTTP 500"],
+      ["/503", 503, "HTTP 503"],
+      ["/301", 301, "redirect: HTTP 301 (not followed)"],
+      ["/close", null, "connection reset (ECONNRESET)"]
     ] as const) {
       expect(await deliveriesOf(path), path).toMatchObject({
         state: "failed",
         attempts: 3,
         last_status: status,
+        last_error: error,
         next_attempt_at: null
       })
+      const delivery = await deliveriesOf(path)
+      const recorded = await db.attempts(endpoints[path]!, delivery.event_id)
+      expect(
+        recorded.map((a) => [a.status, a.error]),
+        path
+      ).toEqual([
+        [status, error],
+        [status, error],
+        [status, error]
+      ])
       expect(attemptsAt(path), path).toHaveLength(3)
       expect(new Set(attemptsAt(path).map((r) => r.headers["webhook-id"])).size, path).toBe(1)
     }
@@ -289,6 +301,7 @@ describe("webhook delivery to receivers that misbehave", () => {
     expect(await deliveriesOf("/410")).toMatchObject({ state: "failed", attempts: 1, last_status: 410 })
     const listed = await db.run(WebhookEndpoints.use((e) => e.list(organization)))
     expect(listed.find((w: { id: string }) => w.id === endpoints["/410"])!.disabled).toBe(true)
+    expect(listed.find((w: { id: string }) => w.id === endpoints["/410"])!.disabledReason).toBe("gone")
     expect(listed.filter((w: { disabled: boolean }) => w.disabled)).toHaveLength(1)
 
     expect((await postLead(server.url, key, newLead())).status).toBe(201)

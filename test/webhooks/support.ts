@@ -11,6 +11,7 @@ import { Organizations } from "../../src/Accounts/Organizations.ts"
 import { type EventType, eventTypes } from "../../src/Domain/WebhookPayload.ts"
 import { WebhookConfig, type WebhookConfigShape } from "../../src/Platform/Config.ts"
 import * as Sql from "../../src/Platform/Sql.ts"
+import { WebhookAttempts } from "../../src/Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
 import { freePort } from "../cluster/support.ts"
@@ -249,7 +250,13 @@ export const postLead = async (url: string, key: string, body: unknown) => {
  */
 export const inProcess = (databaseUrl: string) => {
   const runtime = ManagedRuntime.make(
-    Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, Organizations.layer, KeyStore.layer).pipe(
+    Layer.mergeAll(
+      WebhookEndpoints.layer,
+      WebhookDeliveries.layer,
+      WebhookAttempts.layer,
+      Organizations.layer,
+      KeyStore.layer
+    ).pipe(
       Layer.provide(Layer.succeed(WebhookConfig, { ...testWebhookConfig, allowPrivate: true })),
       Layer.provideMerge(Sql.layerMigrated),
       Layer.provideMerge(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 4 })),
@@ -275,6 +282,8 @@ export const inProcess = (databaseUrl: string) => {
     addEndpoint: (organizationId: string, url: string, events: ReadonlyArray<EventType> = eventTypes) =>
       run(WebhookEndpoints.use((e) => e.add({ organizationId, url, events }))),
     deliveries: (endpointId: string) => run(WebhookDeliveries.use((d) => d.list(endpointId, 1000))),
+    attempts: (endpointId: string, eventId: string) =>
+      run(WebhookAttempts.use((a) => a.list(endpointId, eventId))),
     sql: <A extends object>(query: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
       run(SqlClient.SqlClient.use(query)),
     close: () => runtime.dispose()
@@ -289,5 +298,6 @@ export const testWebhookConfig: WebhookConfigShape = {
   concurrency: 32,
   concurrencyPerEndpoint: 4,
   pollIntervalMillis: 1000,
-  workerInServe: true
+  workerInServe: true,
+  disableAfterMillis: 5 * 86_400_000
 }
