@@ -9,6 +9,7 @@ import { layerServices } from "./Intake/Services.ts"
 import { AppConfig } from "./Platform/Config.ts"
 import { layerHealthServer } from "./Platform/Health.ts"
 import { logListening } from "./Platform/Listening.ts"
+import * as Migrations from "./Platform/Migrations.ts"
 import * as Observability from "./Platform/Observability.ts"
 import { runningFrom } from "./Platform/PackageFiles.ts"
 import * as Sql from "./Platform/Sql.ts"
@@ -67,7 +68,7 @@ export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true, dis
   Layer.merge(layerWebhookWorker),
   Layer.provide(layerServices),
   Layer.provide(layerListener),
-  Layer.provide(Sql.layer),
+  Layer.provide(Migrations.layer),
   Layer.provide(Observability.layer),
   Layer.provide(AppConfig.layer)
 )

@@ -1,6 +1,7 @@
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { AppConfig } from "../Platform/Config.ts"
+import * as Migrations from "../Platform/Migrations.ts"
 import * as Sql from "../Platform/Sql.ts"
 import * as Input from "./Input.ts"
 import { emit } from "./Output.ts"
@@ -57,7 +58,7 @@ export const migrate = Command.make(
   {},
   Effect.fn("Cli.migrate")(
     function* () {
-      const applied = yield* Sql.migrate
+      const applied = yield* Migrations.migrate
       yield* emit({ applied }, ({ applied }) =>
         applied.length === 0 ? "The schema is up to date." : `Applied: ${applied.join(", ")}`
       )

@@ -6,7 +6,7 @@ import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { migrations } from "../../migrations/index.ts"
 import { layerHealthRoutes } from "../../src/Platform/Health.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
 import { type DedicatedCluster, startDedicatedCluster, withSql } from "../faults/support.ts"
 import { createDatabase, databaseUrl } from "../support/Database.ts"
 
@@ -36,7 +36,8 @@ const probe = (url: string) => {
 const freshDatabase = async (migrated: boolean) => {
   const name = await Effect.runPromise(createDatabase("health"))
   const url = databaseUrl(name)
-  if (migrated) await withSql(url, (sql) => Effect.provideService(Sql.migrate, SqlClient.SqlClient, sql))
+  if (migrated)
+    await withSql(url, (sql) => Effect.provideService(Migrations.migrate, SqlClient.SqlClient, sql))
   return url
 }
 
@@ -110,7 +111,7 @@ describe("GET /healthz and GET /readyz", () => {
     it("goes 200 → 503 (within the timeout) → 200", { timeout: 90_000 }, async () => {
       await cluster.createDatabase("health")
       const url = cluster.url("health")
-      await withSql(url, (sql) => Effect.provideService(Sql.migrate, SqlClient.SqlClient, sql))
+      await withSql(url, (sql) => Effect.provideService(Migrations.migrate, SqlClient.SqlClient, sql))
       const { get, dispose } = probe(url)
       expect((await get("/readyz")).status).toBe(200)
       await cluster.stop("immediate")
