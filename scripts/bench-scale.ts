@@ -30,7 +30,13 @@ const main = async () => {
   cleanups.push(() => database.close())
   const fixture = await database.runtime.runPromise(provision({ origins: 32, rateLimit: 100_000_000 }))
   const keys = fixture.origins.map((origin) => origin.key)
-  const env = { DATABASE_URL: database.url(), ...(pool === undefined ? {} : { DATABASE_POOL_SIZE: pool }) }
+  // Two instances on one host: only the API listens, or the second would find the first's console and probe ports.
+  const env = {
+    DATABASE_URL: database.url(),
+    ADMIN_PORT: "off",
+    HEALTH_PORT: "off",
+    ...(pool === undefined ? {} : { DATABASE_POOL_SIZE: pool })
+  }
   const instances: Array<ServerProcess> = []
   for (const name of ["a", "b"]) {
     const server = await startServer({ env, logFile: path.join(resultsDir, `${name}.log`) })
