@@ -1,8 +1,9 @@
 import { hash } from "node:crypto"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schedule, Schema } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { sqlFunctions } from "../../migrations/functions.ts"
 import { migrations } from "../../migrations/index.ts"
+import { runsOutsideTransaction } from "../../migrations/outsideTransaction.ts"
 import { AppConfig } from "./Config.ts"
 import { decodeRows, layerClient, StartRefused } from "./Sql.ts"
 
@@ -43,29 +44,127 @@ const applyFunctions = Effect.gen(function* () {
   return changed
 })
 
-/**
- * Applies pending migrations, then the SQL functions whose text changed; an advisory lock makes
- * concurrent starts wait for each other.
- */
-export const migrate = Effect.gen(function* () {
+const migrationsTable = "schema_migrations"
+
+const idOf = (name: string) => Number(name.slice(0, 4))
+
+const AppliedRow = Schema.Struct({
+  migration_id: Schema.Number,
+  name: Schema.String,
+  created_at: Schema.Date
+})
+
+/** What `schema_migrations` records, oldest first; nothing when the table does not exist yet. */
+const appliedRows = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const [applied, functions] = yield* sql.withTransaction(
+  const [table] = yield* sql<{
+    present: boolean
+  }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`
+  if (table?.present !== true) return []
+  return yield* sql`SELECT migration_id, name, created_at FROM schema_migrations ORDER BY migration_id`.pipe(
+    decodeRows(AppliedRow)
+  )
+})
+
+/**
+ * Migrations run on one reserved connection holding the migration lock for its session, taken by
+ * polling outside any transaction: a waiter blocked in `pg_advisory_lock` or idle in a transaction
+ * keeps a snapshot, which a `CREATE INDEX CONCURRENTLY` run by the holder would wait for in turn,
+ * for ever. (The previous release's migrator waits in `pg_advisory_xact_lock`; should it wait during
+ * such a build, PostgreSQL sees the cycle and cancels one of the two, to be run again.)
+ */
+const lockPolled = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql<{ locked: boolean }>`SELECT pg_try_advisory_lock(${migrationLockKey}) AS locked`.pipe(
+    Effect.map(([row]) => row?.locked === true),
+    Effect.repeat({ until: (locked) => locked, schedule: Schedule.spaced("250 millis") })
+  )
+})
+
+/**
+ * The pending migrations up to the first that runs outside a transaction, applied in one
+ * transaction; then, when none is left after them, the SQL functions. Returns that next migration.
+ */
+const migrateInTransaction = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql.withTransaction(
     Effect.gen(function* () {
       // A migration may take longer than the service's statements, and wait for another start's.
       yield* sql`SET LOCAL statement_timeout = 0`
       yield* sql`SET LOCAL lock_timeout = 0`
-      yield* sql`SELECT pg_advisory_xact_lock(${migrationLockKey})`
-      const applied = yield* runMigrations({
-        loader: Migrator.fromRecord(migrations),
-        table: "schema_migrations"
-      })
-      return [applied, yield* applyFunctions] as const
+      const latest = Math.max(0, ...(yield* appliedRows).map((row) => row.migration_id))
+      const names = Object.keys(migrations) as Array<keyof typeof migrations>
+      const outside = names.find((name) => idOf(name) > latest && runsOutsideTransaction(migrations[name]))
+      const before = Object.fromEntries(
+        names
+          .filter((name) => outside === undefined || idOf(name) < idOf(outside))
+          .map((name) => [name, migrations[name]])
+      )
+      const applied = yield* runMigrations({ loader: Migrator.fromRecord(before), table: migrationsTable })
+      const functions = outside === undefined ? yield* applyFunctions : []
+      return {
+        applied: applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`),
+        functions,
+        outside
+      }
     })
   )
-  if (functions.length > 0)
-    yield* Effect.logInfo("SQL functions applied").pipe(Effect.annotateLogs({ functions }))
-  return applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
-}).pipe(Effect.withSpan("Migrations.migrate"))
+})
+
+/**
+ * One migration that runs outside a transaction, with no statement or lock timeout, recorded once it
+ * has succeeded: a crash before leaves it pending, to run again from the start.
+ */
+const migrateOutsideTransaction = (name: keyof typeof migrations) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* Effect.logInfo("running a migration outside a transaction").pipe(
+      Effect.annotateLogs({ migration: name })
+    )
+    yield* sql`SET statement_timeout = 0`
+    yield* sql`SET lock_timeout = 0`
+    yield* migrations[name].pipe(
+      Effect.mapError(
+        (cause) =>
+          new Migrator.MigrationError({ kind: "Failed", message: `Migration "${name}" failed`, cause })
+      ),
+      Effect.ensuring(
+        Effect.ignore(sql`RESET statement_timeout`.pipe(Effect.andThen(sql`RESET lock_timeout`)))
+      ),
+      Effect.withSpan(`Migrator ${name}`)
+    )
+    yield* sql`INSERT INTO schema_migrations (migration_id, name) VALUES (${idOf(name)}, ${name.slice(5)})`
+  })
+
+/**
+ * Applies pending migrations, then the SQL functions whose text changed; the migration lock makes
+ * concurrent starts wait for each other. Migrations run in order, in one transaction per run of
+ * them between those that run outside a transaction (`migrations/outsideTransaction.ts`).
+ */
+export const migrate = Effect.scoped(
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const connection = yield* sql.reserve
+    const steps = Effect.gen(function* () {
+      yield* lockPolled
+      const applied: Array<string> = []
+      while (true) {
+        const step = yield* migrateInTransaction
+        applied.push(...step.applied)
+        if (step.functions.length > 0)
+          yield* Effect.logInfo("SQL functions applied").pipe(
+            Effect.annotateLogs({ functions: step.functions })
+          )
+        if (step.outside === undefined) return applied
+        yield* migrateOutsideTransaction(step.outside)
+        applied.push(step.outside)
+      }
+    }).pipe(Effect.ensuring(Effect.ignore(sql`SELECT pg_advisory_unlock(${migrationLockKey})`)))
+    // Every statement on that one connection; depth -1: no transaction is open there yet, so the
+    // next `withTransaction` begins one (rather than a savepoint) on it.
+    return yield* Effect.provideService(steps, sql.transactionService, [connection, -1])
+  })
+).pipe(Effect.withSpan("Migrations.migrate"))
 
 export const layerMigrated = Layer.effectDiscard(
   Effect.gen(function* () {
@@ -74,21 +173,35 @@ export const layerMigrated = Layer.effectDiscard(
   }).pipe(Effect.orDie)
 )
 
-const AppliedRow = Schema.Struct({ migration_id: Schema.Number })
+export interface MigrationStatus {
+  readonly applied: ReadonlyArray<{ readonly name: string; readonly applied_at: string }>
+  readonly pending: ReadonlyArray<string>
+  /** Applied migrations this code does not know: a newer release migrated this database. */
+  readonly unknown: ReadonlyArray<string>
+  readonly schema_newer_than_code: boolean
+}
+
+/** What the database has applied against what this code expects (`migrate --status`). */
+export const status = Effect.gen(function* () {
+  const rows = yield* appliedRows
+  const applied = new Set(rows.map((row) => row.migration_id))
+  const known = new Set(Object.keys(migrations).map(idOf))
+  const unknown = rows
+    .filter((row) => !known.has(row.migration_id))
+    .map((row) => `${String(row.migration_id).padStart(4, "0")}_${row.name}`)
+  return {
+    applied: rows.map((row) => ({
+      name: `${String(row.migration_id).padStart(4, "0")}_${row.name}`,
+      applied_at: row.created_at.toISOString()
+    })),
+    pending: Object.keys(migrations).filter((name) => !applied.has(idOf(name))),
+    unknown,
+    schema_newer_than_code: unknown.length > 0
+  } satisfies MigrationStatus
+}).pipe(Effect.withSpan("Migrations.status"))
 
 /** The migrations this code expects that the database has not applied (`schema_migrations`). */
-export const pendingMigrations = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const [table] = yield* sql<{
-    present: boolean
-  }>`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`
-  const rows =
-    table?.present === true
-      ? yield* sql`SELECT migration_id FROM schema_migrations`.pipe(decodeRows(AppliedRow))
-      : []
-  const applied = new Set(rows.map((row) => row.migration_id))
-  return Object.keys(migrations).filter((name) => !applied.has(Number(name.slice(0, 4))))
-}).pipe(Effect.withSpan("Migrations.pending"))
+export const pendingMigrations = Effect.map(status, (current) => current.pending)
 
 /**
  * `MIGRATE_ON_START=false` (`serve --no-migrate`): nothing is migrated (`lead-intake migrate` is the
