@@ -5,6 +5,8 @@ import { webhookBody } from "../Domain/WebhookPayload.ts"
 import { nextRetryDelay, parseRetryAfter } from "../Domain/WebhookRetry.ts"
 import { signatureHeader } from "../Domain/WebhookSignature.ts"
 import { AppConfig, WebhookConfig } from "../Platform/Config.ts"
+import { layerHealthServer } from "../Platform/Health.ts"
+import { layerWorkerListeners } from "../Platform/Listening.ts"
 import * as Migrations from "../Platform/Migrations.ts"
 import * as Observability from "../Platform/Observability.ts"
 import { type AttemptResult, type ClaimedDelivery, WebhookDeliveries } from "./Deliveries.ts"
@@ -339,7 +341,9 @@ export const layerWorkerProcess = Layer.effectDiscard(
 ).pipe(
   Layer.provide(WebhookWorker.layer),
   Layer.merge(Observability.layerPoolMetrics),
+  Layer.merge(layerHealthServer),
   Layer.provide(Migrations.layer),
   Layer.provide(Observability.layer),
+  Layer.provide(layerWorkerListeners),
   Layer.provide(AppConfig.layer)
 )

@@ -151,10 +151,26 @@ describe("deploy artefacts: what they say", () => {
     expect(unitLines("deploy/lead-intake.service", "ExecStartPre")).toEqual([[bin, ...commands.migrate]])
     expect(unitLines("deploy/lead-intake.service", "ExecStart")).toEqual([[bin, ...commands.serve]])
     expect(unitLines("deploy/lead-intake-worker.service", "ExecStart")).toEqual([[bin, ...commands.worker]])
-    for (const unit of ["deploy/lead-intake.service", "deploy/lead-intake-worker.service"]) {
+    for (const unit of ["deploy/lead-intake.service", "deploy/lead-intake-worker.service"])
       expect(unitLines(unit, "User")).toEqual([["lead-intake"]])
-      expect(unitLines(unit, "EnvironmentFile")).toEqual([["/etc/lead-intake/lead-intake.env"]])
-    }
+    expect(unitLines("deploy/lead-intake.service", "EnvironmentFile")).toEqual([
+      ["/etc/lead-intake/lead-intake.env"]
+    ])
+    // The worker reads its own file second (it wins): a probe port apart from the API's on one host.
+    expect(unitLines("deploy/lead-intake-worker.service", "EnvironmentFile")).toEqual([
+      ["/etc/lead-intake/lead-intake.env"],
+      ["/etc/lead-intake/lead-intake-worker.env"]
+    ])
+    const envFile = (file: string) =>
+      Object.fromEntries(
+        read(file)
+          .split("\n")
+          .filter((line) => /^[A-Z_]+=/.test(line))
+          .map((line) => line.split("=", 2) as [string, string])
+      )
+    const workerPort = envFile("deploy/lead-intake-worker.env.example").HEALTH_PORT
+    expect(workerPort).toMatch(/^\d+$/)
+    expect(workerPort).not.toBe(envFile("deploy/lead-intake.env.example").HEALTH_PORT)
     const example = Object.fromEntries(
       read("deploy/lead-intake.env.example")
         .split("\n")
@@ -299,7 +315,7 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
     expect(imageBytes).toBeLessThanOrEqual(imageBudgetBytes)
   })
 
-  it("migrate, then serve --no-migrate from the bundle: a first 201, /readyz through the HEALTHCHECK, the worker", async () => {
+  it("migrate, then serve --no-migrate from the bundle: a first 201, /readyz through the HEALTHCHECK, the worker and its HEALTHCHECK", async () => {
     const migrated = await exec(commands.migrate)
     expect(migrated.code, migrated.stderr).toBe(0)
 
@@ -350,12 +366,16 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
     expect(await probe({ HEALTH_PORT: String(healthPort) })).toBe(0)
     expect(await probe({ HEALTH_PORT: String(await freePort()) })).toBe(1)
 
-    const worker = start(commands.worker)
+    // The worker is probed the same way, on its own HEALTH_PORT.
+    const workerHealth = String(await freePort())
+    const worker = start(commands.worker, { HEALTH_PORT: workerHealth })
     const workerDeadline = Date.now() + 20_000
-    while (!/"msg":"webhook worker started"/.test(worker.output.stdout) && Date.now() < workerDeadline) {
+    while ((await probe({ HEALTH_PORT: workerHealth })) !== 0) {
       expect(worker.child.exitCode, worker.output.stderr).toBeNull()
+      expect(Date.now(), worker.output.stderr).toBeLessThan(workerDeadline)
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
+    expect(worker.output.stdout).toMatch(/"msg":"webhook worker started"/)
     worker.child.kill("SIGTERM")
     expect(await worker.exited, worker.output.stderr).toBe(0)
     server.child.kill("SIGTERM")
