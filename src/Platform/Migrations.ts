@@ -9,8 +9,6 @@ import { decodeRows, layerClient, StartRefused } from "./Sql.ts"
 
 const migrationLockKey = 4_812_775_001
 
-const runMigrations = Migrator.make({})
-
 const AppliedFunction = Schema.Struct({ name: Schema.String, checksum: Schema.String })
 
 /**
@@ -81,6 +79,31 @@ const lockPolled = Effect.gen(function* () {
   )
 })
 
+type MigrationName = keyof typeof migrations
+
+/** One migration, recorded in `schema_migrations` (the table Effect's migrator kept) once it succeeded. */
+const apply = (name: MigrationName) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* migrations[name].pipe(
+      Effect.mapError(
+        (cause) =>
+          new Migrator.MigrationError({ kind: "Failed", message: `Migration "${name}" failed`, cause })
+      ),
+      Effect.withSpan(`Migrator ${name}`)
+    )
+    yield* sql`INSERT INTO schema_migrations (migration_id, name) VALUES (${idOf(name)}, ${name.slice(5)})`
+  })
+
+/**
+ * Every migration this code knows and the database has not applied, in order (one numbered below
+ * the newest applied included: branches merged in another order than they were numbered).
+ */
+const pendingNames = Effect.map(appliedRows, (rows) => {
+  const applied = new Set(rows.map((row) => row.migration_id))
+  return (Object.keys(migrations) as Array<MigrationName>).filter((name) => !applied.has(idOf(name)))
+})
+
 /**
  * The pending migrations up to the first that runs outside a transaction, applied in one
  * transaction; then, when none is left after them, the SQL functions. Returns that next migration.
@@ -92,21 +115,18 @@ const migrateInTransaction = Effect.gen(function* () {
       // A migration may take longer than the service's statements, and wait for another start's.
       yield* sql`SET LOCAL statement_timeout = 0`
       yield* sql`SET LOCAL lock_timeout = 0`
-      const latest = Math.max(0, ...(yield* appliedRows).map((row) => row.migration_id))
-      const names = Object.keys(migrations) as Array<keyof typeof migrations>
-      const outside = names.find((name) => idOf(name) > latest && runsOutsideTransaction(migrations[name]))
-      const before = Object.fromEntries(
-        names
-          .filter((name) => outside === undefined || idOf(name) < idOf(outside))
-          .map((name) => [name, migrations[name]])
-      )
-      const applied = yield* runMigrations({ loader: Migrator.fromRecord(before), table: migrationsTable })
-      const functions = outside === undefined ? yield* applyFunctions : []
-      return {
-        applied: applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`),
-        functions,
-        outside
-      }
+      yield* sql`
+        CREATE TABLE IF NOT EXISTS schema_migrations (
+          migration_id integer PRIMARY KEY,
+          created_at timestamptz NOT NULL DEFAULT now(),
+          name text NOT NULL
+        )`
+      const pending = yield* pendingNames
+      const outsideAt = pending.findIndex((name) => runsOutsideTransaction(migrations[name]))
+      const now = outsideAt === -1 ? pending : pending.slice(0, outsideAt)
+      for (const name of now) yield* apply(name)
+      const functions = outsideAt === -1 ? yield* applyFunctions : []
+      return { applied: now as ReadonlyArray<string>, functions, outside: pending[outsideAt] }
     })
   )
 })
@@ -115,7 +135,7 @@ const migrateInTransaction = Effect.gen(function* () {
  * One migration that runs outside a transaction, with no statement or lock timeout, recorded once it
  * has succeeded: a crash before leaves it pending, to run again from the start.
  */
-const migrateOutsideTransaction = (name: keyof typeof migrations) =>
+const migrateOutsideTransaction = (name: MigrationName) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* Effect.logInfo("running a migration outside a transaction").pipe(
@@ -123,17 +143,11 @@ const migrateOutsideTransaction = (name: keyof typeof migrations) =>
     )
     yield* sql`SET statement_timeout = 0`
     yield* sql`SET lock_timeout = 0`
-    yield* migrations[name].pipe(
-      Effect.mapError(
-        (cause) =>
-          new Migrator.MigrationError({ kind: "Failed", message: `Migration "${name}" failed`, cause })
-      ),
+    yield* apply(name).pipe(
       Effect.ensuring(
         Effect.ignore(sql`RESET statement_timeout`.pipe(Effect.andThen(sql`RESET lock_timeout`)))
-      ),
-      Effect.withSpan(`Migrator ${name}`)
+      )
     )
-    yield* sql`INSERT INTO schema_migrations (migration_id, name) VALUES (${idOf(name)}, ${name.slice(5)})`
   })
 
 /**

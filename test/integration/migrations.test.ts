@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import { migrations } from "../../migrations/index.ts"
 import { runsOutsideTransaction } from "../../migrations/outsideTransaction.ts"
 import * as Migrations from "../../src/Platform/Migrations.ts"
-import { json, run } from "../e2e/Processes.ts"
+import { json, processTimeout, run } from "../e2e/Processes.ts"
 import { withSql } from "../faults/support.ts"
 import { createDatabase, databaseUrl } from "../support/Database.ts"
 
@@ -127,7 +127,9 @@ describe("migrations", () => {
     expect(await indexValidity(url)).toEqual([true])
   })
 
-  it("migrate --status (text and --json): applied and pending by name, and a schema newer than the code", async () => {
+  it("migrate --status (text and --json): applied and pending by name, a schema newer than the code, and a gap applied", {
+    timeout: processTimeout * 2
+  }, async () => {
     const url = await freshUrl()
     const env = { DATABASE_URL: url, LOG_LEVEL: "Warn" }
     const before = await run(["migrate", "--status", "--json"], { env })
@@ -151,6 +153,18 @@ describe("migrations", () => {
     ])
     expect(after.unknown).toEqual(["9999_from_a_newer_release"])
     expect(after.schema_newer_than_code).toBe(true)
+    // Numbered below the newest applied (another release's, or a branch merged late): still applied.
+    await query(url, "DELETE FROM schema_migrations WHERE migration_id IN (16, 17)")
+    await query(url, `DROP INDEX ${index}`)
+    expect(json(await run(["migrate", "--status", "--json"], { env })).pending).toEqual([
+      "0016_announced_urls",
+      concurrent
+    ])
+    expect(json(await run(["migrate", "--json"], { env })).applied).toEqual([
+      "0016_announced_urls",
+      concurrent
+    ])
+    expect(await indexValidity(url)).toEqual([true])
     const text = await run(["migrate", "--status"], { env })
     expect(text.code, text.stderr).toBe(0)
     expect(text.stdout).toContain(`Applied (${Object.keys(migrations).length + 1}):`)
