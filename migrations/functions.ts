@@ -1,6 +1,6 @@
 /**
  * Today's text of every SQL function, one entry each: the migrator applies the ones whose text
- * changed after the versioned migrations (`Sql.migrate`), so a rule is read, and changed, here.
+ * changed after the versioned migrations (`Migrations.migrate`), so a rule is read, and changed, here.
  * The versioned migrations that first created them are history and stay as they landed.
  *
  * Old and new instances run side by side during a deploy: a new text keeps the signature (change

@@ -12,6 +12,8 @@ import loginThrottlePairs from "./0011_login_throttle_pairs.ts"
 import leastPrivilege from "./0013_least_privilege.ts"
 import webhookPartnerEvents from "./0014_webhook_partner_events.ts"
 import testMode from "./0015_test_mode.ts"
+import announcedUrls from "./0016_announced_urls.ts"
+import leadsAssigneeIndex from "./0017_leads_assignee_index.ts"
 import webhookAttempts from "./0020_webhook_attempts.ts"
 
 export const migrations = {
@@ -29,5 +31,7 @@ export const migrations = {
   "0013_least_privilege": leastPrivilege,
   "0014_webhook_partner_events": webhookPartnerEvents,
   "0015_test_mode": testMode,
+  "0016_announced_urls": announcedUrls,
+  "0017_leads_assignee_index": leadsAssigneeIndex,
   "0020_webhook_attempts": webhookAttempts
 }

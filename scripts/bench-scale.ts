@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises"
 import * as path from "node:path"
 import { generateApiKey } from "../src/Domain/ApiKey.ts"
 import { numberOption, parseArgs } from "./lib/args.ts"
+import { cpuShare, cpuSnapshot } from "./lib/cpu.ts"
 import { provision, startScratchDatabase } from "./lib/database.ts"
 import { drive } from "./lib/drive.ts"
 import { seed } from "./lib/fixture.ts"
@@ -30,7 +31,13 @@ const main = async () => {
   cleanups.push(() => database.close())
   const fixture = await database.runtime.runPromise(provision({ origins: 32, rateLimit: 100_000_000 }))
   const keys = fixture.origins.map((origin) => origin.key)
-  const env = { DATABASE_URL: database.url(), ...(pool === undefined ? {} : { DATABASE_POOL_SIZE: pool }) }
+  // Two instances on one host: only the API listens, or the second would find the first's console and probe ports.
+  const env = {
+    DATABASE_URL: database.url(),
+    ADMIN_PORT: "off",
+    HEALTH_PORT: "off",
+    ...(pool === undefined ? {} : { DATABASE_POOL_SIZE: pool })
+  }
   const instances: Array<ServerProcess> = []
   for (const name of ["a", "b"]) {
     const server = await startServer({ env, logFile: path.join(resultsDir, `${name}.log`) })
@@ -56,26 +63,60 @@ const main = async () => {
     }
   }
   const rows: Array<Array<string | number>> = [
-    ["instances", "connections each", "creates/s total", "p50 ms", "p99 ms"]
+    [
+      "instances",
+      "connections each",
+      "creates/s total",
+      "p50 ms",
+      "p99 ms",
+      "PostgreSQL % of a core",
+      "creates per PostgreSQL core-second",
+      "other processes % (contention)"
+    ]
   ]
-  const record = (count: number, results: ReadonlyArray<LoadResult>) => {
+  // PostgreSQL's CPU (postmaster and backends) over each phase: creates per core of it.
+  const measured = async (phase: () => Promise<ReadonlyArray<LoadResult>>) => {
+    const before = cpuSnapshot(instances[0]!.pid, database.postmasterPid)
+    const started = performance.now()
+    const results = await phase()
+    return {
+      results,
+      cpu: cpuShare(
+        before,
+        cpuSnapshot(instances[0]!.pid, database.postmasterPid),
+        (performance.now() - started) / 1000
+      )
+    }
+  }
+  const record = (
+    count: number,
+    { results, cpu }: { results: ReadonlyArray<LoadResult>; cpu: ReturnType<typeof cpuShare> }
+  ) => {
     const total = results.reduce((sum, r) => sum + r.requestsPerSecond, 0)
     rows.push([
       count,
       connections / count,
       total,
       Math.max(...results.map((r) => r.latencyMs.p50)),
-      Math.max(...results.map((r) => r.latencyMs.p99))
+      Math.max(...results.map((r) => r.latencyMs.p99)),
+      cpu.postgres,
+      cpu.postgres === 0 ? "-" : Math.round(total / (cpu.postgres / 100)),
+      cpu.others
     ])
     return total
   }
   await Promise.all(instances.map((server) => drive(plan(server.url, connections / 2, 2))))
   log(`one instance: ${duration} s`)
-  const one = record(1, [await drive(plan(instances[0]!.url, connections, duration))])
+  const one = record(
+    1,
+    await measured(async () => [await drive(plan(instances[0]!.url, connections, duration))])
+  )
   log(`two instances: ${duration} s`)
   const two = record(
     2,
-    await Promise.all(instances.map((server) => drive(plan(server.url, connections / 2, duration))))
+    await measured(() =>
+      Promise.all(instances.map((server) => drive(plan(server.url, connections / 2, duration))))
+    )
   )
   process.stdout.write(
     `\n${table(rows)}\n\nsecond instance: ${two - one >= 0 ? "+" : ""}${two - one} creates/s (${Math.round((two / one) * 100)} % of one)\n`

@@ -126,7 +126,8 @@ await Promise.all(posters)
 const queued = phone - leads
 const workerStarted = Date.now()
 const worker = spawn(process.execPath, ["src/main.ts", "worker"], {
-  env: { ...process.env, ...env, LOG_LEVEL: "Warn" },
+  // The worker has probes of its own now; the server beside it holds HEALTH_PORT's default.
+  env: { ...process.env, ...env, LOG_LEVEL: "Warn", HEALTH_PORT: "off" },
   stdio: ["ignore", "ignore", "inherit"]
 })
 await waitForArrivals(before + queued, 120_000)

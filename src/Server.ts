@@ -8,7 +8,8 @@ import { layerJanitor } from "./Intake/Janitor.ts"
 import { layerServices } from "./Intake/Services.ts"
 import { AppConfig } from "./Platform/Config.ts"
 import { layerHealthServer } from "./Platform/Health.ts"
-import { logListening } from "./Platform/Listening.ts"
+import { layerRecordAnnounced, layerServeListeners, logListening } from "./Platform/Listening.ts"
+import * as Migrations from "./Platform/Migrations.ts"
 import * as Observability from "./Platform/Observability.ts"
 import { runningFrom } from "./Platform/PackageFiles.ts"
 import * as Sql from "./Platform/Sql.ts"
@@ -62,12 +63,15 @@ export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true, dis
   Layer.merge(announce),
   Layer.merge(layerAdminServer),
   Layer.merge(layerHealthServer),
+  Layer.merge(layerRecordAnnounced),
   Layer.merge(Observability.layerPoolMetrics),
   Layer.merge(layerJanitor),
   Layer.merge(layerWebhookWorker),
   Layer.provide(layerServices),
   Layer.provide(layerListener),
-  Layer.provide(Sql.layer),
+  Layer.provide(Migrations.layer),
   Layer.provide(Observability.layer),
+  // Every listener above announces itself here; /readyz waits for them all.
+  Layer.provide(layerServeListeners),
   Layer.provide(AppConfig.layer)
 )

@@ -12,7 +12,7 @@ import { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
 import { layerServices } from "../../src/Intake/Services.ts"
 import { AppConfig } from "../../src/Platform/Config.ts"
 import { acquireEmbeddedCluster } from "../../src/Platform/EmbeddedPostgres.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
 
 const databaseName = "lead_intake"
 
@@ -54,7 +54,7 @@ export const startScratchDatabase = async (): Promise<ScratchDatabase> => {
   )
   const runtime = ManagedRuntime.make(
     layerServices.pipe(
-      Layer.provideMerge(Sql.layer),
+      Layer.provideMerge(Migrations.layer),
       Layer.provide(
         AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url())), databasePoolSize: 4 })
       ),

@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Config, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { KeyStore } from "../Accounts/KeyStore.ts"
 import { Organizations } from "../Accounts/Organizations.ts"
@@ -6,6 +6,7 @@ import { Operators } from "../Console/Operators.ts"
 import { CaptureRules } from "../Intake/CaptureRules.ts"
 import { PropertyCatalog } from "../Intake/PropertyCatalog.ts"
 import { AppConfig } from "../Platform/Config.ts"
+import { announcedUrl } from "../Platform/Listening.ts"
 import * as Sql from "../Platform/Sql.ts"
 import * as Input from "./Input.ts"
 import { withConsole } from "./Operators.ts"
@@ -49,16 +50,16 @@ export const demo = Command.make(
     )
   },
   ({ port, host }) =>
-    demoSetup(serveCommand(port, host)).pipe(
+    demoSetup(serveCommand(port, host), Option.isSome(port) || Option.isSome(host)).pipe(
       Effect.provide(layerOverrides({ PORT: Option.map(port, String), HOST: host }))
     )
 ).pipe(
   Command.withDescription(
-    "Create a demo organization, agent, capture rule, origin with key, two properties and a console operator; print a ready curl line for the server's URL (PUBLIC_BASE_URL, or --port/--host, PORT/HOST) and the console sign-in"
+    "Create a demo organization, agent, capture rule, origin with key, two properties and a console operator; print a ready curl line for the server's URL (PUBLIC_BASE_URL, or --port/--host, else the URLs the running server announced, else PORT/HOST) and the console sign-in"
   )
 )
 
-const demoSetup = Effect.fn("Cli.demo")(function* (serve: string) {
+const demoSetup = Effect.fn("Cli.demo")(function* (serve: string, flagged: boolean) {
   const config = yield* AppConfig
   const organizations = yield* Organizations
   const rules = yield* CaptureRules
@@ -99,12 +100,21 @@ const demoSetup = Effect.fn("Cli.demo")(function* (serve: string) {
     role: "admin"
   })
   const database = yield* Sql.Database
-  const consoleUrl = Option.match(config.adminPort, {
-    onNone: () => null,
-    onSome: (port) => `http://${linkHost(config.adminHost)}:${port}/`
-  })
+  // Where the running server said it listens (recorded at its start), unless this environment sets
+  // PUBLIC_BASE_URL or the flags name the address; without a running server, this environment's.
+  const announcedApi = yield* announcedUrl("api")
+  const apiUrl =
+    Option.isSome(yield* Config.option(Config.String("PUBLIC_BASE_URL"))) || flagged
+      ? config.publicBaseUrl
+      : Option.getOrElse(announcedApi, () => config.publicBaseUrl)
+  const consoleUrl = Option.isSome(announcedApi)
+    ? Option.getOrNull(yield* announcedUrl("admin"))
+    : Option.match(config.adminPort, {
+        onNone: () => null,
+        onSome: (port) => `http://${linkHost(config.adminHost)}:${port}/`
+      })
   const curl = [
-    `curl -sS -X POST ${config.publicBaseUrl}/v1/leads`,
+    `curl -sS -X POST ${apiUrl}/v1/leads`,
     `-H ${shellQuote(`Authorization: Bearer ${origin.key}`)}`,
     `-H 'Content-Type: application/json'`,
     `-d ${shellQuote(JSON.stringify(sampleLead(properties[0]!.codigo)))}`
@@ -119,8 +129,8 @@ const demoSetup = Effect.fn("Cli.demo")(function* (serve: string) {
       key: origin.key,
       prefix: origin.prefix,
       properties,
-      url: config.publicBaseUrl,
-      docs: `${config.publicBaseUrl}/v1/docs`,
+      url: apiUrl,
+      docs: `${apiUrl}/v1/docs`,
       curl,
       console_url: consoleUrl,
       database: database.description,

@@ -3,7 +3,7 @@ import { Command, Flag } from "effect/cli"
 import { Operators } from "../Console/Operators.ts"
 import { layerServices } from "../Intake/Services.ts"
 import { AppConfig } from "../Platform/Config.ts"
-import * as Sql from "../Platform/Sql.ts"
+import * as Migrations from "../Platform/Migrations.ts"
 import * as Input from "./Input.ts"
 import { emit } from "./Output.ts"
 import { layerLogLevel } from "./Services.ts"
@@ -11,7 +11,7 @@ import { layerLogLevel } from "./Services.ts"
 /** The operator commands' services plus the console's accounts. */
 export const withConsole = Effect.provide(
   Layer.mergeAll(layerServices, Operators.layer, layerLogLevel).pipe(
-    Layer.provideMerge(Sql.layer),
+    Layer.provideMerge(Migrations.layer),
     Layer.provideMerge(AppConfig.layer)
   )
 )

@@ -1,6 +1,7 @@
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { AppConfig } from "../Platform/Config.ts"
+import * as Migrations from "../Platform/Migrations.ts"
 import * as Sql from "../Platform/Sql.ts"
 import * as Input from "./Input.ts"
 import { emit } from "./Output.ts"
@@ -52,16 +53,38 @@ export const serve = Command.make(
     )
 ).pipe(Command.withDescription("Run the API (PORT/HOST, default 127.0.0.1:8080)"))
 
+const statusText = (current: Migrations.MigrationStatus) =>
+  [
+    `Applied (${current.applied.length}):`,
+    ...current.applied.map((migration) => `  ${migration.name}  ${migration.applied_at}`),
+    current.pending.length === 0 ? "Pending: none" : `Pending (${current.pending.length}):`,
+    ...current.pending.map((name) => `  ${name}`),
+    ...(current.schema_newer_than_code
+      ? [`The schema is newer than this code: applied here but unknown to it: ${current.unknown.join(", ")}`]
+      : [])
+  ].join("\n")
+
 export const migrate = Command.make(
   "migrate",
-  {},
+  {
+    status: Flag.Boolean("status").pipe(
+      Flag.withDescription(
+        "Apply nothing: list the applied and pending migrations, and whether the schema is newer than this code"
+      ),
+      Flag.withDefault(false)
+    )
+  },
   Effect.fn("Cli.migrate")(
-    function* () {
-      const applied = yield* Sql.migrate
+    function* ({ status }) {
+      if (status) {
+        yield* emit(yield* Migrations.status, statusText)
+        return
+      }
+      const applied = yield* Migrations.migrate
       yield* emit({ applied }, ({ applied }) =>
         applied.length === 0 ? "The schema is up to date." : `Applied: ${applied.join(", ")}`
       )
     },
     Effect.provide(Layer.mergeAll(Sql.layerClient, layerLogLevel).pipe(Layer.provideMerge(AppConfig.layer)))
   )
-).pipe(Command.withDescription("Apply pending migrations"))
+).pipe(Command.withDescription("Apply pending migrations (--status: only list them)"))

@@ -1,7 +1,7 @@
 import { Effect, Layer, References } from "effect"
 import { layerServices } from "../Intake/Services.ts"
 import { AppConfig } from "../Platform/Config.ts"
-import * as Sql from "../Platform/Sql.ts"
+import * as Migrations from "../Platform/Migrations.ts"
 
 /** `LOG_LEVEL` applied to whatever runs on top of `AppConfig`. */
 export const layerLogLevel = Layer.effect(
@@ -14,7 +14,7 @@ export const layerLogLevel = Layer.effect(
  * database (`DATABASE_URL`, or the embedded cluster shared with a running server).
  */
 export const layerOperator = Layer.mergeAll(layerServices, layerLogLevel).pipe(
-  Layer.provideMerge(Sql.layer),
+  Layer.provideMerge(Migrations.layer),
   Layer.provideMerge(AppConfig.layer)
 )
 

@@ -2,7 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { type EventType, eventTypes, isEventType } from "../Domain/WebhookPayload.ts"
 import { AppConfig, WebhookConfig } from "../Platform/Config.ts"
-import * as Sql from "../Platform/Sql.ts"
+import * as Migrations from "../Platform/Migrations.ts"
 import { WebhookAttempts } from "../Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../Webhooks/Deliveries.ts"
 import { type WebhookEndpoint, WebhookEndpoints } from "../Webhooks/Endpoints.ts"
@@ -13,7 +13,7 @@ import { layerLogLevel } from "./Services.ts"
 const withWebhooks = Effect.provide(
   Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, WebhookAttempts.layer, layerLogLevel).pipe(
     Layer.provide(WebhookConfig.layer),
-    Layer.provideMerge(Sql.layer),
+    Layer.provideMerge(Migrations.layer),
     Layer.provideMerge(AppConfig.layer)
   )
 )

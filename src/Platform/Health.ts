@@ -5,7 +5,7 @@ import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { migrations } from "../../migrations/index.ts"
 import { AppConfig } from "./Config.ts"
-import { logListening } from "./Listening.ts"
+import { listenerStates, logListening } from "./Listening.ts"
 
 /** A probe must answer before a load balancer's or kubelet's own timeout (commonly 1-5 s). */
 export const readinessTimeout = Duration.seconds(2)
@@ -18,10 +18,24 @@ export interface Readiness {
   readonly status: "ready" | "not_ready"
   readonly database: "ok" | "unreachable"
   readonly migrations: { readonly applied: number; readonly pending: ReadonlyArray<string> }
+  readonly listeners: Record<string, "up" | "down" | "starting">
 }
 
-/** The database answers within the timeout and every migration this build knows is applied. */
+/**
+ * Every listener the process is configured to open accepts connections (`Listeners`), the database
+ * answers within the timeout and every migration this build knows is applied.
+ */
 export const readiness = Effect.fn("Health.readiness")(function* () {
+  const [listeners, database] = yield* Effect.all([listenerStates, databaseReadiness], { concurrency: 2 })
+  const listening = Object.values(listeners).every((state) => state === "up")
+  return {
+    ...database,
+    status: database.status === "ready" && listening ? "ready" : "not_ready",
+    listeners
+  } satisfies Readiness
+})
+
+const databaseReadiness = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const applied = yield* sql`SELECT migration_id FROM schema_migrations`.pipe(
     Effect.flatMap((rows) => Effect.orDie(decodeApplied(rows))),
@@ -38,32 +52,33 @@ export const readiness = Effect.fn("Health.readiness")(function* () {
       status: "not_ready",
       database: "unreachable",
       migrations: { applied: 0, pending: expectedMigrations.map((m) => m.name) }
-    } satisfies Readiness
+    } as const
   }
   const pending = expectedMigrations.filter((m) => !applied.value.has(m.id)).map((m) => m.name)
   return {
-    status: pending.length === 0 ? "ready" : "not_ready",
-    database: "ok",
+    status: pending.length === 0 ? ("ready" as const) : ("not_ready" as const),
+    database: "ok" as const,
     migrations: { applied: expectedMigrations.length - pending.length, pending }
-  } satisfies Readiness
+  }
 })
 
 const noStore = { "cache-control": "no-store" }
 
 /**
  * `GET /healthz`: the process is up and serving (liveness; never touches the database).
- * `GET /readyz`: 200 when the database answers and the schema is current, 503 otherwise (readiness).
+ * `GET /readyz`: 200 when every configured listener accepts connections, the database answers and
+ * the schema is current; 503 otherwise (readiness).
  */
 export const layerHealthRoutes = Layer.mergeAll(
   HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }, { headers: noStore })),
   HttpRouter.use((router) =>
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
+      const context = yield* Effect.context<SqlClient.SqlClient>()
       yield* router.add(
         "GET",
         "/readyz",
         readiness().pipe(
-          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.provideContext(context),
           Effect.map((result) =>
             HttpServerResponse.jsonUnsafe(result, {
               status: result.status === "ready" ? 200 : 503,

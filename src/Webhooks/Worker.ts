@@ -5,8 +5,10 @@ import { webhookBody } from "../Domain/WebhookPayload.ts"
 import { nextRetryDelay, parseRetryAfter } from "../Domain/WebhookRetry.ts"
 import { signatureHeader } from "../Domain/WebhookSignature.ts"
 import { AppConfig, WebhookConfig } from "../Platform/Config.ts"
+import { layerHealthServer } from "../Platform/Health.ts"
+import { layerWorkerListeners } from "../Platform/Listening.ts"
+import * as Migrations from "../Platform/Migrations.ts"
 import * as Observability from "../Platform/Observability.ts"
-import * as Sql from "../Platform/Sql.ts"
 import { type AttemptResult, type ClaimedDelivery, WebhookDeliveries } from "./Deliveries.ts"
 import * as WebhookMetrics from "./Metrics.ts"
 import { type SendResult, WebhookSender } from "./Sender.ts"
@@ -371,7 +373,9 @@ export const layerWorkerProcess = Layer.effectDiscard(
 ).pipe(
   Layer.provide(WebhookWorker.layer),
   Layer.merge(Observability.layerPoolMetrics),
-  Layer.provide(Sql.layer),
+  Layer.merge(layerHealthServer),
+  Layer.provide(Migrations.layer),
   Layer.provide(Observability.layer),
+  Layer.provide(layerWorkerListeners),
   Layer.provide(AppConfig.layer)
 )

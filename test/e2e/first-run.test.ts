@@ -131,15 +131,16 @@ describe("a first run, as a newcomer does it", { timeout: processTimeout }, () =
     )
   })
 
-  it("demo prints PUBLIC_BASE_URL when it is set, and the port from PORT otherwise", async () => {
+  it("demo prints PUBLIC_BASE_URL when it is set, and otherwise the running server's URLs whatever its own PORT", async () => {
     const behindProxy = json(
       await cliFor({ ...env, PUBLIC_BASE_URL: "https://leads.example.test/" })("demo", "--json")
     )
     expect(behindProxy.url).toBe("https://leads.example.test")
     expect(behindProxy.curl).toContain("https://leads.example.test/v1/leads")
-    const onPort = json(await cliFor({ ...env, PORT: "9123" })("demo", "--json"))
-    expect(onPort.curl).toContain("http://127.0.0.1:9123/v1/leads")
+    const elsewhere = json(await cliFor({ ...env, PORT: "9123", ADMIN_PORT: "9000" })("demo", "--json"))
+    expect(elsewhere.curl).toContain(`http://127.0.0.1:${port}/v1/leads`)
+    expect(elsewhere.console_url).toBe(`http://127.0.0.1:${adminPort}/`)
     const text = await cliFor({ ...env, PORT: "9123" })("demo")
-    expect(text.stdout).toContain("With the server running (npm start) on http://127.0.0.1:9123")
+    expect(text.stdout).toContain(`With the server running (npm start) on http://127.0.0.1:${port}`)
   })
 })

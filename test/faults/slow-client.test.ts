@@ -5,7 +5,7 @@ import { type Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { layerServices } from "../../src/Intake/Services.ts"
 import { AppConfig } from "../../src/Platform/Config.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
 import { type Fixture, seed } from "../support/Client.ts"
 import { testConfig } from "../support/Database.ts"
 import { freshDatabaseUrl, sleep } from "./support.ts"
@@ -33,7 +33,7 @@ describe("fault: slow clients", () => {
     const url = await freshDatabaseUrl()
     const runtime = ManagedRuntime.make(
       layerServices.pipe(
-        Layer.provideMerge(Sql.layer),
+        Layer.provideMerge(Migrations.layer),
         Layer.provide(
           Layer.succeed(AppConfig, { ...testConfig, databaseUrl: Option.some(Redacted.make(url)) })
         ),

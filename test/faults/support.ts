@@ -8,7 +8,7 @@ import { SqlClient } from "effect/sql"
 import { layerServices } from "../../src/Intake/Services.ts"
 import { AppConfig } from "../../src/Platform/Config.ts"
 import { acquireEmbeddedCluster, pgCtl, startPostmaster } from "../../src/Platform/EmbeddedPostgres.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
 import { type FuzzTarget, leadPost, startTarget, utf8 } from "../fuzz/support.ts"
 import type { layerMemoryServices, seed as seedOrganization } from "../support/Client.ts"
 import { createDatabase, databaseUrl, testConfig } from "../support/Database.ts"
@@ -141,7 +141,7 @@ type Services = Layer.Success<typeof layerMemoryServices>
 export const startPostgresTarget = (url: string, poolSize = 10): Promise<FuzzTarget> =>
   startTarget(
     layerServices.pipe(
-      Layer.provideMerge(Sql.layer),
+      Layer.provideMerge(Migrations.layer),
       Layer.provide(
         Layer.succeed(AppConfig, {
           ...testConfig,
@@ -245,7 +245,7 @@ export const startPostgresServer = async (
       Effect.gen(function* () {
         const services = yield* Layer.build(
           layerServices.pipe(
-            Layer.provideMerge(Sql.layer),
+            Layer.provideMerge(Migrations.layer),
             Layer.provideMerge(Layer.succeed(AppConfig, config)),
             Layer.provideMerge(layerLogs),
             // As `serve` without an OpenTelemetry endpoint.

@@ -1,12 +1,16 @@
+import { createServer } from "node:http"
+import type { AddressInfo } from "node:net"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Logger, Redacted } from "effect"
 import { HttpRouter } from "effect/http"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { migrations } from "../../migrations/index.ts"
 import { layerHealthRoutes } from "../../src/Platform/Health.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import { Listeners, logListening } from "../../src/Platform/Listening.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
+import { freePort } from "../e2e/Processes.ts"
 import { type DedicatedCluster, startDedicatedCluster, withSql } from "../faults/support.ts"
 import { createDatabase, databaseUrl } from "../support/Database.ts"
 
@@ -18,10 +22,10 @@ const clientLayer = (url: string) =>
     Layer.orDie
   )
 
-/** The health routes alone, in-process, on a pool to `url`. */
-const probe = (url: string) => {
+/** The health routes alone, in-process, on a pool to `url` (with `listeners`: the process's registry). */
+const probe = (url: string, listeners: Layer.Layer<Listeners> | Layer.Layer<never> = Layer.empty) => {
   const { handler, dispose } = HttpRouter.toWebHandler(
-    layerHealthRoutes.pipe(Layer.provide(clientLayer(url)))
+    layerHealthRoutes.pipe(Layer.provide(clientLayer(url)), Layer.provide(listeners))
   )
   const get = async (path: string) => {
     const started = performance.now()
@@ -36,7 +40,8 @@ const probe = (url: string) => {
 const freshDatabase = async (migrated: boolean) => {
   const name = await Effect.runPromise(createDatabase("health"))
   const url = databaseUrl(name)
-  if (migrated) await withSql(url, (sql) => Effect.provideService(Sql.migrate, SqlClient.SqlClient, sql))
+  if (migrated)
+    await withSql(url, (sql) => Effect.provideService(Migrations.migrate, SqlClient.SqlClient, sql))
   return url
 }
 
@@ -56,9 +61,46 @@ describe("GET /healthz and GET /readyz", () => {
     expect(response.body).toEqual({
       status: "ready",
       database: "ok",
-      migrations: { applied: migrationNames.length, pending: [] }
+      migrations: { applied: migrationNames.length, pending: [] },
+      listeners: {}
     })
     expect(response.status).toBe(200)
+    await dispose()
+  })
+
+  it("readyz is 503 until every expected listener has announced itself and accepts connections", async () => {
+    const url = await freshDatabase(true)
+    const registry = await Effect.runPromise(Effect.scoped(Layer.build(Listeners.layer(["api", "admin"]))))
+    const { get, dispose } = probe(url, Layer.succeedContext(registry))
+    const listener = createServer()
+    await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve))
+    const { port } = listener.address() as AddressInfo
+    const announce = (name: string, at: number) =>
+      Effect.runPromise(
+        Effect.provideContext(logListening(name, `http://127.0.0.1:${at}`), registry).pipe(
+          Effect.provide(Logger.layer([]))
+        )
+      )
+
+    expect((await get("/readyz")).body).toMatchObject({
+      status: "not_ready",
+      database: "ok",
+      listeners: { api: "starting", admin: "starting" }
+    })
+    await announce("api", port)
+    const oneUp = await get("/readyz")
+    expect(oneUp.status).toBe(503)
+    expect(oneUp.body.listeners).toEqual({ api: "up", admin: "starting" })
+    const closed = await freePort()
+    await announce("admin", closed)
+    const down = await get("/readyz")
+    expect(down.status).toBe(503)
+    expect(down.body.listeners).toEqual({ api: "up", admin: "down" })
+    await announce("admin", port)
+    const ready = await get("/readyz")
+    expect(ready.status).toBe(200)
+    expect(ready.body).toMatchObject({ status: "ready", listeners: { api: "up", admin: "up" } })
+    listener.close()
     await dispose()
   })
 
@@ -69,7 +111,8 @@ describe("GET /healthz and GET /readyz", () => {
     expect(response.body).toEqual({
       status: "not_ready",
       database: "ok",
-      migrations: { applied: 0, pending: migrationNames }
+      migrations: { applied: 0, pending: migrationNames },
+      listeners: {}
     })
     await dispose()
   })
@@ -110,7 +153,7 @@ describe("GET /healthz and GET /readyz", () => {
     it("goes 200 → 503 (within the timeout) → 200", { timeout: 90_000 }, async () => {
       await cluster.createDatabase("health")
       const url = cluster.url("health")
-      await withSql(url, (sql) => Effect.provideService(Sql.migrate, SqlClient.SqlClient, sql))
+      await withSql(url, (sql) => Effect.provideService(Migrations.migrate, SqlClient.SqlClient, sql))
       const { get, dispose } = probe(url)
       expect((await get("/readyz")).status).toBe(200)
       await cluster.stop("immediate")

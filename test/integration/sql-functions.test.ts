@@ -2,7 +2,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { sqlFunctions } from "../../migrations/functions.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
 import { layerFreshDatabase } from "../support/Database.ts"
 
 const Applied = Schema.Array(Schema.Struct({ name: Schema.String, checksum: Schema.String }))
@@ -32,7 +32,7 @@ layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrati
         sqlFunctions.map((fn) => fn.name)
       )
       for (const row of rows) assert.match(row.checksum, /^[0-9a-f]{64}$/)
-      assert.deepStrictEqual(yield* Sql.migrate, [], "nothing left to migrate")
+      assert.deepStrictEqual(yield* Migrations.migrate, [], "nothing left to migrate")
       const sql = yield* SqlClient.SqlClient
       const definers = yield* sql<{ readonly proname: string }>`
         SELECT proname FROM pg_proc WHERE prosecdef AND proname LIKE 'capture_rule%' ORDER BY proname`
@@ -59,7 +59,7 @@ layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrati
       const before = yield* applied
       assert.include(yield* definitionOf("create_or_enrich_lead", 13), "an old text")
 
-      yield* Sql.migrate
+      yield* Migrations.migrate
       const after = yield* applied
       // The previous release's signature is today a live write through the one with the mode (0015).
       assert.notInclude(yield* definitionOf("create_or_enrich_lead", 13), "an old text")

@@ -4,7 +4,7 @@ import { Reactivity } from "effect/reactivity"
 import { inject } from "vitest"
 import { defaultHostNames } from "../../src/Domain/HostNames.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Platform/Config.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
 import { trustNone } from "../../src/Platform/TrustedProxies.ts"
 
 export const postgres = () => inject("postgres")
@@ -39,7 +39,7 @@ export const createDatabase = Effect.fn("test.createDatabase")(function* (prefix
 export const layerFreshDatabase = Layer.unwrap(
   Effect.gen(function* () {
     const name = yield* createDatabase()
-    return Sql.layerMigrated.pipe(
+    return Migrations.layerMigrated.pipe(
       Layer.provideMerge(
         PgClient.layer({
           url: Redacted.make(databaseUrl(name)),

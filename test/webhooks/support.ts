@@ -10,7 +10,7 @@ import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
 import { type EventType, eventTypes } from "../../src/Domain/WebhookPayload.ts"
 import { WebhookConfig, type WebhookConfigShape } from "../../src/Platform/Config.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
 import { WebhookAttempts } from "../../src/Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
@@ -258,7 +258,7 @@ export const inProcess = (databaseUrl: string) => {
       KeyStore.layer
     ).pipe(
       Layer.provide(Layer.succeed(WebhookConfig, { ...testWebhookConfig, allowPrivate: true })),
-      Layer.provideMerge(Sql.layerMigrated),
+      Layer.provideMerge(Migrations.layerMigrated),
       Layer.provideMerge(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 4 })),
       Layer.orDie
     )

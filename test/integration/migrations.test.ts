@@ -1,0 +1,176 @@
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient } from "effect/sql"
+import pg from "pg"
+import { describe, expect, it } from "vitest"
+import { migrations } from "../../migrations/index.ts"
+import { runsOutsideTransaction } from "../../migrations/outsideTransaction.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
+import { json, processTimeout, run } from "../e2e/Processes.ts"
+import { withSql } from "../faults/support.ts"
+import { createDatabase, databaseUrl } from "../support/Database.ts"
+
+/**
+ * The migrator on the run's PostgreSQL (the embedded 18, or CI's Debian server through
+ * TEST_DATABASE_URL): a migration declared outside a transaction (0017, `CREATE INDEX CONCURRENTLY`)
+ * is applied once, by one of two concurrent migrators, and run again after a build interrupted
+ * part-way it rebuilds the invalid index it left; `migrate --status` tells applied, pending and
+ * newer-than-this-code apart.
+ */
+
+const concurrent = "0017_leads_assignee_index"
+const index = "leads_assignee_idx"
+
+const freshUrl = async () => databaseUrl(await Effect.runPromise(createDatabase("migrations")))
+
+const migrate = (url: string) =>
+  withSql(url, (sql) => Effect.provideService(Migrations.migrate, SqlClient.SqlClient, sql))
+const status = (url: string) =>
+  withSql(url, (sql) => Effect.provideService(Migrations.status, SqlClient.SqlClient, sql))
+
+/** On a pool whose sessions carry timeouts shorter than the wait below, as the service's do. */
+const migrateUnderServiceTimeouts = (url: string) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.flatMap(
+        PgClient.makeClient({
+          url: Redacted.make(url),
+          startupParameters: { statement_timeout: "500ms", lock_timeout: "500ms" }
+        }),
+        (sql) => Effect.provideService(Migrations.migrate, SqlClient.SqlClient, sql)
+      )
+    ).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+  )
+
+const query = async <R>(url: string, text: string, values: ReadonlyArray<unknown> = []) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(text, [...values])).rows as Array<R>
+  } finally {
+    await client.end()
+  }
+}
+
+const indexValidity = async (url: string) =>
+  (
+    await query<{ valid: boolean }>(
+      url,
+      "SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass($1)",
+      [index]
+    )
+  ).map((row) => row.valid)
+
+describe("migrations", () => {
+  it("declares 0017 outside a transaction and no other", () => {
+    expect(Object.entries(migrations).filter(([, migration]) => runsOutsideTransaction(migration))).toEqual([
+      [concurrent, migrations[concurrent]]
+    ])
+  })
+
+  it("two migrators at once: every migration applied once, the concurrent index built and valid", async () => {
+    const url = await freshUrl()
+    const [first, second] = await Promise.all([migrate(url), migrate(url)])
+    expect([...first, ...second].sort()).toEqual(Object.keys(migrations).sort())
+    expect(await indexValidity(url)).toEqual([true])
+    const current = await status(url)
+    expect(current.pending).toEqual([])
+    expect(current.applied.map((migration) => migration.name)).toEqual(Object.keys(migrations))
+    expect(current.schema_newer_than_code).toBe(false)
+    expect(await migrate(url)).toEqual([])
+  })
+
+  it("after a build interrupted part-way, the next migrate drops the invalid index and builds it again", async () => {
+    const url = await freshUrl()
+    await migrate(url)
+    // As if the process died during 0017: not recorded, and its index left invalid by a build that
+    // was cancelled while it waited for a writer's transaction.
+    await query(url, "DELETE FROM schema_migrations WHERE migration_id = 17")
+    await query(url, `DROP INDEX ${index}`)
+    const writer = new pg.Client({ connectionString: url })
+    await writer.connect()
+    await writer.query("BEGIN")
+    await writer.query("LOCK TABLE leads IN ROW EXCLUSIVE MODE")
+    const builder = new pg.Client({ connectionString: url })
+    await builder.connect()
+    await builder.query("SET statement_timeout = '300ms'")
+    await expect(
+      builder.query(`CREATE INDEX CONCURRENTLY ${index} ON leads (assignee_id) WHERE assignee_id IS NOT NULL`)
+    ).rejects.toThrow(/statement timeout/)
+    await builder.end()
+    await writer.query("ROLLBACK")
+    await writer.end()
+    expect(await indexValidity(url)).toEqual([false])
+    expect((await status(url)).pending).toEqual([concurrent])
+
+    expect(await migrate(url)).toEqual([concurrent])
+    expect(await indexValidity(url)).toEqual([true])
+    expect((await status(url)).pending).toEqual([])
+  })
+
+  it("waits for the writers a concurrent build must wait for, past the sessions' statement and lock timeouts", async () => {
+    const url = await freshUrl()
+    await migrate(url)
+    await query(url, "DELETE FROM schema_migrations WHERE migration_id = 17")
+    await query(url, `DROP INDEX ${index}`)
+    const writer = new pg.Client({ connectionString: url })
+    await writer.connect()
+    await writer.query("BEGIN")
+    await writer.query("LOCK TABLE leads IN ROW EXCLUSIVE MODE")
+    const migrating = migrateUnderServiceTimeouts(url)
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    expect((await status(url)).pending).toEqual([concurrent])
+    await writer.query("COMMIT")
+    await writer.end()
+    expect(await migrating).toEqual([concurrent])
+    expect(await indexValidity(url)).toEqual([true])
+  })
+
+  it("migrate --status (text and --json): applied and pending by name, a schema newer than the code, and a gap applied", {
+    timeout: processTimeout * 2
+  }, async () => {
+    const url = await freshUrl()
+    const env = { DATABASE_URL: url, LOG_LEVEL: "Warn" }
+    const before = await run(["migrate", "--status", "--json"], { env })
+    expect(before.code, before.stderr).toBe(0)
+    expect(json(before)).toEqual({
+      applied: [],
+      pending: Object.keys(migrations),
+      unknown: [],
+      schema_newer_than_code: false
+    })
+    expect(json(await run(["migrate", "--json"], { env }))).toEqual({ applied: Object.keys(migrations) })
+    await query(
+      url,
+      "INSERT INTO schema_migrations (migration_id, name) VALUES (9999, 'from_a_newer_release')"
+    )
+    const after = json(await run(["migrate", "--status", "--json"], { env }))
+    expect(after.pending).toEqual([])
+    expect(after.applied.map((migration: { name: string }) => migration.name)).toEqual([
+      ...Object.keys(migrations),
+      "9999_from_a_newer_release"
+    ])
+    expect(after.unknown).toEqual(["9999_from_a_newer_release"])
+    expect(after.schema_newer_than_code).toBe(true)
+    // Numbered below the newest applied (another release's, or a branch merged late): still applied.
+    await query(url, "DELETE FROM schema_migrations WHERE migration_id IN (16, 17)")
+    await query(url, `DROP INDEX ${index}`)
+    expect(json(await run(["migrate", "--status", "--json"], { env })).pending).toEqual([
+      "0016_announced_urls",
+      concurrent
+    ])
+    expect(json(await run(["migrate", "--json"], { env })).applied).toEqual([
+      "0016_announced_urls",
+      concurrent
+    ])
+    expect(await indexValidity(url)).toEqual([true])
+    const text = await run(["migrate", "--status"], { env })
+    expect(text.code, text.stderr).toBe(0)
+    expect(text.stdout).toContain(`Applied (${Object.keys(migrations).length + 1}):`)
+    expect(text.stdout).toContain("Pending: none")
+    expect(text.stdout).toContain(
+      "The schema is newer than this code: applied here but unknown to it: 9999_from_a_newer_release"
+    )
+  })
+})
