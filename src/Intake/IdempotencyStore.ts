@@ -2,7 +2,12 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { availableOrFail, type OutcomeUnknown, type StoreUnavailable, writeOrFail } from "../Platform/Sql.ts"
+import {
+  availableOrFail,
+  type OutcomeUnknown,
+  type StoreUnavailable,
+  writeOrFail
+} from "../Platform/Sql/Outcome.ts"
 
 export const leaseMillis = 30_000
 export const memoryMillis = 24 * 60 * 60 * 1000

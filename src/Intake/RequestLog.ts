@@ -3,7 +3,8 @@ import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore, type RequestLogRow } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { decodeRows, requireExisting, statementTimeout } from "../Platform/Sql.ts"
+import { decodeRows, requireExisting } from "../Platform/Sql/Decode.ts"
+import { statementTimeout } from "../Platform/Sql/Outcome.ts"
 
 export type { RequestLogRow }
 
