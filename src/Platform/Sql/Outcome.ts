@@ -96,10 +96,15 @@ const within =
         Effect.gen(function* () {
           const answered = yield* Deferred.make<A, E | StoreUnavailable>()
           const running = yield* Effect.forkDetach(
-            Effect.onExit(restore(self), (exit) => Deferred.done(answered, exit))
+            Effect.onExit(restore(self), (exit) => Deferred.done(answered, exit)),
+            { startImmediately: true }
           )
           const deadline = yield* Effect.forkChild(
-            Effect.andThen(Effect.sleep(millis), Deferred.fail(answered, new StoreUnavailable({ operation })))
+            Effect.andThen(
+              Effect.sleep(millis),
+              Deferred.fail(answered, new StoreUnavailable({ operation }))
+            ),
+            { startImmediately: true }
           )
           const exit = yield* Effect.exit(restore(Deferred.await(answered)))
           yield* Fiber.interrupt(deadline)
@@ -215,7 +220,7 @@ const sendBounded = <A, R>(
             ).pipe(Effect.andThen(Deferred.succeed(reserved, undefined)))
           )
         ),
-        { uninterruptible: true }
+        { uninterruptible: true, startImmediately: true }
       )
       const watchdog = yield* Effect.forkChild(
         Effect.gen(function* () {
@@ -228,7 +233,8 @@ const sendBounded = <A, R>(
           yield* Effect.forkIn(cancelRunning(connection), connectionScope)
           yield* Effect.sleep(abandonAfterCancel)
           yield* Scope.close(connectionScope, Exit.fail(new OutcomeUnknown({ operation })))
-        })
+        }),
+        { startImmediately: true }
       )
       const waited = yield* Effect.exit(restore(Deferred.await(reserved)))
       if (Exit.isFailure(waited)) {
