@@ -14,6 +14,7 @@ import webhookPartnerEvents from "./0014_webhook_partner_events.ts"
 import testMode from "./0015_test_mode.ts"
 import announcedUrls from "./0016_announced_urls.ts"
 import leadsAssigneeIndex from "./0017_leads_assignee_index.ts"
+import requestLogRowKeys from "./0018_request_log_row_keys.ts"
 import webhookAttempts from "./0020_webhook_attempts.ts"
 
 export const migrations = {
@@ -33,5 +34,6 @@ export const migrations = {
   "0015_test_mode": testMode,
   "0016_announced_urls": announcedUrls,
   "0017_leads_assignee_index": leadsAssigneeIndex,
+  "0018_request_log_row_keys": requestLogRowKeys,
   "0020_webhook_attempts": webhookAttempts
 }

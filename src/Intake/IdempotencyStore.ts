@@ -2,7 +2,12 @@ import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { availableOrFail, type OutcomeUnknown, type StoreUnavailable, writeOrFail } from "../Platform/Sql.ts"
+import {
+  availableOrFail,
+  type OutcomeUnknown,
+  type StoreUnavailable,
+  writeOrFail
+} from "../Platform/Sql/Outcome.ts"
 
 export const leaseMillis = 30_000
 export const memoryMillis = 24 * 60 * 60 * 1000
@@ -50,7 +55,8 @@ export interface IdempotencySlot {
 /**
  * Idempotency keys per origin. A reservation holds the key for a 30 s lease (a worker that dies
  * frees it by itself); success is recorded by the lead write, in its own transaction, and
- * remembered for 24 h; any failure releases the key.
+ * remembered for 24 h; any failure releases the key, except a write whose outcome is unknown
+ * (`OutcomeUnknown`): its key is kept until the lease ends, so the retry replays what committed.
  */
 export class IdempotencyStore extends Context.Service<
   IdempotencyStore,

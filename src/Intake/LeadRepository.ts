@@ -3,16 +3,14 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
+import { countOf, IdRow, requireExisting } from "../Platform/Sql/Decode.ts"
 import {
   availableOrFail,
-  countOf,
-  IdRow,
   type OutcomeUnknown,
-  pipelinedSql,
-  requireExisting,
   type StoreUnavailable,
   writeOrFail
-} from "../Platform/Sql.ts"
+} from "../Platform/Sql/Outcome.ts"
+import { pipelinedSql } from "../Platform/Sql.ts"
 import { type LeadInput, noteBody } from "./LeadInput.ts"
 
 export interface LeadWrite {

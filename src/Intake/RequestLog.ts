@@ -1,9 +1,10 @@
-import { Context, Effect, Layer, Schema, Semaphore } from "effect"
+import { Clock, Context, Effect, Layer, Metric, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore, type RequestLogRow } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { decodeRows, requireExisting, statementTimeout } from "../Platform/Sql.ts"
+import { decodeRows, requireExisting } from "../Platform/Sql/Decode.ts"
+import { statementTimeout } from "../Platform/Sql/Outcome.ts"
 
 export type { RequestLogRow }
 
@@ -22,11 +23,31 @@ const LogRow = Schema.Struct({
   livemode: Schema.Boolean
 })
 
-/** Rows one INSERT carries at most, and rows queued at most (beyond, new rows are dropped and counted). */
+/** Rows one INSERT carries at most, and rows kept waiting at most (beyond, new rows are dropped and counted). */
 const maxBatchRows = 500
-const maxPendingRows = 20_000
+const maxWaitingRows = 20_000
 
-const toRecord = (row: RequestLogRow) => ({
+/** The wait before a failed batch is tried again, doubled per failure up to the last. */
+const retryAfter = [250, 500, 1_000, 2_000] as const
+
+export const rowsWaiting = Metric.gauge("lead_intake_request_log_rows_waiting", {
+  description:
+    "Request log rows this instance has queued and not yet written (kept while the database is away)"
+})
+
+export const rowsDropped = Metric.counter("lead_intake_request_log_rows_dropped_total", {
+  description:
+    "Request log rows dropped because the queue was full, or still waiting when the instance stopped",
+  incremental: true
+})
+
+interface Waiting {
+  readonly row: RequestLogRow
+  readonly key: string
+}
+
+const toRecord = ({ row, key }: Waiting) => ({
+  row_key: key,
   request_id: row.requestId,
   at: new Date(row.at).toISOString(),
   origin_id: row.originId,
@@ -47,73 +68,114 @@ export class RequestLog extends Context.Service<
   RequestLog,
   {
     record(row: RequestLogRow): Effect.Effect<void>
+    /** Writes what is waiting now (rows the database does not take stay waiting for the writer). */
+    readonly flush: Effect.Effect<void>
     list(scope: RequestLogScope, limit: number): Effect.Effect<ReadonlyArray<RequestLogRow>, UnknownEntity>
   }
 >()("lead-intake/RequestLog") {
   /**
    * Rows are written off the answer's path, many per statement: `record` queues the row and one
-   * writer at a time inserts everything queued (so under load a single INSERT carries a whole
-   * batch, and a slow or unreachable database never holds an answer). `list` and shutdown wait
-   * for the queue to be written.
+   * writer at a time inserts the oldest waiting rows (so under load a single INSERT carries a whole
+   * batch, and a slow or unreachable database never holds an answer). A batch the database did not
+   * take stays at the head of the queue and is tried again, with a growing pause, until it is
+   * written: a restart or failover of PostgreSQL loses no row. A batch whose answer was lost may
+   * have committed: each row carries a key of its own (migration 0018), and the INSERT skips keys
+   * already written, so no row is written twice. What may be lost is what is waiting when the
+   * instance itself stops: shutdown writes it if the database answers, and counts the rest.
    */
   static readonly layer = Layer.effect(
     RequestLog,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const fn = yield* step
+      const layerScope = yield* Effect.scope
+      // The writer's pauses run on the clock the layer was built with, not on the recording caller's.
+      const clock = yield* Clock.Clock
       const writer = yield* Semaphore.make(1)
-      const pending: Array<RequestLogRow> = []
+      const waiting: Array<Waiting> = []
       let dropped = 0
 
-      const insert = (rows: ReadonlyArray<RequestLogRow>) => sql`
-        INSERT INTO request_log (request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms,
-                                 livemode)
-        SELECT r.request_id, r.at,
+      const insert = (rows: ReadonlyArray<Waiting>) => sql`
+        INSERT INTO request_log (row_key, request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key,
+                                 duration_ms, livemode)
+        SELECT r.row_key, r.request_id, r.at,
                COALESCE(r.origin_id, (SELECT origin_id FROM api_keys WHERE public_id = substr(r.key_prefix, 9))),
                r.key_prefix, r.status, r.outcome, r.lead_id, r.idempotency_key, r.duration_ms, r.livemode
         FROM jsonb_to_recordset(${JSON.stringify(rows.map((row, seq) => ({ ...toRecord(row), seq })))}::jsonb) AS r(
-          seq integer, request_id text, at timestamptz, origin_id uuid, key_prefix text, status integer,
+          seq integer, row_key uuid, request_id text, at timestamptz, origin_id uuid, key_prefix text, status integer,
           outcome text, lead_id uuid, idempotency_key text, duration_ms double precision, livemode boolean)
-        ORDER BY r.seq`
+        ORDER BY r.seq
+        ON CONFLICT (row_key) DO NOTHING`
 
-      const writeBatch = Effect.suspend(() => {
-        const batch = pending.splice(0, maxBatchRows)
-        if (batch.length === 0) return Effect.succeed(false)
+      const reportDropped = Effect.suspend(() => {
         const lost = dropped
         dropped = 0
+        return lost === 0
+          ? Effect.void
+          : Effect.logWarning("request log rows dropped: the queue was full").pipe(
+              Effect.annotateLogs({ rows: lost })
+            )
+      })
+
+      /** The oldest waiting rows written, then taken off the queue; false when none were waiting. */
+      const writeBatch = Effect.suspend(() => {
+        const batch = waiting.slice(0, maxBatchRows)
+        if (batch.length === 0) return Effect.succeed(false)
         return insert(batch).pipe(
           Effect.timeout(statementTimeout),
-          Effect.andThen(
-            lost === 0
-              ? Effect.void
-              : Effect.logWarning("request log rows dropped: the queue was full").pipe(
-                  Effect.annotateLogs({ rows: lost })
-                )
-          ),
-          Effect.catchCause((cause) =>
-            Effect.logError("request log write failed", cause).pipe(
-              Effect.annotateLogs({ rows: batch.length })
-            )
-          ),
+          Effect.andThen(() => {
+            waiting.splice(0, batch.length)
+            return Metric.update(rowsWaiting, waiting.length)
+          }),
+          Effect.andThen(reportDropped),
           Effect.as(true)
         )
       })
-      const drain: Effect.Effect<void> = Effect.flatMap(writeBatch, (wrote) => (wrote ? drain : Effect.void))
-      const flush = writer.withPermits(1)(drain)
-      // Writers run detached, so shutdown does not cut one off mid-batch: the finalizer waits for it.
-      yield* Effect.addFinalizer(() => flush)
+      const writeAll: Effect.Effect<void, unknown> = Effect.flatMap(writeBatch, (wrote) =>
+        wrote ? writeAll : Effect.void
+      )
+      /** One pass over what is waiting; a failure leaves the rows waiting and is the caller's to report. */
+      const flush = writer.withPermits(1)(writeAll)
+
+      const writeUntilDone = (attempt: number): Effect.Effect<void> =>
+        flush.pipe(
+          Effect.catchCause((cause) =>
+            Effect.logWarning("request log write failed; the rows are kept and tried again", cause).pipe(
+              Effect.annotateLogs({ rows: waiting.length, attempt: attempt + 1 }),
+              Effect.andThen(Effect.sleep(retryAfter[Math.min(attempt, retryAfter.length - 1)]!)),
+              Effect.andThen(Effect.suspend(() => writeUntilDone(attempt + 1)))
+            )
+          )
+        )
+
+      // At shutdown the writer is interrupted first (its fiber is in this layer's scope), then
+      // what is still waiting gets one more try.
+      yield* Effect.addFinalizer(() =>
+        flush.pipe(
+          Effect.catchCause((cause) =>
+            Effect.logError("request log rows lost at shutdown: the database did not take them", cause).pipe(
+              Effect.annotateLogs({ rows: waiting.length }),
+              Effect.andThen(Metric.update(rowsDropped, waiting.length))
+            )
+          )
+        )
+      )
 
       return RequestLog.of({
         record: fn("RequestLog.record")(function* (row) {
-          if (pending.length >= maxPendingRows) {
+          if (waiting.length >= maxWaitingRows) {
             dropped++
+            yield* Metric.update(rowsDropped, 1)
             return
           }
-          pending.push(row)
-          if (pending.length === 1) yield* Effect.forkDetach(flush)
+          waiting.push({ row, key: crypto.randomUUID() })
+          yield* Metric.update(rowsWaiting, waiting.length)
+          if (waiting.length === 1)
+            yield* Effect.forkIn(Effect.provideService(writeUntilDone(0), Clock.Clock, clock), layerScope)
         }),
+        flush: Effect.ignore(flush),
         list: Effect.fn("RequestLog.list")(function* (scope, limit) {
-          yield* flush
+          yield* Effect.ignore(flush)
           if ("originId" in scope) {
             yield* requireExisting(sql, "origin", scope.originId)
           }
@@ -153,6 +215,7 @@ export class RequestLog extends Context.Service<
         record: Effect.fn("RequestLog.record")(function* (row) {
           store.requests.push({ ...row, originId: row.originId ?? originOfPrefix(row.keyPrefix) })
         }),
+        flush: Effect.void,
         list: Effect.fn("RequestLog.list")(function* (scope, limit) {
           if ("originId" in scope && !store.origins.has(scope.originId)) {
             return yield* new UnknownEntity({ entity: "origin", id: scope.originId })

@@ -1,9 +1,10 @@
-import { assert } from "@effect/vitest"
+import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { generateApiKey } from "../../src/Domain/ApiKey.ts"
 import { RequestLog, type RequestLogRow } from "../../src/Intake/RequestLog.ts"
-import { seed } from "../support/Client.ts"
+import { layerPostgresServices, seed } from "../support/Client.ts"
 import { acrossLayers } from "./Suite.ts"
 
 const base = Date.parse("2026-08-01T12:00:00.000Z")
@@ -91,5 +92,43 @@ acrossLayers("RequestLog", (it) => {
         [noKey, unknownKey]
       )
     })
+  )
+})
+
+layer(layerPostgresServices, { excludeTestServices: true })("RequestLog (postgres, database away)", (it) => {
+  it.effect(
+    "keeps the rows the database refused, oldest first, and writes each once when it answers again",
+    () =>
+      Effect.gen(function* () {
+        const log = yield* RequestLog
+        const sql = yield* SqlClient.SqlClient
+        const fixture = yield* seed()
+        const at = Date.now()
+        const logged = (i: number) =>
+          row({
+            at: at + i,
+            originId: fixture.originId,
+            keyPrefix: fixture.prefix,
+            idempotencyKey: `away-${i}`
+          })
+        const first = logged(0)
+        const second = logged(1)
+        const third = logged(2)
+        yield* log.record(first)
+        yield* log.flush
+        // The table gone for a while: every INSERT fails, as it would with the database away.
+        yield* sql`ALTER TABLE request_log RENAME TO request_log_away`
+        yield* log.record(second)
+        yield* log.record(third)
+        yield* log.flush
+        yield* Effect.sleep("600 millis")
+        yield* sql`ALTER TABLE request_log_away RENAME TO request_log`
+        yield* Effect.sleep("2500 millis")
+        const listed = yield* log.list({ originId: fixture.originId }, 10)
+        assert.deepStrictEqual(listed, [third, second, first])
+        const [stored] = yield* sql<{ n: number }>`
+        SELECT count(*)::int AS n FROM request_log WHERE origin_id = ${fixture.originId} AND row_key IS NOT NULL`
+        assert.strictEqual(stored?.n, 3)
+      })
   )
 })
