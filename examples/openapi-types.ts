@@ -230,7 +230,7 @@ export interface components {
             telefono?: string | null;
             email?: (string & unknown) | null;
             mensaje?: string | null;
-            propiedad?: {
+            propiedad?: ({
                 /** @description The service's own property code: three letters, a hyphen and four digits (letters case-insensitive). */
                 codigo?: string;
                 /** @description The organization's own code for the property, as in its catalog. */
@@ -240,7 +240,25 @@ export interface components {
                  * @description Internal UUID of the property record.
                  */
                 id?: string;
-            } | null;
+            } & ({
+                /** @description The service's own property code: three letters, a hyphen and four digits (letters case-insensitive). */
+                codigo: string;
+                external_code?: never;
+                id?: never;
+            } | {
+                /** @description The organization's own code for the property, as in its catalog. */
+                external_code: string;
+                codigo?: never;
+                id?: never;
+            } | {
+                /**
+                 * Format: uuid
+                 * @description Internal UUID of the property record.
+                 */
+                id: string;
+                codigo?: never;
+                external_code?: never;
+            })) | null;
             extras?: ({
                 [key: string]: string | number | boolean | null;
             } & unknown) | null;
