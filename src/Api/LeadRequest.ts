@@ -177,19 +177,16 @@ export const Propiedad = Schema.Struct({
     description: "Property of interest: exactly one of `codigo`, `external_code` or `id`."
   })
   .pipe(
-    Schema.refine(
-      (reference): reference is PropertyReference => Object.keys(reference).length === 1,
-      {
-        message: exactlyOneReference,
-        expected: exactlyOneReference,
-        representation: {
-          id: "lead-intake/ExactlyOnePropertyReference",
-          payload: null,
-          schemas: referenceAlternatives.map((alternative) => alternative.ast)
-        },
-        toJsonSchema: ({ schemas }) => ({ oneOf: schemas.map(oneReference) })
-      }
-    )
+    Schema.refine((reference): reference is PropertyReference => Object.keys(reference).length === 1, {
+      message: exactlyOneReference,
+      expected: exactlyOneReference,
+      representation: {
+        id: "lead-intake/ExactlyOnePropertyReference",
+        payload: null,
+        schemas: referenceAlternatives.map((alternative) => alternative.ast)
+      },
+      toJsonSchema: ({ schemas }) => ({ oneOf: schemas.map(oneReference) })
+    })
   )
 
 export const ExtrasKey = Schema.String.check(
