@@ -160,6 +160,24 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description Every error: its code (one per cause, see the docs page), a message for developers, the field that failed. */
+        Error: {
+            error: {
+                /** @enum {string} */
+                code: "validation_error" | "invalid_key" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "unsupported_media_type" | "property_not_found" | "rate_limited" | "internal_error" | "temporarily_unavailable";
+                /** @description English text for developers; wording may change. */
+                message: string;
+                /** @description The field or header that failed, in dot notation. */
+                field?: string;
+                /**
+                 * Format: uri
+                 * @description Link to the explanation of the code.
+                 */
+                docs_url: string;
+            };
+            /** @description Same as the X-Request-Id header. */
+            request_id: string;
+        };
         /** @description What the request would do. Nothing was written. */
         DryRunResult: {
             /** @enum {string} */
@@ -272,24 +290,6 @@ export interface components {
             /** Format: uri */
             docs: string;
             endpoints: string[];
-            /** @description Same as the X-Request-Id header. */
-            request_id: string;
-        };
-        /** @description Every error: its code (one per cause, see the docs page), a message for developers, the field that failed. */
-        Error: {
-            error: {
-                /** @enum {string} */
-                code: "validation_error" | "invalid_key" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "unsupported_media_type" | "property_not_found" | "rate_limited" | "internal_error" | "temporarily_unavailable";
-                /** @description English text for developers; wording may change. */
-                message: string;
-                /** @description The field or header that failed, in dot notation. */
-                field?: string;
-                /**
-                 * Format: uri
-                 * @description Link to the explanation of the code.
-                 */
-                docs_url: string;
-            };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
         };

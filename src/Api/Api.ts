@@ -9,6 +9,7 @@ import {
   OpenApi
 } from "effect/http-api"
 import {
+  errorCodes,
   IdempotencyConflict,
   IdempotencyInProgress,
   InternalError,
@@ -72,6 +73,26 @@ export const DryRunResult = Schema.Struct({
   }),
   request_id: RequestId
 }).annotate({ identifier: "DryRunResult", description: "What the request would do. Nothing was written." })
+
+/**
+ * The body of every error, as one component of the document: the per-code classes of `Errors.ts`
+ * each declare it with their own code, and the wire tells them apart by `error.code` alone.
+ */
+export const ErrorBody = Schema.Struct({
+  error: Schema.Struct({
+    code: Schema.Literals(errorCodes),
+    message: Schema.String.annotate({ description: "English text for developers; wording may change." }),
+    field: Schema.optionalKey(
+      Schema.String.annotate({ description: "The field or header that failed, in dot notation." })
+    ),
+    docs_url: Uri.annotate({ description: "Link to the explanation of the code." })
+  }),
+  request_id: RequestId
+}).annotate({
+  identifier: "Error",
+  description:
+    "Every error: its code (one per cause, see the docs page), a message for developers, the field that failed."
+})
 
 export const IndexResponse = Schema.Struct({
   name: Schema.String,
@@ -220,4 +241,5 @@ export class Api extends HttpApi.make("lead-intake")
       description: guide,
       override: { webhooks }
     })
-  ) {}
+  )
+  .annotate(HttpApi.AdditionalSchemas, [ErrorBody]) {}

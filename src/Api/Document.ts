@@ -151,8 +151,8 @@ const withParameters = (operation: Json): Json => {
 
 // -- 3. Errors ------------------------------------------------------------------------------------
 // HttpApi documents each error class as its own component and response; on the wire every error is
-// the one envelope, told apart by `error.code`, so the document shares one `Error` schema and lists
-// the codes per status (`x-error-codes`). 404 and 405 are the router's answers, on every route, not
+// the one envelope, told apart by `error.code`, so the responses refer to the one `Error` schema
+// (`ErrorBody` in Api.ts) and list the codes per status (`x-error-codes`). 404 and 405 are the router's answers, on every route, not
 // any endpoint's.
 
 const errorSchemaRef = { $ref: "#/components/schemas/Error" }
@@ -192,28 +192,6 @@ const withSharedErrors = (operation: Json): Json => ({
     "405": routerResponse("405")
   }
 })
-
-const errorSchema = {
-  type: "object",
-  description:
-    "Every error: its code (one per cause, see the docs page), a message for developers, the field that failed.",
-  properties: {
-    error: {
-      type: "object",
-      properties: {
-        code: { type: "string", enum: errorCodes },
-        message: { type: "string", description: "English text for developers; wording may change." },
-        field: { type: "string", description: "The field or header that failed, in dot notation." },
-        docs_url: { type: "string", description: "Link to the explanation of the code.", format: "uri" }
-      },
-      required: ["code", "message", "docs_url"],
-      additionalProperties: false
-    },
-    request_id: { type: "string", description: "Same as the X-Request-Id header." }
-  },
-  required: ["error", "request_id"],
-  additionalProperties: false
-}
 
 /** The per-error envelopes HttpApi generated (`…Encoded`), replaced by the one `Error`. */
 const isPerErrorSchema = (name: string) => name.endsWith("Encoded")
@@ -292,6 +270,6 @@ export const finishDocument = (publicBaseUrl: string, generated: Json): Json => 
   return forDeployment(publicBaseUrl, {
     ...generated,
     paths,
-    components: { ...components, schemas: { ...Object.fromEntries(schemas), Error: errorSchema } }
+    components: { ...components, schemas: Object.fromEntries(schemas) }
   })
 }
