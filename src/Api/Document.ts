@@ -198,8 +198,8 @@ const isPerErrorSchema = (name: string) => name.endsWith("Encoded")
 
 // -- 4. Examples ----------------------------------------------------------------------------------
 // OpenAPI's named examples (`examples` of a media type, each with a summary) have no annotation: a
-// Schema `examples` annotation lands unnamed inside the JSON Schema, and one schema (`Error`, a
-// record for this document) stands for bodies whose examples differ per operation and status.
+// Schema `examples` annotation lands unnamed inside the JSON Schema, and the one `Error` schema
+// stands for bodies whose examples differ per status (the codes that status can answer).
 
 const withExamples = (name: string, operation: Json): Json => {
   const body = recordAt(recordAt(operation, "requestBody"), "content")
