@@ -160,6 +160,24 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description Every error: its code (one per cause, see the docs page), a message for developers, the field that failed. */
+        Error: {
+            error: {
+                /** @enum {string} */
+                code: "validation_error" | "invalid_key" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "unsupported_media_type" | "property_not_found" | "rate_limited" | "internal_error" | "temporarily_unavailable";
+                /** @description English text for developers; wording may change. */
+                message: string;
+                /** @description The field or header that failed, in dot notation. */
+                field?: string;
+                /**
+                 * Format: uri
+                 * @description Link to the explanation of the code.
+                 */
+                docs_url: string;
+            };
+            /** @description Same as the X-Request-Id header. */
+            request_id: string;
+        };
         /** @description What the request would do. Nothing was written. */
         DryRunResult: {
             /** @enum {string} */
@@ -230,7 +248,7 @@ export interface components {
             telefono?: string | null;
             email?: (string & unknown) | null;
             mensaje?: string | null;
-            propiedad?: {
+            propiedad?: ({
                 /** @description The service's own property code: three letters, a hyphen and four digits (letters case-insensitive). */
                 codigo?: string;
                 /** @description The organization's own code for the property, as in its catalog. */
@@ -240,7 +258,25 @@ export interface components {
                  * @description Internal UUID of the property record.
                  */
                 id?: string;
-            } | null;
+            } & ({
+                /** @description The service's own property code: three letters, a hyphen and four digits (letters case-insensitive). */
+                codigo: string;
+                external_code?: never;
+                id?: never;
+            } | {
+                /** @description The organization's own code for the property, as in its catalog. */
+                external_code: string;
+                codigo?: never;
+                id?: never;
+            } | {
+                /**
+                 * Format: uuid
+                 * @description Internal UUID of the property record.
+                 */
+                id: string;
+                codigo?: never;
+                external_code?: never;
+            })) | null;
             extras?: ({
                 [key: string]: string | number | boolean | null;
             } & unknown) | null;
@@ -254,24 +290,6 @@ export interface components {
             /** Format: uri */
             docs: string;
             endpoints: string[];
-            /** @description Same as the X-Request-Id header. */
-            request_id: string;
-        };
-        /** @description Every error: its code (one per cause, see the docs page), a message for developers, the field that failed. */
-        Error: {
-            error: {
-                /** @enum {string} */
-                code: "validation_error" | "invalid_key" | "not_found" | "method_not_allowed" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "unsupported_media_type" | "property_not_found" | "rate_limited" | "internal_error" | "temporarily_unavailable";
-                /** @description English text for developers; wording may change. */
-                message: string;
-                /** @description The field or header that failed, in dot notation. */
-                field?: string;
-                /**
-                 * Format: uri
-                 * @description Link to the explanation of the code.
-                 */
-                docs_url: string;
-            };
             /** @description Same as the X-Request-Id header. */
             request_id: string;
         };

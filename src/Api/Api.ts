@@ -9,13 +9,7 @@ import {
   OpenApi
 } from "effect/http-api"
 import {
-  cacheControlHeader,
-  documentHeaders,
-  documentIdempotencyKey,
-  leadResponseHeaders,
-  shareErrorSchema
-} from "./Document.ts"
-import {
+  errorCodes,
   IdempotencyConflict,
   IdempotencyInProgress,
   InternalError,
@@ -27,8 +21,9 @@ import {
   UnsupportedMediaType,
   ValidationError
 } from "./Errors.ts"
+import { guide } from "./Guide.ts"
 import { LeadRequest, Limits } from "./LeadRequest.ts"
-import { documentWebhooks } from "./Webhooks.ts"
+import { webhooks } from "./Webhooks.ts"
 
 export * from "./Errors.ts"
 
@@ -79,6 +74,26 @@ export const DryRunResult = Schema.Struct({
   request_id: RequestId
 }).annotate({ identifier: "DryRunResult", description: "What the request would do. Nothing was written." })
 
+/**
+ * The body of every error, as one component of the document: the per-code classes of `Errors.ts`
+ * each declare it with their own code, and the wire tells them apart by `error.code` alone.
+ */
+export const ErrorBody = Schema.Struct({
+  error: Schema.Struct({
+    code: Schema.Literals(errorCodes),
+    message: Schema.String.annotate({ description: "English text for developers; wording may change." }),
+    field: Schema.optionalKey(
+      Schema.String.annotate({ description: "The field or header that failed, in dot notation." })
+    ),
+    docs_url: Uri.annotate({ description: "Link to the explanation of the code." })
+  }),
+  request_id: RequestId
+}).annotate({
+  identifier: "Error",
+  description:
+    "Every error: its code (one per cause, see the docs page), a message for developers, the field that failed."
+})
+
 export const IndexResponse = Schema.Struct({
   name: Schema.String,
   version: Schema.Literal("1"),
@@ -109,7 +124,7 @@ export const LeadHeaders = Schema.Struct({
   "idempotency-key": Schema.optionalKey(
     Schema.String.annotate({
       description:
-        "1 to 200 printable ASCII characters. Remembered for 24 hours per origin for successful responses. Ignored (not even validated) in dry-run."
+        "Your own id for this lead (1 to 200 printable ASCII characters), so a retry is safe: for 24 hours after a success the same key with the same body answers the original response again (`replay: true`), per origin. Ignored (not even validated) in dry-run."
     })
   )
 }).check(
@@ -141,7 +156,11 @@ export class Admission extends HttpApiMiddleware.Service<Admission, { provides: 
   {
     security: {
       bearer: HttpApiSecurity.bearer.pipe(
-        HttpApiSecurity.annotate(OpenApi.Format, "lk_live_… (lk_test_… in test mode)")
+        HttpApiSecurity.annotate(OpenApi.Format, "lk_live_… (lk_test_… in test mode)"),
+        HttpApiSecurity.annotate(
+          OpenApi.Description,
+          "The origin's API key, `Authorization: Bearer lk_live_…`: shown once when generated, one active key per origin."
+        )
       )
     },
     error: [InvalidKey, TemporarilyUnavailable, RateLimited]
@@ -174,41 +193,43 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
       OpenApi.annotations({
         summary: "Create or enrich a lead",
         description:
-          "Creates a lead (201), or enriches the existing lead with the same phone in the caller's organization (200). Checks run in this order: key (401/503), rate limit (429), Content-Type (415), size (413), headers (400), body (400), dry-run, idempotency (409), property (422), write (500/503).",
-        transform: (operation) =>
-          documentIdempotencyKey(Limits.idempotencyKey)(documentHeaders(leadResponseHeaders)(operation))
+          "Creates a lead (201), or enriches the existing lead with the same phone in the caller's organization (200). Checks run in this order: key (401/503), rate limit (429), Content-Type (415), size (413), headers (400), body (400), dry-run, idempotency (409), property (422), write (500/503)."
       })
     )
   )
   .middleware(Decoding)
   .middleware(Admission)
   // Every issue of the body is collected, so the first failing field in the contract's order answers.
-  .annotate(HttpApi.PayloadParseOptions, { errors: "all", onExcessProperty: "error" }) {}
+  .annotate(HttpApi.PayloadParseOptions, { errors: "all", onExcessProperty: "error" })
+  .annotate(
+    OpenApi.Description,
+    "Deliver leads: create a lead or enrich the existing one with the same phone. Needs an API key."
+  ) {}
 
-const publicHeaders = documentHeaders(() => ({}))
-
-export class PublicGroup extends HttpApiGroup.make("public").add(
-  HttpApiEndpoint.get("index", "/v1", { success: IndexResponse }).annotateMerge(
-    OpenApi.annotations({ summary: "API index", transform: publicHeaders })
-  ),
-  HttpApiEndpoint.get("openapi", "/v1/openapi.json", {
-    success: Schema.Record(Schema.String, Schema.Json).annotate({ description: "The OpenAPI 3.1 document." })
-  }).annotateMerge(
-    OpenApi.annotations({
-      summary: "This OpenAPI 3.1 document",
-      description: "Cacheable for 5 minutes (`Cache-Control: public, max-age=300`).",
-      transform: documentHeaders((status) => (status === "200" ? cacheControlHeader : {}))
-    })
-  ),
-  HttpApiEndpoint.get("docs", "/v1/docs", {
-    success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
-  }).annotateMerge(
-    OpenApi.annotations({
-      summary: "This reference: the guide, every operation, the webhooks and an anchor per error code",
-      transform: publicHeaders
-    })
+export class PublicGroup extends HttpApiGroup.make("public")
+  .add(
+    HttpApiEndpoint.get("index", "/v1", { success: IndexResponse }).annotateMerge(
+      OpenApi.annotations({ summary: "API index" })
+    ),
+    HttpApiEndpoint.get("openapi", "/v1/openapi.json", {
+      success: Schema.Record(Schema.String, Schema.Json).annotate({
+        description: "The OpenAPI 3.1 document."
+      })
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "This OpenAPI 3.1 document",
+        description: "Cacheable for 5 minutes (`Cache-Control: public, max-age=300`)."
+      })
+    ),
+    HttpApiEndpoint.get("docs", "/v1/docs", {
+      success: Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "This reference: the guide, every operation, the webhooks and an anchor per error code"
+      })
+    )
   )
-) {}
+  .annotate(OpenApi.Description, "The index, this document and the human documentation. No key needed.") {}
 
 export class Api extends HttpApi.make("lead-intake")
   .add(PublicGroup)
@@ -217,8 +238,8 @@ export class Api extends HttpApi.make("lead-intake")
     OpenApi.annotations({
       title: "Lead Intake API",
       version: "1.2.0",
-      description:
-        "Server-to-server API that receives leads from outside systems (web forms, chatbots, automation tools, call centres) into an organization's CRM. Call it from a backend only: no CORS headers are ever sent.",
-      transform: (document) => documentWebhooks(shareErrorSchema(document))
+      description: guide,
+      override: { webhooks }
     })
-  ) {}
+  )
+  .annotate(HttpApi.AdditionalSchemas, [ErrorBody]) {}

@@ -1,4 +1,20 @@
+import {
+  type Example,
+  errorExamples as examplesOfCodes,
+  parameterExamples,
+  requestExamples,
+  responseExamples
+} from "./Documentation.ts"
 import { type ErrorCode, errorCatalog, errorCodes } from "./Errors.ts"
+import { codeSamples } from "./Guide.ts"
+import { Limits } from "./LeadRequest.ts"
+
+/**
+ * The only hand-editing of the document `OpenApi.fromApi(Api)` generates. Everything an annotation
+ * can say is said on the schemas, endpoints, groups and the API in `Api.ts` (descriptions, titles,
+ * formats, tags, the security scheme, the guide, the webhooks); each edit below is here because no
+ * annotation of Schema or HttpApi can say it, and its comment says why.
+ */
 
 type Json = Readonly<Record<string, unknown>>
 
@@ -14,6 +30,10 @@ const mapValues = (json: Json, f: (value: Json, key: string) => Json): Json =>
   Object.fromEntries(
     Object.entries(json).map(([key, value]) => [key, isRecord(value) ? f(value, key) : value])
   )
+
+// -- 1. Response headers ------------------------------------------------------------------------
+// Request id, rate limit, Retry-After and the rest are set by the global middleware and the error
+// table, outside the endpoint's typed response; HttpApi documents only headers a response schema has.
 
 const header = (description: string, schema: Json, required: boolean) => ({
   description,
@@ -42,76 +62,105 @@ const rateLimitHeaders = (required: boolean) => ({
   RateLimit: header('IETF draft state, e.g. `"default";r=59;t=42`.', { type: "string" }, required)
 })
 
-const retryAfterHeader = (required: boolean) => ({
-  "Retry-After": header("Seconds to wait before retrying.", { type: "integer", minimum: 1 }, required)
-})
-
-const replayedHeader = {
-  "Idempotent-Replayed": header(
-    "`true` when the response repeats an earlier one for the same Idempotency-Key.",
-    { type: "string", enum: ["true"] },
-    false
-  )
-}
-
-const wwwAuthenticateHeader = {
-  "WWW-Authenticate": header(
-    "The authentication scheme to use (RFC 6750).",
-    { type: "string", enum: [errorCatalog.invalid_key.headers["www-authenticate"]] },
-    true
-  )
-}
-
-/** Headers set outside the typed body (request id, rate limit, Retry-After) are documented here. */
-export const documentHeaders =
-  (perStatus: (status: string) => Json) =>
-  (operation: Json): Json => ({
-    ...operation,
-    responses: mapValues(recordAt(operation, "responses"), (response, status) => ({
-      ...response,
-      headers: { ...recordAt(response, "headers"), ...requestIdHeader, ...perStatus(status) }
-    }))
-  })
-
-export const leadResponseHeaders = (status: string): Json => {
+const leadResponseHeaders = (status: string): Json => {
   const limits = status === "401" || status === "503" ? {} : rateLimitHeaders(status !== "500")
   const retryAfter =
-    status === "409" || status === "429" || status === "503" ? retryAfterHeader(status !== "409") : {}
-  const replay = status === "200" || status === "201" ? replayedHeader : {}
+    status === "409" || status === "429" || status === "503"
+      ? {
+          "Retry-After": header(
+            "Seconds to wait before retrying.",
+            { type: "integer", minimum: 1 },
+            status !== "409"
+          )
+        }
+      : {}
+  const replay =
+    status === "200" || status === "201"
+      ? {
+          "Idempotent-Replayed": header(
+            "`true` when the response repeats an earlier one for the same Idempotency-Key.",
+            { type: "string", enum: ["true"] },
+            false
+          )
+        }
+      : {}
   const close = status === "413" ? { Connection: header("`close`", { type: "string" }, true) } : {}
-  const authenticate = status === "401" ? wwwAuthenticateHeader : {}
+  const authenticate =
+    status === "401"
+      ? {
+          "WWW-Authenticate": header(
+            "The authentication scheme to use (RFC 6750).",
+            { type: "string", enum: [errorCatalog.invalid_key.headers["www-authenticate"]] },
+            true
+          )
+        }
+      : {}
   return { ...limits, ...retryAfter, ...replay, ...close, ...authenticate }
 }
 
-export const cacheControlHeader = {
-  "Cache-Control": header("`public, max-age=300`", { type: "string" }, true)
+const responseHeaders: Record<string, (status: string) => Json> = {
+  "POST /v1/leads": leadResponseHeaders,
+  "GET /v1/openapi.json": (status) =>
+    status === "200" ? { "Cache-Control": header("`public, max-age=300`", { type: "string" }, true) } : {}
 }
 
-/** The Idempotency-Key header parameter with the rules the schema's filter checks. */
-export const documentIdempotencyKey =
-  (maxLength: number) =>
-  (operation: Json): Json => {
-    const parameters = operation.parameters
-    if (!Array.isArray(parameters)) return operation
-    return {
-      ...operation,
-      parameters: parameters.map((parameter: unknown) =>
-        isRecord(parameter) && parameter.name === "idempotency-key"
-          ? {
-              ...parameter,
-              schema: { type: "string", minLength: 1, maxLength, pattern: "^[\\x20-\\x7E]+$" }
-            }
-          : parameter
-      )
+const withHeaders = (name: string, operation: Json): Json => ({
+  ...operation,
+  responses: mapValues(recordAt(operation, "responses"), (response, status) => ({
+    ...response,
+    headers: {
+      ...recordAt(response, "headers"),
+      ...requestIdHeader,
+      ...(responseHeaders[name]?.(status) ?? {})
     }
+  }))
+})
+
+// -- 2. Parameters ------------------------------------------------------------------------------
+// HttpApi writes a header's schema under `parameters[].schema` and has no annotation for the
+// parameter's own `description` or `example`. The Idempotency-Key's rule is checked on the headers
+// together (a dry-run ignores the key), so its field's schema carries no constraint to derive.
+
+const idempotencyKeySchema = {
+  type: "string",
+  minLength: 1,
+  maxLength: Limits.idempotencyKey,
+  pattern: "^[\\x20-\\x7E]+$"
+}
+
+const withParameters = (operation: Json): Json => {
+  const parameters = operation.parameters
+  if (!Array.isArray(parameters)) return operation
+  return {
+    ...operation,
+    parameters: parameters.map((parameter: unknown) => {
+      if (!isRecord(parameter)) return parameter
+      const name = String(parameter.name)
+      const schema = recordAt(parameter, "schema")
+      const description = parameter.description ?? schema.description
+      const example = parameter.example ?? parameterExamples[name]
+      return {
+        ...parameter,
+        ...(name === "idempotency-key" ? { schema: idempotencyKeySchema } : {}),
+        ...(typeof description === "string" ? { description } : {}),
+        ...(example === undefined ? {} : { example })
+      }
+    })
   }
+}
+
+// -- 3. Errors ------------------------------------------------------------------------------------
+// HttpApi documents each error class as its own component and response; on the wire every error is
+// the one envelope, told apart by `error.code`, so the responses refer to the one `Error` schema
+// (`ErrorBody` in Api.ts) and list the codes per status (`x-error-codes`). 404 and 405 are the router's answers, on every route, not
+// any endpoint's.
 
 const errorSchemaRef = { $ref: "#/components/schemas/Error" }
 
 const codesWithStatus = (status: string): ReadonlyArray<ErrorCode> =>
   errorCodes.filter((code) => String(errorCatalog[code].status) === status)
 
-const errorResponse = (status: "404" | "405") => {
+const routerResponse = (status: "404" | "405") => {
   const [code] = codesWithStatus(status)
   const entry = errorCatalog[code ?? "not_found"]
   return {
@@ -127,8 +176,7 @@ const errorResponse = (status: "404" | "405") => {
   }
 }
 
-/** Every error response refers to one `Error` schema, lists its codes, and 404/405 are on every route. */
-const shareErrorResponses = (operation: Json): Json => ({
+const withSharedErrors = (operation: Json): Json => ({
   ...operation,
   responses: {
     ...mapValues(recordAt(operation, "responses"), (response, status) =>
@@ -140,42 +188,88 @@ const shareErrorResponses = (operation: Json): Json => ({
             "x-error-codes": codesWithStatus(status)
           }
     ),
-    "404": errorResponse("404"),
-    "405": errorResponse("405")
+    "404": routerResponse("404"),
+    "405": routerResponse("405")
   }
 })
 
-const errorSchema = {
-  type: "object",
-  description:
-    "Every error: its code (one per cause, see the docs page), a message for developers, the field that failed.",
-  properties: {
-    error: {
-      type: "object",
-      properties: {
-        code: { type: "string", enum: errorCodes },
-        message: { type: "string", description: "English text for developers; wording may change." },
-        field: { type: "string", description: "The field or header that failed, in dot notation." },
-        docs_url: { type: "string", description: "Link to the explanation of the code.", format: "uri" }
-      },
-      required: ["code", "message", "docs_url"],
-      additionalProperties: false
-    },
-    request_id: { type: "string", description: "Same as the X-Request-Id header." }
-  },
-  required: ["error", "request_id"],
-  additionalProperties: false
-}
-
+/** The per-error envelopes HttpApi generated (`…Encoded`), replaced by the one `Error`. */
 const isPerErrorSchema = (name: string) => name.endsWith("Encoded")
 
-/** One `Error` component in place of one copied envelope per error class. */
-export const shareErrorSchema = (document: Json): Json => {
-  const components = recordAt(document, "components")
-  const schemas = Object.entries(recordAt(components, "schemas")).filter(([name]) => !isPerErrorSchema(name))
+// -- 4. Examples ----------------------------------------------------------------------------------
+// OpenAPI's named examples (`examples` of a media type, each with a summary) have no annotation: a
+// Schema `examples` annotation lands unnamed inside the JSON Schema, and the one `Error` schema
+// stands for bodies whose examples differ per status (the codes that status can answer).
+
+const withExamples = (name: string, operation: Json): Json => {
+  const body = recordAt(recordAt(operation, "requestBody"), "content")
+  const requestBody =
+    body["application/json"] === undefined || name !== "POST /v1/leads"
+      ? operation.requestBody
+      : {
+          ...recordAt(operation, "requestBody"),
+          content: {
+            ...body,
+            "application/json": { ...recordAt(body, "application/json"), examples: requestExamples }
+          }
+        }
   return {
-    ...document,
-    paths: mapValues(recordAt(document, "paths"), (path) => mapValues(path, shareErrorResponses)),
-    components: { ...components, schemas: { ...Object.fromEntries(schemas), Error: errorSchema } }
+    ...operation,
+    ...(requestBody === undefined ? {} : { requestBody }),
+    responses: mapValues(recordAt(operation, "responses"), (response, status) => {
+      if (response.content === undefined) return response
+      return {
+        ...response,
+        content: mapValues(recordAt(response, "content"), (media, mediaType) => {
+          const examples: Record<string, Example> | undefined =
+            Number(status) >= 400
+              ? examplesOfCodes(response["x-error-codes"] as ReadonlyArray<ErrorCode>)
+              : responseExamples(name, status, mediaType)
+          return examples === undefined ? media : { ...media, examples }
+        })
+      }
+    })
   }
+}
+
+// -- 5. The deployment --------------------------------------------------------------------------------
+// The samples, the license link and the server name the URL the service is reached at
+// (PUBLIC_BASE_URL), known when it starts, not when the API is declared.
+
+/** Where the committed `openapi.json` says the API is; a running server names its own PUBLIC_BASE_URL. */
+export const defaultServerUrl = "http://127.0.0.1:8080"
+
+const forDeployment = (publicBaseUrl: string, document: Json): Json => ({
+  ...document,
+  info: {
+    ...recordAt(document, "info"),
+    license: { name: "Proprietary", url: `${publicBaseUrl}/v1/docs#license` }
+  },
+  servers: [
+    {
+      url: publicBaseUrl,
+      description:
+        publicBaseUrl === defaultServerUrl
+          ? "A local server (npm start)"
+          : "This deployment (PUBLIC_BASE_URL)"
+    }
+  ]
+})
+
+/** The generated document with the edits above, for a service reached at `publicBaseUrl`. */
+export const finishDocument = (publicBaseUrl: string, generated: Json): Json => {
+  const components = recordAt(generated, "components")
+  const schemas = Object.entries(recordAt(components, "schemas")).filter(([name]) => !isPerErrorSchema(name))
+  const paths = mapValues(recordAt(generated, "paths"), (item, path) =>
+    mapValues(item, (operation, method) => {
+      const name = `${method.toUpperCase()} ${path}`
+      const edited = withExamples(name, withSharedErrors(withParameters(withHeaders(name, operation))))
+      return name === "POST /v1/leads" ? { ...edited, "x-codeSamples": codeSamples(publicBaseUrl) } : edited
+    })
+  )
+  return forDeployment(publicBaseUrl, {
+    ...generated,
+    paths,
+    components: { ...components, schemas: Object.fromEntries(schemas) }
+  })
 }

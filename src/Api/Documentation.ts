@@ -1,13 +1,11 @@
 import { type ErrorCode, errorCatalog, errorCodes } from "./Errors.ts"
 
 /**
- * The prose and examples of the OpenAPI document, applied to the document the HttpApi generates.
- * Everything a partner reads (openapi.json, the docs page, the generated clients) comes from here.
+ * The named examples of the OpenAPI document (requests, answers, every error code, header values):
+ * data only, placed in the document by `Document.ts`, since no annotation can carry named examples.
  */
 
-type Json = Record<string, unknown>
-
-interface Example {
+export interface Example {
   readonly summary: string
   readonly description?: string
   readonly value: unknown
@@ -135,11 +133,11 @@ export const errorExample = (code: ErrorCode, docsBase = `${exampleHost}/v1/docs
   }
 }
 
-/** The codes a response declares (`x-error-codes`), else every code with its status. */
-const errorExamples = (status: number, declared: unknown): Record<string, Example> | undefined => {
-  const codes = Array.isArray(declared)
-    ? errorCodes.filter((code) => declared.includes(code))
-    : errorCodes.filter((code) => errorCatalog[code].status === status)
+/** One example per code a response declares (`x-error-codes`), in the catalog's order. */
+export const errorExamples = (
+  declared: ReadonlyArray<ErrorCode> | undefined
+): Record<string, Example> | undefined => {
+  const codes = errorCodes.filter((code) => declared?.includes(code) === true)
   if (codes.length === 0) return undefined
   return Object.fromEntries(
     codes.map((code) => [code, { summary: errorCatalog[code].title, value: errorExample(code) }])
@@ -177,70 +175,13 @@ const publicExamples: Record<string, Record<string, Record<string, Example>>> = 
   }
 }
 
-export const tagDescriptions: Record<string, string> = {
-  public: "The index, this document and the human documentation. No key needed.",
-  leads: "Deliver leads: create a lead or enrich the existing one with the same phone. Needs an API key."
-}
-
-/** For parameters whose generated schema lost its description (the idempotency key's is rewritten in src/Api/Document.ts). */
-const parameterDescriptions: Record<string, string> = {
-  "idempotency-key":
-    "Your own id for this lead (1 to 200 printable ASCII characters), so a retry is safe: for 24 hours after a success the same key with the same body answers the original response again (`replay: true`), per origin. Ignored (not even validated) in dry-run."
-}
-
-const parameterExamples: Record<string, string> = {
+export const parameterExamples: Record<string, string> = {
   "x-service-dry-run": "true",
   "idempotency-key": "form-4711"
 }
 
-const successExamplesFor = (operation: string, status: string, mediaType: string) => {
+/** The examples of a success answer of an operation (`"POST /v1/leads"`), by status and media type. */
+export const responseExamples = (operation: string, status: string, mediaType: string) => {
   if (operation === "POST /v1/leads") return successExamples[status]
   return publicExamples[operation]?.[mediaType]
-}
-
-/** Adds examples, tag descriptions and parameter descriptions to the generated document. */
-export const describeDocument = <Spec extends object>(spec: Spec): Spec => {
-  const document = spec as unknown as Json & {
-    paths?: Record<string, Record<string, Json>>
-    tags?: Array<Json>
-  }
-  document.tags = (document.tags ?? []).map((tag) => ({
-    ...tag,
-    description: tag.description ?? tagDescriptions[String(tag.name)]
-  }))
-  const schemes = (document.components as { securitySchemes?: Record<string, Json> } | undefined)
-    ?.securitySchemes
-  for (const scheme of Object.values(schemes ?? {})) {
-    scheme.description ??=
-      "The origin's API key, `Authorization: Bearer lk_live_…`: shown once when generated, one active key per origin."
-  }
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    for (const [method, operation] of Object.entries(item)) {
-      const name = `${method.toUpperCase()} ${path}`
-      for (const parameter of (operation.parameters ?? []) as Array<Json & { schema?: Json }>) {
-        if (parameter.description === undefined) {
-          const description = parameter.schema?.description ?? parameterDescriptions[String(parameter.name)]
-          if (typeof description === "string") parameter.description = description
-        }
-        const example = parameterExamples[String(parameter.name)]
-        if (parameter.example === undefined && example !== undefined) parameter.example = example
-      }
-      const body = (operation.requestBody as Json | undefined)?.content as Record<string, Json> | undefined
-      const jsonBody = body?.["application/json"]
-      if (jsonBody !== undefined && jsonBody.examples === undefined && name === "POST /v1/leads") {
-        jsonBody.examples = requestExamples
-      }
-      for (const [status, response] of Object.entries((operation.responses ?? {}) as Record<string, Json>)) {
-        for (const [mediaType, media] of Object.entries((response.content ?? {}) as Record<string, Json>)) {
-          if (media.examples !== undefined || media.example !== undefined) continue
-          const examples =
-            Number(status) >= 400
-              ? errorExamples(Number(status), response["x-error-codes"])
-              : successExamplesFor(name, status, mediaType)
-          if (examples !== undefined) media.examples = examples
-        }
-      }
-    }
-  }
-  return spec
 }

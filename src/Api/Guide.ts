@@ -3,9 +3,10 @@ import { errorCatalog, errorCodes } from "./Errors.ts"
 import { Limits } from "./LeadRequest.ts"
 
 /**
- * The guide a partner reads first, as the Markdown of the document's `info.description`, and the
- * request samples of `POST /v1/leads` (`x-codeSamples`). The docs page renders both from the
- * document, so openapi.json, the page and generated clients say the same thing.
+ * The guide a partner reads first, the Markdown of the document's `info.description` (the API's
+ * description annotation in `Api.ts`), and the request samples of `POST /v1/leads`
+ * (`x-codeSamples`, placed by `Document.ts` for the deployment's URL). The docs page renders both
+ * from the document, so openapi.json, the page and generated clients say the same thing.
  */
 
 const errorSections = errorCodes
@@ -241,21 +242,3 @@ func main() {
     }
   ]
 }
-
-/** The guide as `info.description` and the samples on `POST /v1/leads`, for a server at `baseUrl`. */
-export const documentGuide =
-  (baseUrl: string) =>
-  <Spec extends { readonly info: object; readonly paths: object }>(spec: Spec): Spec => {
-    const paths = spec.paths as Record<string, Record<string, Record<string, unknown>>>
-    const leads = paths["/v1/leads"]
-    return {
-      ...spec,
-      info: { ...spec.info, description: guide },
-      paths: {
-        ...paths,
-        ...(leads?.post === undefined
-          ? {}
-          : { "/v1/leads": { ...leads, post: { ...leads.post, "x-codeSamples": codeSamples(baseUrl) } } })
-      }
-    }
-  }

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { type JsonSchema, Schema } from "effect"
 
 export const Limits = {
   bodyBytes: 64_000,
@@ -133,22 +133,61 @@ export const PropertyId = Schema.String.check(
   rule((text: string) => uuid.test(text), "must be a UUID", { format: "uuid" })
 ).annotate({ description: "Internal UUID of the property record." })
 
+/** A property reference as the contract takes it: exactly one key, so two of them do not type-check. */
+export type PropertyReference =
+  | { readonly codigo: string; readonly external_code?: never; readonly id?: never }
+  | { readonly external_code: string; readonly codigo?: never; readonly id?: never }
+  | { readonly id: string; readonly codigo?: never; readonly external_code?: never }
+
+/** The three ways to name a property, each an object of its one key, as the document states them. */
+const referenceAlternatives = [
+  Schema.Struct({ codigo: Codigo }),
+  Schema.Struct({ external_code: ExternalCode }),
+  Schema.Struct({ id: PropertyId })
+]
+const referenceKeys = ["codigo", "external_code", "id"]
+
+/**
+ * Each alternative also names the other two keys with the schema `false` (never present): the same
+ * rule as its `additionalProperties: false`, said so that openapi-typescript types them `?: never`.
+ */
+const oneReference = (alternative: JsonSchema.JsonSchema, index: number): JsonSchema.JsonSchema => ({
+  ...alternative,
+  properties: {
+    ...(alternative.properties as object),
+    ...Object.fromEntries(referenceKeys.filter((_, other) => other !== index).map((key) => [key, false]))
+  }
+})
+
+const exactlyOneReference = "must have exactly one of codigo, external_code or id"
+
+/**
+ * Decoded as one object with three optional keys and a rule on their count, so a failure keeps naming
+ * `propiedad` (or the malformed `propiedad.codigo`/`.id`); the rule narrows the type to one key, and
+ * the document states it as a `oneOf` of the three single-key objects, which generators and
+ * validators read as "exactly one".
+ */
 export const Propiedad = Schema.Struct({
   codigo: Schema.optionalKey(Codigo),
   external_code: Schema.optionalKey(ExternalCode),
   id: Schema.optionalKey(PropertyId)
 })
-  .check(
-    rule(
-      (reference: object) => Object.keys(reference).length === 1,
-      "must have exactly one of codigo, external_code or id",
-      { minProperties: 1, maxProperties: 1 }
-    )
-  )
   .annotate({
     title: "PropertyReference",
     description: "Property of interest: exactly one of `codigo`, `external_code` or `id`."
   })
+  .pipe(
+    Schema.refine((reference): reference is PropertyReference => Object.keys(reference).length === 1, {
+      message: exactlyOneReference,
+      expected: exactlyOneReference,
+      representation: {
+        id: "lead-intake/ExactlyOnePropertyReference",
+        payload: null,
+        schemas: referenceAlternatives.map((alternative) => alternative.ast)
+      },
+      toJsonSchema: ({ schemas }) => ({ oneOf: schemas.map(oneReference) })
+    })
+  )
 
 export const ExtrasKey = Schema.String.check(
   storable,

@@ -1,6 +1,8 @@
 /**
- * The webhook events (docs/webhooks.md) as the OpenAPI 3.1 `webhooks` of the document: what the
- * organization's endpoints receive, signed as Standard Webhooks.
+ * The webhook events (docs/webhooks.md) as the OpenAPI 3.1 `webhooks` of the document (the API's
+ * `override` annotation in `Api.ts`): what the organization's endpoints receive, signed as
+ * Standard Webhooks. HttpApi declares the routes the service answers, so the requests it sends are
+ * written here as OpenAPI operations.
  */
 
 type Json = Readonly<Record<string, unknown>>
@@ -117,6 +119,3 @@ const operation = (event: (typeof events)[number]): Json => ({
 })
 
 export const webhooks: Json = Object.fromEntries(events.map((event) => [event.type, operation(event)]))
-
-/** Adds the `webhooks` section to the generated document. */
-export const documentWebhooks = (document: Json): Json => ({ ...document, webhooks })

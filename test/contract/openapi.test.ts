@@ -352,12 +352,27 @@ layer(Contract.layer(layerMemoryServices))("GET /v1/openapi.json (memory)", (it)
       )
       assert.strictEqual(values.find((value) => value.type === "string")!.maxLength, 200)
 
-      // exactly one of the three references: no other key, at least one and at most one property
+      // exactly one of the three references, as generators read it: a oneOf of three objects, each
+      // requiring its key and refusing the other two (by name and by additionalProperties)
       const reference = nonNull(document, at(properties, "propiedad"))
       assert.strictEqual(reference.additionalProperties, false)
-      assert.strictEqual(reference.minProperties, 1)
-      assert.strictEqual(reference.maxProperties, 1)
       assert.sameMembers(Object.keys(at(reference, "properties")), ["codigo", "external_code", "id"])
+      const oneOf = (reference.allOf as ReadonlyArray<Json>).flatMap(
+        (member) => (member.oneOf ?? []) as ReadonlyArray<Json>
+      )
+      assert.lengthOf(oneOf, 3)
+      for (const [index, key] of ["codigo", "external_code", "id"].entries()) {
+        const member = deref(document, oneOf[index]!)
+        assert.strictEqual(member.type, "object")
+        assert.deepStrictEqual(member.required, [key])
+        assert.strictEqual(member.additionalProperties, false)
+        assert.deepStrictEqual(
+          Object.entries(at(member, "properties")).map(([name, schema]) => [name, schema === false]),
+          ["codigo", "external_code", "id"]
+            .map((name): [string, boolean] => [name, name !== key])
+            .sort(([, a], [, b]) => Number(a) - Number(b))
+        )
+      }
       assert.isString(
         deref(document, at(reference, "properties", "codigo")).pattern,
         "codigo states its format"

@@ -8,8 +8,8 @@ import * as fc from "fast-check"
  * hand-written copy of its rules. The subset is what a request body or header parameter uses: types,
  * `$ref`, `allOf`, `anyOf`/`oneOf`, `enum`/`const`, strings (`minLength`, `maxLength`, `pattern`,
  * `format: uuid`), numbers, booleans, null, and objects (`properties`, `required`,
- * `additionalProperties`, `propertyNames`, `minProperties`, `maxProperties`). Anything else throws,
- * so a document that grows a keyword makes the generator grow too.
+ * `additionalProperties`, `propertyNames`, `minProperties`, `maxProperties`, a property schema `false`).
+ * Anything else throws, so a document that grows a keyword makes the generator grow too.
  */
 
 export type Json = Record<string, unknown>
@@ -358,12 +358,29 @@ export class SchemaArbitraries {
   // -- objects ----------------------------------------------------------------------------------
 
   #objectRules(parts: ReadonlyArray<Json>) {
-    const properties = new Map<string, Array<unknown>>()
+    const declared = new Map<string, Array<unknown>>()
+    const forbidden = new Set<string>()
     for (const part of parts) {
       for (const [name, schema] of Object.entries((part.properties ?? {}) as Json)) {
-        properties.set(name, [...(properties.get(name) ?? []), schema])
+        // the schema `false`: the property must be absent
+        if (schema === false) forbidden.add(name)
+        else declared.set(name, [...(declared.get(name) ?? []), schema])
       }
     }
+    // a part with `additionalProperties: false` admits only the names it declares itself, so where
+    // parts meet (an `allOf`, a `oneOf` member with its union's object) only names every closed part
+    // declares may be present: `{codigo, id}` is one key too many for the `{codigo}` member
+    const closedParts = parts.filter((part) => part.additionalProperties === false)
+    const admissible = (name: string) =>
+      !forbidden.has(name) &&
+      closedParts.every((part) => {
+        const schema = ((part.properties ?? {}) as Json)[name]
+        return schema !== undefined && schema !== false
+      })
+    const properties = new Map([...declared].filter(([name]) => admissible(name)))
+    /** Declared somewhere, yet refused here: what a neighbouring alternative names. */
+    const refused = new Map([...declared].filter(([name]) => !admissible(name)))
+    for (const name of forbidden) if (!refused.has(name)) refused.set(name, [])
     const required = [...new Set(parts.flatMap((part) => (part.required ?? []) as ReadonlyArray<string>))]
     const additional = parts.flatMap((part) =>
       part.additionalProperties === undefined ? [] : [part.additionalProperties]
@@ -380,6 +397,7 @@ export class SchemaArbitraries {
     )
     return {
       properties,
+      refused,
       required,
       closed,
       additionalValues: { allOf: additional.filter((schema) => schema !== true) },
@@ -461,6 +479,20 @@ export class SchemaArbitraries {
           path: [name, ...mutant.path]
         }))
       })
+    }
+    for (const [name, schemas] of rules.refused) {
+      // a name another alternative (or the enclosing object) declares: with its own valid value
+      options.push(
+        leaf(
+          fc
+            .tuple(valid, schemas.length === 0 ? valueOfType("string") : this.valid({ allOf: schemas }))
+            .map(([object, value]) => ({
+              value: { ...object, [name]: value },
+              mutation: `property ${name} is not admitted here`,
+              path: [name]
+            }))
+        )
+      )
     }
     if (rules.closed) {
       options.push(

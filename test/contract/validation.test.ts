@@ -978,6 +978,35 @@ layer(Contract.layer(layerMemoryServices))("POST /v1/leads acceptances (memory)"
     })
   )
 
+  it.effect("propiedad with no key, two keys or an unknown key: the exact error of each", () =>
+    Effect.gen(function* () {
+      const { fixture } = yield* Contract
+      const exactlyOne = "propiedad must have exactly one of codigo, external_code or id"
+      const cases: ReadonlyArray<readonly [unknown, string, string]> = [
+        [{}, "propiedad", exactlyOne],
+        [{ codigo: "ABC-1234", id: fixture.propertyId }, "propiedad", exactlyOne],
+        [{ codigo: "ABC-1234", external_code: "EXT-1" }, "propiedad", exactlyOne],
+        [{ codigo: "ABC-1234", nombre: "Casa" }, "propiedad", "propiedad is not a field of this object"],
+        [
+          { codigo: "X", id: "y" },
+          "propiedad.codigo",
+          "propiedad.codigo must be three letters, a hyphen and four digits"
+        ],
+        [
+          { codigo: "ABC-1234", external_code: "EXT-1", id: "x" },
+          "propiedad.id",
+          "propiedad.id must be a UUID"
+        ],
+        [[], "propiedad", "propiedad must be an object or null"]
+      ]
+      for (const [propiedad, field, message] of cases) {
+        const response = yield* post({ ...valid, propiedad })
+        assertError(response, 400, "validation_error", field)
+        assert.strictEqual(response.body.error.message, message, JSON.stringify(propiedad))
+      }
+    })
+  )
+
   it.effect(
     "extras: null and blank values are ignored, numbers and booleans kept as JSON text, keys trimmed",
     () =>

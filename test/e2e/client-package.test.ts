@@ -56,7 +56,8 @@ console.log(JSON.stringify({ http: response.status, status: data.status, lead_id
 `
 
 /** Type-checks against the installed .d.ts: a wrong payload must be refused by the compiler. */
-const typedConsumer = `import { createLeadIntakeClient, type LeadRequest } from "@lead-intake/client/fetch"
+const typedConsumer = `import { Effect } from "effect"
+import { createLeadIntakeClient, type LeadRequest } from "@lead-intake/client/fetch"
 import { makeClient } from "@lead-intake/client"
 
 const lead: LeadRequest = { nombre: "Ana", telefono: "+52 55 4000 3003" }
@@ -64,6 +65,17 @@ export const send = () => createLeadIntakeClient({ baseUrl: "http://127.0.0.1:1"
 export const effectClient = makeClient({ baseUrl: "http://127.0.0.1:1" })
 // @ts-expect-error nombre is required by the contract
 export const wrong: LeadRequest = { telefono: "+52 55 4000 3003" }
+// @ts-expect-error propiedad names exactly one of codigo, external_code or id
+export const twoKeys: LeadRequest = { nombre: "Ana", propiedad: { codigo: "ABC-1234", external_code: "EXT-1" } }
+export const twoKeysEffect = effectClient.pipe(
+  Effect.flatMap((client) =>
+    client.leads.createOrEnrich({
+      // @ts-expect-error propiedad names exactly one of codigo, external_code or id
+      payload: { nombre: "Ana", propiedad: { codigo: "ABC-1234", external_code: "EXT-1" } },
+      headers: {}
+    })
+  )
+)
 `
 
 describe("clients/typescript: packed, installed in an empty project, calling a real server", () => {
