@@ -48,6 +48,8 @@ export class RequestLog extends Context.Service<
   {
     record(row: RequestLogRow): Effect.Effect<void>
     list(scope: RequestLogScope, limit: number): Effect.Effect<ReadonlyArray<RequestLogRow>, UnknownEntity>
+    /** Waits until every row recorded so far is written, so a read that follows sees it. */
+    readonly flush: Effect.Effect<void>
   }
 >()("lead-intake/RequestLog") {
   /**
@@ -104,6 +106,7 @@ export class RequestLog extends Context.Service<
       yield* Effect.addFinalizer(() => flush)
 
       return RequestLog.of({
+        flush,
         record: fn("RequestLog.record")(function* (row) {
           if (pending.length >= maxPendingRows) {
             dropped++
@@ -150,6 +153,7 @@ export class RequestLog extends Context.Service<
           ? null
           : ([...store.keys.values()].find((key) => key.prefix === prefix)?.originId ?? null)
       return RequestLog.of({
+        flush: Effect.void,
         record: Effect.fn("RequestLog.record")(function* (row) {
           store.requests.push({ ...row, originId: row.originId ?? originOfPrefix(row.keyPrefix) })
         }),

@@ -20,7 +20,7 @@ export const organizationScope = Effect.gen(function* () {
   const requestLog = yield* RequestLog
 
   /** Requests just answered are queued for the log; reading it waits for them to be written. */
-  const logWritten = requestLog.list({ unattributed: true }, 0).pipe(Effect.ignore)
+  const logWritten = requestLog.flush
 
   /** The organization the request acts on; another organization's id, or none, is a 404. */
   const organizationOf = Effect.fn("Admin.organization")(function* (requested: string | undefined) {
