@@ -202,11 +202,13 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
     expect(
       wrongWay("src/Console/Http/App.ts", 'import { RequestLog } from "../../Intake/RequestLog.ts"')
     ).toEqual([])
-    expect(
-      wrongWay("src/Console/Origins/Api.ts", 'import { listOrigins } from "./Queries.ts"')
-    ).toHaveLength(1)
+    expect(wrongWay("src/Console/Origins/Api.ts", 'import { listOrigins } from "./Queries.ts"')).toHaveLength(
+      1
+    )
     expect(wrongWay("src/Console/Origins/Api.ts", 'import { x } from "./Http.ts"')).toHaveLength(1)
-    expect(wrongWay("src/Console/Leads/Api.ts", 'import { RequestItem } from "../Requests/Api.ts"')).toEqual([])
+    expect(wrongWay("src/Console/Leads/Api.ts", 'import { RequestItem } from "../Requests/Api.ts"')).toEqual(
+      []
+    )
     expect(
       wrongWay("src/Console/Origins/Http.ts", 'import { organizationScope } from "../Http/Shared.ts"')
     ).toEqual([])
@@ -235,8 +237,12 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
   it("a console slice's contract (src/Console/<Part>/Api.ts) is bundled for the browser: it imports effect's schema and HTTP API modules and other contracts only", () => {
     const slices = files.filter((file) => /^src\/Console\/[^/]+\/Api\.ts$/.test(file.path))
     expect(slices.map((file) => file.path)).toContain("src/Console/Origins/Api.ts")
-    expect(browserSafe("src/Console/Origins/Api.ts", 'import { SqlClient } from "effect/sql"')).toHaveLength(1)
-    expect(browserSafe("src/Console/Origins/Api.ts", 'import { readFileSync } from "node:fs"')).toHaveLength(1)
+    expect(browserSafe("src/Console/Origins/Api.ts", 'import { SqlClient } from "effect/sql"')).toHaveLength(
+      1
+    )
+    expect(browserSafe("src/Console/Origins/Api.ts", 'import { readFileSync } from "node:fs"')).toHaveLength(
+      1
+    )
     expect(browserSafe("src/Console/Origins/Api.ts", 'import { x } from "./Queries.ts"')).toHaveLength(1)
     expect(browserSafe("src/Console/Origins/Api.ts", 'import { Schema } from "effect"')).toEqual([])
     const contracts = files.filter((file) => file.path.startsWith("src/AdminApi/") || slices.includes(file))
