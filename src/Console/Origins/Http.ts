@@ -3,8 +3,8 @@ import { HttpApiBuilder } from "effect/http-api"
 import { KeyStore } from "../../Accounts/KeyStore.ts"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import type { KeyMode } from "../../Domain/ApiKey.ts"
-import { ConsoleQueries } from "../ConsoleQueries.ts"
-import { organizationScope, rejectedToConflict, unknownToNotFound } from "./Shared.ts"
+import { organizationScope, rejectedToConflict, unknownToNotFound } from "../Http/Shared.ts"
+import { listOrigins } from "./Queries.ts"
 
 /** The audit log's names for a key action, per mode. */
 const audited = {
@@ -16,7 +16,6 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
   AdminApi,
   "origins",
   Effect.fn(function* (handlers) {
-    const queries = yield* ConsoleQueries
     const keys = yield* KeyStore
     const { organizationOf, requireOwned, record, logWritten } = yield* organizationScope
 
@@ -63,7 +62,7 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
         Effect.fn("Admin.origins")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
           yield* logWritten
-          return { items: yield* queries.origins(organization.id) }
+          return { items: yield* listOrigins(organization.id) }
         })
       )
       .handle(
