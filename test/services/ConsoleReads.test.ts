@@ -1,5 +1,5 @@
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
