@@ -1,42 +1,6 @@
-import { Effect, Option, Schema } from "effect"
-import type { SqlError } from "effect/sql"
+import { Option } from "effect"
 
-/** The console's API shows instants as ISO-8601 text; PostgreSQL hands them over as dates. */
-const instantsAsText = (value: unknown): unknown =>
-  value instanceof Date
-    ? value.toISOString()
-    : Array.isArray(value)
-      ? value.map(instantsAsText)
-      : value !== null && typeof value === "object"
-        ? Object.fromEntries(Object.entries(value).map(([key, field]) => [key, instantsAsText(field)]))
-        : value
-
-/** Rows decoded with the schema the console's contract declares for them: one declaration per row type. */
-export const decodeItems =
-  <S extends Schema.Top & { readonly DecodingServices: never }>(item: S) =>
-  <R>(
-    self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>
-  ): Effect.Effect<ReadonlyArray<S["Type"]>, never, R> =>
-    self.pipe(
-      Effect.flatMap((rows) => Schema.decodeUnknownEffect(Schema.Array(item))(instantsAsText(rows))),
-      Effect.orDie
-    )
-
-/** A value assembled from several statements, decoded with the schema the contract declares for it. */
-export const decodeAs = <S extends Schema.Top & { readonly DecodingServices: never }>(
-  schema: S,
-  value: unknown
-) => Schema.decodeUnknownEffect(schema)(instantsAsText(value)).pipe(Effect.orDie) as Effect.Effect<S["Type"]>
-
-export const decodeItem =
-  <S extends Schema.Top & { readonly DecodingServices: never }>(item: S) =>
-  <R>(
-    self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>
-  ): Effect.Effect<Option.Option<S["Type"]>, never, R> =>
-    self.pipe(
-      decodeItems(item),
-      Effect.map((rows) => Option.fromNullishOr(rows[0]))
-    )
+export { decodeAs, decodeItem, decodeItems } from "../Platform/Sql.ts"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 

@@ -8,7 +8,6 @@ import { findProperty, listProperties } from "../../src/Console/Catalog/Queries.
 import { findLead, listLeads } from "../../src/Console/Leads/Queries.ts"
 import type { Operator } from "../../src/Console/Operators.ts"
 import { organizationFor, organizationsFor, owns } from "../../src/Console/Organizations.ts"
-import { listOrigins } from "../../src/Console/Origins/Queries.ts"
 import { overviewOf } from "../../src/Console/Overview/Queries.ts"
 import { findRequest, listRequests } from "../../src/Console/Requests/Queries.ts"
 import { CaptureRules } from "../../src/Intake/CaptureRules.ts"
@@ -26,7 +25,8 @@ const queries = {
   organizationsFor,
   organizationFor,
   owns,
-  origins: listOrigins,
+  origins: (organizationId: string) =>
+    Effect.flatMap(KeyStore, (keys) => Effect.orDie(keys.listOrigins(organizationId))),
   requests: listRequests,
   request: findRequest,
   leads: listLeads,

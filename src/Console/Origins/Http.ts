@@ -4,7 +4,6 @@ import { KeyStore } from "../../Accounts/KeyStore.ts"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import type { KeyMode } from "../../Domain/ApiKey.ts"
 import { organizationScope, rejectedToConflict, unknownToNotFound } from "../Http/Shared.ts"
-import { listOrigins } from "./Queries.ts"
 
 /** The audit log's names for a key action, per mode. */
 const audited = {
@@ -62,7 +61,11 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
         Effect.fn("Admin.origins")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
           yield* logWritten
-          return { items: yield* listOrigins(organization.id) }
+          return {
+            items: yield* keys
+              .listOrigins(organization.id)
+              .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          }
         })
       )
       .handle(
