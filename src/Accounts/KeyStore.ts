@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { CallerShape } from "../Api/Api.ts"
+import { OriginItem } from "../Console/Origins/Api.ts"
 import {
   generateApiKey,
   hashApiKey,
@@ -15,6 +16,7 @@ import { step } from "../Platform/Observability/Steps.ts"
 import {
   availableOrFail,
   decodeFirst,
+  decodeItems,
   decodeRows,
   IdRow,
   pipelinedSql,
@@ -83,15 +85,9 @@ const annotateCaller = (caller: CallerShape) =>
     "key.livemode": caller.livemode
   })
 
-const OriginSummaryRow = Schema.Struct({
-  id: Schema.String,
-  label: Schema.String,
-  prefix: Schema.NullOr(Schema.String),
-  revoked: Schema.Boolean,
-  /** The active test key's prefix; null when the origin has none. */
-  test_prefix: Schema.NullOr(Schema.String)
-})
-export type OriginSummary = typeof OriginSummaryRow.Type
+export type OriginSummary = typeof OriginItem.Type
+
+const day = 24 * 60 * 60 * 1000
 
 const OriginRow = Schema.Struct({ id: Schema.String, label: Schema.String, rate_limit: Schema.Number })
 const decodeOrigin = Schema.decodeUnknownEffect(OriginRow)
@@ -124,6 +120,10 @@ export class KeyStore extends Context.Service<
       UnknownEntity | Rejected
     >
     setRateLimit(originId: string, rateLimit: number): Effect.Effect<void, UnknownEntity>
+    /**
+     * The organization's origins, each with its live key and active test key; the figures count live
+     * requests only. The console's list and `lead-intake origin list` both read this.
+     */
     listOrigins(organizationId: string): Effect.Effect<ReadonlyArray<OriginSummary>, UnknownEntity>
     /** Issues a new key of the mode for the origin; the previous one of that mode is revoked in the same instant. */
     rotate(originId: string, mode?: KeyMode): Effect.Effect<IssuedKey, UnknownEntity>
@@ -178,9 +178,10 @@ export class KeyStore extends Context.Service<
           return yield* sql
             .withTransaction(
               Effect.gen(function* () {
+                const now = new Date(yield* Clock.currentTimeMillis)
                 const origin = yield* sql`
-                  INSERT INTO origins (organization_id, label, rate_limit)
-                  VALUES (${input.organizationId}, ${input.label}, ${input.rateLimit})
+                  INSERT INTO origins (organization_id, label, rate_limit, created_at)
+                  VALUES (${input.organizationId}, ${input.label}, ${input.rateLimit}, ${now})
                   RETURNING id, label, rate_limit`.pipe(
                   Effect.flatMap(([row]) => Effect.orDie(decodeOrigin(row)))
                 )
@@ -212,8 +213,13 @@ export class KeyStore extends Context.Service<
 
         listOrigins: Effect.fn("KeyStore.listOrigins")(function* (organizationId) {
           yield* requireExisting(sql, "organization", organizationId)
+          const since = new Date((yield* Clock.currentTimeMillis) - day)
           return yield* sql`
-            SELECT o.id, o.label, k.prefix, (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked,
+            SELECT o.id, o.label, k.prefix, o.created_at, o.rate_limit,
+                   (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked,
+                   (SELECT max(at) FROM request_log r WHERE r.origin_id = o.id AND r.livemode) AS last_used_at,
+                   (SELECT count(*)::int FROM request_log r
+                    WHERE r.origin_id = o.id AND r.livemode AND r.at > ${since}) AS requests_24h,
                    (SELECT t.prefix FROM api_keys t
                     WHERE t.origin_id = o.id AND NOT t.livemode AND t.revoked_at IS NULL) AS test_prefix
             FROM origins o
@@ -222,7 +228,7 @@ export class KeyStore extends Context.Service<
               ORDER BY created_at DESC, id LIMIT 1
             ) k ON true
             WHERE o.organization_id = ${organizationId}
-            ORDER BY o.created_at, o.label`.pipe(decodeRows(OriginSummaryRow))
+            ORDER BY o.created_at, o.label`.pipe(decodeItems(OriginItem))
         }),
 
         rotate: Effect.fn("KeyStore.rotate")(function* (originId, mode = "live") {
@@ -336,7 +342,7 @@ export class KeyStore extends Context.Service<
               reason: `the organization already has an origin labelled "${input.label}"`
             })
           }
-          const origin = { id: crypto.randomUUID(), ...input }
+          const origin = { id: crypto.randomUUID(), ...input, createdAt: yield* Clock.currentTimeMillis }
           store.origins.set(origin.id, origin)
           const issued = yield* issue(origin.id, "live")
           return { id: origin.id, label: origin.label, rateLimit: origin.rateLimit, ...issued }
@@ -349,16 +355,24 @@ export class KeyStore extends Context.Service<
           if (!store.organizations.has(organizationId)) {
             return yield* new UnknownEntity({ entity: "organization", id: organizationId })
           }
+          const since = (yield* Clock.currentTimeMillis) - day
           return [...store.origins.values()]
             .filter((origin) => origin.organizationId === organizationId)
-            .map((origin) => {
+            .sort((a, b) => a.createdAt - b.createdAt || (a.label < b.label ? -1 : a.label > b.label ? 1 : 0))
+            .map((origin): OriginSummary => {
               const key = latestKey(origin.id, "live")
               const testKey = latestKey(origin.id, "test")
+              const used = store.requests.filter((row) => row.originId === origin.id && row.livemode)
               return {
                 id: origin.id,
                 label: origin.label,
                 prefix: key?.prefix ?? null,
-                revoked: key?.revokedAt !== null,
+                created_at: new Date(origin.createdAt).toISOString(),
+                last_used_at:
+                  used.length === 0 ? null : new Date(Math.max(...used.map((row) => row.at))).toISOString(),
+                requests_24h: used.filter((row) => row.at > since).length,
+                rate_limit: origin.rateLimit,
+                revoked: key === undefined || key.revokedAt !== null,
                 test_prefix: testKey?.revokedAt === null ? testKey.prefix : null
               }
             })

@@ -212,10 +212,10 @@ export class RequestLog extends Context.Service<
           ? null
           : ([...store.keys.values()].find((key) => key.prefix === prefix)?.originId ?? null)
       return RequestLog.of({
+        flush: Effect.void,
         record: Effect.fn("RequestLog.record")(function* (row) {
           store.requests.push({ ...row, originId: row.originId ?? originOfPrefix(row.keyPrefix) })
         }),
-        flush: Effect.void,
         list: Effect.fn("RequestLog.list")(function* (scope, limit) {
           if ("originId" in scope && !store.origins.has(scope.originId)) {
             return yield* new UnknownEntity({ entity: "origin", id: scope.originId })

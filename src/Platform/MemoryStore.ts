@@ -8,7 +8,10 @@ import type { KeyMode } from "../Domain/ApiKey.ts"
 export interface MemoryState {
   readonly organizations: Map<string, { id: string; name: string; country: string }>
   readonly agents: Map<string, { id: string; organizationId: string; name: string }>
-  readonly origins: Map<string, { id: string; organizationId: string; label: string; rateLimit: number }>
+  readonly origins: Map<
+    string,
+    { id: string; organizationId: string; label: string; rateLimit: number; createdAt: number }
+  >
   readonly keys: Map<
     string,
     {

@@ -4,9 +4,7 @@ import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { type EventType, eventTypes } from "../Domain/WebhookPayload.ts"
 import { generateSecret } from "../Domain/WebhookSignature.ts"
 import { WebhookConfig } from "../Platform/Config.ts"
-import { MemoryStore } from "../Platform/MemoryStore.ts"
 import { decodeFirst, decodeRows, decodeSingle, requireExisting } from "../Platform/Sql.ts"
-import { fanOut, WebhookMemory } from "./Memory.ts"
 import { vetUrl } from "./Network.ts"
 
 export interface WebhookEndpoint {
@@ -128,93 +126,6 @@ export class WebhookEndpoints extends Context.Service<
             WHERE id = ${id} RETURNING id`.pipe(Effect.orDie)
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "webhook", id })
           return { id, secret }
-        })
-      })
-    })
-  )
-
-  static readonly layerMemory = Layer.effect(
-    WebhookEndpoints,
-    Effect.gen(function* () {
-      const store = yield* MemoryStore
-      const state = yield* WebhookMemory
-      const config = yield* WebhookConfig
-      const view = (e: {
-        id: string
-        url: string
-        events: ReadonlyArray<EventType>
-        testEvents: boolean
-        disabledAt: number | null
-        createdAt: number
-      }): WebhookEndpoint => ({
-        id: e.id,
-        url: e.url,
-        events: e.events,
-        testEvents: e.testEvents,
-        disabled: e.disabledAt !== null,
-        // The fake disables an endpoint only on a 410 (pausing a failing one is PostgreSQL's alone).
-        disabledReason: e.disabledAt === null ? null : "gone",
-        createdAt: new Date(e.createdAt)
-      })
-      const find = (id: string) => {
-        fanOut(store, state)
-        const endpoint = state.endpoints.get(id)
-        return endpoint === undefined
-          ? Effect.fail(new UnknownEntity({ entity: "webhook", id }))
-          : Effect.succeed(endpoint)
-      }
-      return WebhookEndpoints.of({
-        add: Effect.fn("WebhookEndpoints.add")(function* (endpoint) {
-          const target = yield* vetUrl(endpoint.url, config).pipe(
-            Effect.mapError((refused) => new Rejected({ reason: `URL not allowed: ${refused.reason}` }))
-          )
-          if (!store.organizations.has(endpoint.organizationId)) {
-            return yield* new UnknownEntity({ entity: "organization", id: endpoint.organizationId })
-          }
-          fanOut(store, state)
-          const stored = {
-            id: crypto.randomUUID(),
-            organizationId: endpoint.organizationId,
-            url: target.url.href,
-            events: [...endpoint.events],
-            testEvents: endpoint.testEvents ?? false,
-            secret: generateSecret(),
-            previousSecret: null,
-            previousSecretExpiresAt: null,
-            disabledAt: null,
-            createdAt: yield* Clock.currentTimeMillis
-          }
-          state.endpoints.set(stored.id, stored)
-          return { endpoint: view(stored), secret: stored.secret }
-        }),
-        list: Effect.fn("WebhookEndpoints.list")(function* (organizationId) {
-          if (!store.organizations.has(organizationId)) {
-            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
-          }
-          return [...state.endpoints.values()]
-            .filter((e) => e.organizationId === organizationId)
-            .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
-            .map(view)
-        }),
-        remove: Effect.fn("WebhookEndpoints.remove")(function* (id) {
-          yield* find(id)
-          state.endpoints.delete(id)
-          for (const [key, delivery] of state.deliveries) {
-            if (delivery.endpointId === id) state.deliveries.delete(key)
-          }
-        }),
-        enable: Effect.fn("WebhookEndpoints.enable")(function* (id) {
-          const endpoint = yield* find(id)
-          endpoint.disabledAt = null
-          return view(endpoint)
-        }),
-        rotateSecret: Effect.fn("WebhookEndpoints.rotateSecret")(function* (id) {
-          const endpoint = yield* find(id)
-          const now = yield* Clock.currentTimeMillis
-          endpoint.previousSecret = endpoint.secret
-          endpoint.previousSecretExpiresAt = now + rotationGraceMillis
-          endpoint.secret = generateSecret()
-          return { id, secret: endpoint.secret }
         })
       })
     })

@@ -5,7 +5,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi } from "effect/http-api"
 import { AdminApi } from "../../src/AdminApi/AdminApi.ts"
 import { Audit } from "../../src/Console/Audit.ts"
-import { ConsoleQueries } from "../../src/Console/ConsoleQueries.ts"
+import { listRules } from "../../src/Console/Capture/Queries.ts"
 import { layerAdminApp } from "../../src/Console/Http/App.ts"
 import { defaultThrottlePolicy, LoginThrottle, type ThrottlePolicy } from "../../src/Console/LoginThrottle.ts"
 import { Operators } from "../../src/Console/Operators.ts"
@@ -28,7 +28,6 @@ const layerAll = (policies: { readonly sessions: SessionPolicy; readonly throttl
     Sessions.layerWith(policies.sessions),
     Audit.layer,
     LoginThrottle.layerWith(policies.throttle),
-    ConsoleQueries.layer,
     PersonalData.layer,
     WebhookDeliveries.layer,
     WebhookEndpoints.layer.pipe(Layer.provideMerge(WebhookConfig.layer))
@@ -129,9 +128,7 @@ export const makeHarness = async (
         Effect.orDie
       )
     )
-    const rules = await run(
-      Effect.flatMap(Effect.service(ConsoleQueries), (q) => q.rules(fixture.organizationId))
-    )
+    const rules = await run(listRules(fixture.organizationId))
     const tag = crypto.randomUUID().slice(0, 8)
     const [adminAccount, viewer] = await run(
       Effect.flatMap(Effect.service(Operators), (operators) =>

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
 import { apiKeyChecksum, generateApiKey, parseApiKey } from "../../src/Domain/ApiKey.ts"
+import { RequestLog } from "../../src/Intake/RequestLog.ts"
 import { acrossLayers, expectFailure, setClock } from "./Suite.ts"
 
 const newOrganization = (country = "MX") =>
@@ -144,7 +145,17 @@ acrossLayers("KeyStore", (it) => {
       assert.strictEqual(again._tag, "Rejected")
 
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
-        { id: origin.id, label: "zapier", prefix: origin.prefix, revoked: true, test_prefix: null }
+        {
+          id: origin.id,
+          label: "zapier",
+          prefix: origin.prefix,
+          created_at: "2026-03-01T10:00:00.000Z",
+          last_used_at: null,
+          requests_24h: 0,
+          rate_limit: 60,
+          revoked: true,
+          test_prefix: null
+        }
       ])
     })
   )
@@ -167,7 +178,17 @@ acrossLayers("KeyStore", (it) => {
       assert.strictEqual((yield* authenticateRejected(origin.key)).reason, "revoked")
 
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
-        { id: origin.id, label: "landing", prefix: rotated.prefix, revoked: false, test_prefix: null }
+        {
+          id: origin.id,
+          label: "landing",
+          prefix: rotated.prefix,
+          created_at: "2026-03-01T11:00:00.000Z",
+          last_used_at: null,
+          requests_24h: 0,
+          rate_limit: 60,
+          revoked: false,
+          test_prefix: null
+        }
       ])
     })
   )
@@ -197,19 +218,32 @@ acrossLayers("KeyStore", (it) => {
       }
       assert.strictEqual((yield* authenticate(fourth.key)).originId, origin.id)
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
-        { id: origin.id, label: "portal", prefix: fourth.prefix, revoked: false, test_prefix: null }
+        {
+          id: origin.id,
+          label: "portal",
+          prefix: fourth.prefix,
+          created_at: "2026-03-01T12:00:00.000Z",
+          last_used_at: null,
+          requests_24h: 0,
+          rate_limit: 60,
+          revoked: false,
+          test_prefix: null
+        }
       ])
     })
   )
 
-  it.effect("lists the organization's origins in creation order, and only those", () =>
+  it.effect("lists the organization's origins in creation order, then by label, and only those", () =>
     Effect.gen(function* () {
       const keys = yield* KeyStore
       const organization = yield* newOrganization()
       const other = yield* newOrganization()
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [])
 
+      yield* setClock("2026-03-01T09:00:00.000Z")
       const web = yield* keys.createOrigin({ organizationId: organization.id, label: "web", rateLimit: 60 })
+      yield* setClock("2026-03-01T09:00:01.000Z")
+      const zeta = yield* keys.createOrigin({ organizationId: organization.id, label: "zeta", rateLimit: 60 })
       const chat = yield* keys.createOrigin({
         organizationId: organization.id,
         label: "chatbot",
@@ -218,8 +252,84 @@ acrossLayers("KeyStore", (it) => {
       yield* keys.createOrigin({ organizationId: other.id, label: "web", rateLimit: 60 })
 
       assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
-        { id: web.id, label: "web", prefix: web.prefix, revoked: false, test_prefix: null },
-        { id: chat.id, label: "chatbot", prefix: chat.prefix, revoked: false, test_prefix: null }
+        {
+          id: web.id,
+          label: "web",
+          prefix: web.prefix,
+          created_at: "2026-03-01T09:00:00.000Z",
+          last_used_at: null,
+          requests_24h: 0,
+          rate_limit: 60,
+          revoked: false,
+          test_prefix: null
+        },
+        {
+          id: chat.id,
+          label: "chatbot",
+          prefix: chat.prefix,
+          created_at: "2026-03-01T09:00:01.000Z",
+          last_used_at: null,
+          requests_24h: 0,
+          rate_limit: 30,
+          revoked: false,
+          test_prefix: null
+        },
+        {
+          id: zeta.id,
+          label: "zeta",
+          prefix: zeta.prefix,
+          created_at: "2026-03-01T09:00:01.000Z",
+          last_used_at: null,
+          requests_24h: 0,
+          rate_limit: 60,
+          revoked: false,
+          test_prefix: null
+        }
+      ])
+    })
+  )
+
+  it.effect("lists when an origin was last used and its requests of the last 24 h, live requests only", () =>
+    Effect.gen(function* () {
+      const keys = yield* KeyStore
+      const log = yield* RequestLog
+      const organization = yield* newOrganization()
+      yield* setClock("2026-03-01T08:00:00.000Z")
+      const origin = yield* keys.createOrigin({
+        organizationId: organization.id,
+        label: "web",
+        rateLimit: 60
+      })
+      const request = (at: string, livemode: boolean) =>
+        log.record({
+          requestId: crypto.randomUUID(),
+          at: Date.parse(at),
+          originId: origin.id,
+          keyPrefix: origin.prefix,
+          status: 201,
+          outcome: "created",
+          leadId: null,
+          idempotencyKey: null,
+          durationMs: 2,
+          livemode
+        })
+      yield* request("2026-03-01T09:00:00.000Z", true)
+      yield* request("2026-03-02T09:30:00.000Z", true)
+      yield* request("2026-03-02T09:45:00.000Z", false)
+      yield* log.flush
+      yield* setClock("2026-03-02T10:00:00.000Z")
+      assert.deepStrictEqual(yield* keys.listOrigins(organization.id), [
+        {
+          id: origin.id,
+          label: "web",
+          prefix: origin.prefix,
+          created_at: "2026-03-01T08:00:00.000Z",
+          last_used_at: "2026-03-02T09:30:00.000Z",
+          requests_24h: 1,
+          rate_limit: 60,
+          revoked: false,
+          test_prefix: null
+        }
       ])
     })
   )

@@ -13,11 +13,9 @@ import {
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { PersonalData } from "../../src/PersonalData/PersonalData.ts"
 import { WebhookConfig, type WebhookConfigShape } from "../../src/Platform/Config.ts"
-import { MemoryStore } from "../../src/Platform/MemoryStore.ts"
 import { type ClaimRequest, WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { rotationGraceMillis, WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
-import { WebhookMemory } from "../../src/Webhooks/Memory.ts"
-import { layerMemoryServices, layerPostgresServices, seed } from "../support/Client.ts"
+import { layerPostgresServices, seed } from "../support/Client.ts"
 import { expectFailure, leadWrite, setClock } from "./Suite.ts"
 
 const leadEventOf = (event: WebhookEvent): LeadWriteEvent => {
@@ -38,20 +36,8 @@ const config: WebhookConfigShape = {
 }
 
 const webhookLayers = Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, PersonalData.layer)
-const webhookLayersMemory = Layer.mergeAll(
-  WebhookEndpoints.layerMemory,
-  WebhookDeliveries.layerMemory,
-  PersonalData.layerMemory
-).pipe(Layer.provide(WebhookMemory.layer))
 
 const variants = [
-  [
-    "memory",
-    webhookLayersMemory.pipe(
-      Layer.provideMerge(layerMemoryServices),
-      Layer.provide(Layer.succeed(WebhookConfig, config))
-    )
-  ],
   [
     "postgres",
     webhookLayers.pipe(
@@ -61,7 +47,7 @@ const variants = [
   ]
 ] as const
 
-type Services = Layer.Success<(typeof variants)[0][1]> | Layer.Success<(typeof variants)[1][1]>
+type Services = Layer.Success<(typeof variants)[0][1]>
 
 /** One behaviour suite on both layers; each test gets its own store (claims are global) and TestClock. */
 const acrossLayers = (
@@ -524,25 +510,14 @@ acrossLayers((test) => {
     }))
 })
 
-/** An event of a test lead, as test mode will write it: PostgreSQL's outbox row or the fake's event list. */
+/** An event of a test lead, as test mode writes it: an outbox row with livemode false. */
 const writeTestModeEvent = (fixture: { organizationId: string }, leadId: string) =>
   Effect.gen(function* () {
     const now = new Date(yield* Clock.currentTimeMillis)
-    const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
-    if (Option.isSome(sql)) {
-      yield* sql.value`
-        INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode)
-        VALUES (${fixture.organizationId}, ${leadId}, 'lead.created', '{}'::jsonb, ${now}, false)`
-      return
-    }
-    const store = yield* MemoryStore
-    store.events.push({
-      leadId,
-      organizationId: fixture.organizationId,
-      type: "lead.created",
-      createdAt: now.getTime(),
-      livemode: false
-    })
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
+      INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode)
+      VALUES (${fixture.organizationId}, ${leadId}, 'lead.created', '{}'::jsonb, ${now}, false)`
   })
 
 acrossLayers((test) => {

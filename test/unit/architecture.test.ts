@@ -55,14 +55,15 @@ const parts = {
 /** The layer of a path relative to the repository root, e.g. `src/Intake/Http/Leads.ts`. */
 const layerOf = (path: string): Layer => {
   if (!path.startsWith("src/")) return "outside"
-  const [top = "", second] = path.slice("src/".length).split("/")
+  const [top = "", second, third] = path.slice("src/".length).split("/")
   if (top === "Api" || top === "AdminApi") return "contract"
+  if (top === "Console" && third === "Api.ts") return "contract"
   if (top === "Domain") return "domain"
   if (top === "Platform") return "platform"
   if (top === "Cli") return "cli"
   if (top === "Client.ts") return "client"
   if (top === "Server.ts" || top === "main.ts") return "entry"
-  if (second === "Http") return "http"
+  if (second === "Http" || (top === "Console" && third === "Http.ts")) return "http"
   if (top in parts) return parts[top as keyof typeof parts]
   return "unplaced"
 }
@@ -148,6 +149,20 @@ const wrongWay = (from: string, text: string): ReadonlyArray<Edge> =>
           httpOwner(edge.from) !== httpOwner(edge.to))
     )
 
+/** Every package a text imports, relative or not. */
+const allImportsOf = (text: string): ReadonlyArray<string> =>
+  [...withoutComments(text).matchAll(importPattern)].map((match) => match[1] ?? match[2] ?? "")
+
+const browserPackages = new Set(["effect", "effect/http-api"])
+
+/** The imports of a contract module the browser could not load: a package beside effect's schema and API, or a non-contract module. */
+const browserSafe = (from: string, text: string): ReadonlyArray<string> =>
+  allImportsOf(text).filter((specifier) =>
+    specifier.startsWith(".")
+      ? layerOf(relative(root, resolve(root, dirname(from), specifier))) !== "contract"
+      : !browserPackages.has(specifier)
+  )
+
 const files = sourceFiles(src).map((path) => ({
   path: relative(root, path),
   text: readFileSync(path, "utf8")
@@ -187,6 +202,16 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
     expect(
       wrongWay("src/Console/Http/App.ts", 'import { RequestLog } from "../../Intake/RequestLog.ts"')
     ).toEqual([])
+    expect(wrongWay("src/Console/Origins/Api.ts", 'import { listOrigins } from "./Queries.ts"')).toHaveLength(
+      1
+    )
+    expect(wrongWay("src/Console/Origins/Api.ts", 'import { x } from "./Http.ts"')).toHaveLength(1)
+    expect(wrongWay("src/Console/Leads/Api.ts", 'import { RequestItem } from "../Requests/Api.ts"')).toEqual(
+      []
+    )
+    expect(
+      wrongWay("src/Console/Origins/Http.ts", 'import { organizationScope } from "../Http/Shared.ts"')
+    ).toEqual([])
   })
 
   it("every file under src/ sits in a known place", () => {
@@ -207,6 +232,21 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
         .map((to) => `${file.path} -> ${to}`)
     )
     expect(outsideContract).toEqual([])
+  })
+
+  it("a console slice's contract (src/Console/<Part>/Api.ts) is bundled for the browser: it imports effect's schema and HTTP API modules and other contracts only", () => {
+    const slices = files.filter((file) => /^src\/Console\/[^/]+\/Api\.ts$/.test(file.path))
+    expect(slices.map((file) => file.path)).toContain("src/Console/Origins/Api.ts")
+    expect(browserSafe("src/Console/Origins/Api.ts", 'import { SqlClient } from "effect/sql"')).toHaveLength(
+      1
+    )
+    expect(browserSafe("src/Console/Origins/Api.ts", 'import { readFileSync } from "node:fs"')).toHaveLength(
+      1
+    )
+    expect(browserSafe("src/Console/Origins/Api.ts", 'import { x } from "./Queries.ts"')).toHaveLength(1)
+    expect(browserSafe("src/Console/Origins/Api.ts", 'import { Schema } from "effect"')).toEqual([])
+    const contracts = files.filter((file) => file.path.startsWith("src/AdminApi/") || slices.includes(file))
+    expect(contracts.flatMap((file) => browserSafe(file.path, file.text))).toEqual([])
   })
 
   it("src/ holds only the entry points at its root", () => {

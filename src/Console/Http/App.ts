@@ -19,7 +19,6 @@ import { logListening } from "../../Platform/Listening.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
 import { Audit } from "../Audit.ts"
-import { ConsoleQueries } from "../ConsoleQueries.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import { Operators } from "../Operators.ts"
 import { Sessions } from "../Sessions.ts"
@@ -169,7 +168,6 @@ export const layerAdminServices = Layer.mergeAll(
   Sessions.layer,
   Audit.layer,
   LoginThrottle.layer,
-  ConsoleQueries.layer,
   PersonalData.layer,
   WebhookDeliveries.layer,
   WebhookEndpoints.layer.pipe(Layer.provide(WebhookConfig.layer))

@@ -3,7 +3,7 @@ import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import type { Rejected, UnknownEntity } from "../../Domain/Errors.ts"
 import { RequestLog } from "../../Intake/RequestLog.ts"
 import { Audit } from "../Audit.ts"
-import { ConsoleQueries, type OrganizationRow } from "../ConsoleQueries.ts"
+import { type OrganizationRow, type OwnedEntity, organizationFor, owns } from "../Organizations.ts"
 import { adminFail } from "./RequestContext.ts"
 
 export const notFound = (what: string) => adminFail("not_found", `No such ${what}`)
@@ -15,27 +15,26 @@ export const rejectedToConflict = (field?: string) => (error: Rejected) =>
 
 /** What the handlers of every organization's group share: its scope, ownership checks, the audit record. */
 export const organizationScope = Effect.gen(function* () {
-  const queries = yield* ConsoleQueries
   const audit = yield* Audit
   const requestLog = yield* RequestLog
 
   /** Requests just answered are queued for the log; reading it waits for them to be written. */
-  const logWritten = requestLog.list({ unattributed: true }, 0).pipe(Effect.ignore)
+  const logWritten = requestLog.flush
 
   /** The organization the request acts on; another organization's id, or none, is a 404. */
   const organizationOf = Effect.fn("Admin.organization")(function* (requested: string | undefined) {
     const operator = yield* CurrentOperator
-    const organization = yield* queries.organizationFor(operator, requested)
+    const organization = yield* organizationFor(operator, requested)
     if (Option.isNone(organization)) return yield* notFound("organization")
     return organization.value
   })
 
   const requireOwned = Effect.fn("Admin.requireOwned")(function* (
     organization: OrganizationRow,
-    entity: "origin" | "property" | "agent" | "rule" | "lead",
+    entity: OwnedEntity,
     id: string
   ) {
-    if (!(yield* queries.owns(organization.id, entity, id))) return yield* notFound(entity)
+    if (!(yield* owns(organization.id, entity, id))) return yield* notFound(entity)
   })
 
   const record = Effect.fn("Admin.audit")(function* (

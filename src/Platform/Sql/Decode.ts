@@ -48,3 +48,40 @@ export const requireExisting = (sql: SqlClient.SqlClient, entity: keyof typeof t
     sql`SELECT id FROM ${sql(tables[entity])} WHERE id = ${id}`.pipe(decodeFirst(IdRow)),
     (row) => (Option.isNone(row) ? Effect.fail(new UnknownEntity({ entity, id })) : Effect.void)
   )
+
+/** An HTTP API shows instants as ISO-8601 text; PostgreSQL hands them over as dates. */
+const instantsAsText = (value: unknown): unknown =>
+  value instanceof Date
+    ? value.toISOString()
+    : Array.isArray(value)
+      ? value.map(instantsAsText)
+      : value !== null && typeof value === "object"
+        ? Object.fromEntries(Object.entries(value).map(([key, field]) => [key, instantsAsText(field)]))
+        : value
+
+/** Rows decoded with the schema an API contract declares for them, so a row type is declared once. */
+export const decodeItems =
+  <S extends Schema.Top & { readonly DecodingServices: never }>(item: S) =>
+  <R>(
+    self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>
+  ): Effect.Effect<ReadonlyArray<S["Type"]>, never, R> =>
+    self.pipe(
+      Effect.flatMap((rows) => Schema.decodeUnknownEffect(Schema.Array(item))(instantsAsText(rows))),
+      Effect.orDie
+    )
+
+/** A value assembled from several statements, decoded with the schema the contract declares for it. */
+export const decodeAs = <S extends Schema.Top & { readonly DecodingServices: never }>(
+  schema: S,
+  value: unknown
+) => Schema.decodeUnknownEffect(schema)(instantsAsText(value)).pipe(Effect.orDie) as Effect.Effect<S["Type"]>
+
+export const decodeItem =
+  <S extends Schema.Top & { readonly DecodingServices: never }>(item: S) =>
+  <R>(
+    self: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError, R>
+  ): Effect.Effect<Option.Option<S["Type"]>, never, R> =>
+    self.pipe(
+      decodeItems(item),
+      Effect.map((rows) => Option.fromNullishOr(rows[0]))
+    )

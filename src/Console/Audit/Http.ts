@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import { Audit } from "../Audit.ts"
-import { organizationScope } from "./Shared.ts"
+import { organizationScope } from "../Http/Shared.ts"
 
 export const layerAuditHandlers = HttpApiBuilder.group(
   AdminApi,

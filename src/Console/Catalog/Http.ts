@@ -2,19 +2,19 @@ import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { PropertyCatalog } from "../../Intake/PropertyCatalog.ts"
-import { ConsoleQueries, type OrganizationRow } from "../ConsoleQueries.ts"
-import { notFound, organizationScope, rejectedToConflict, unknownToNotFound } from "./Shared.ts"
+import { notFound, organizationScope, rejectedToConflict, unknownToNotFound } from "../Http/Shared.ts"
+import type { OrganizationRow } from "../Organizations.ts"
+import { findProperty, listProperties } from "./Queries.ts"
 
 export const layerCatalogHandlers = HttpApiBuilder.group(
   AdminApi,
   "catalog",
   Effect.fn(function* (handlers) {
-    const queries = yield* ConsoleQueries
     const catalog = yield* PropertyCatalog
     const { organizationOf, requireOwned, record } = yield* organizationScope
 
     const propertyView = Effect.fn("Admin.property")(function* (organization: OrganizationRow, id: string) {
-      const property = yield* queries.property(organization.id, id)
+      const property = yield* findProperty(organization.id, id)
       if (Option.isNone(property)) return yield* notFound("property")
       return property.value
     })
@@ -24,7 +24,7 @@ export const layerCatalogHandlers = HttpApiBuilder.group(
         "properties",
         Effect.fn("Admin.properties")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
-          return { items: yield* queries.properties(organization.id, query.q ?? "") }
+          return { items: yield* listProperties(organization.id, query.q ?? "") }
         })
       )
       .handle(

@@ -2,20 +2,20 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { CaptureRules } from "../../Intake/CaptureRules.ts"
-import { ConsoleQueries, type OrganizationRow } from "../ConsoleQueries.ts"
-import { adminFail } from "./RequestContext.ts"
-import { notFound, organizationScope, unknownToNotFound } from "./Shared.ts"
+import { adminFail } from "../Http/RequestContext.ts"
+import { notFound, organizationScope, unknownToNotFound } from "../Http/Shared.ts"
+import type { OrganizationRow } from "../Organizations.ts"
+import { deleteRule, listAgents, listRules } from "./Queries.ts"
 
 export const layerCaptureHandlers = HttpApiBuilder.group(
   AdminApi,
   "capture",
   Effect.fn(function* (handlers) {
-    const queries = yield* ConsoleQueries
     const rules = yield* CaptureRules
     const { organizationOf, record } = yield* organizationScope
 
     const ruleView = Effect.fn("Admin.rule")(function* (organization: OrganizationRow, id: string) {
-      const all = yield* queries.rules(organization.id)
+      const all = yield* listRules(organization.id)
       const rule = all.find((item) => item.id === id)
       if (rule === undefined) return yield* notFound("rule")
       return rule
@@ -26,7 +26,7 @@ export const layerCaptureHandlers = HttpApiBuilder.group(
         "agents",
         Effect.fn("Admin.agents")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
-          return { items: yield* queries.agents(organization.id) }
+          return { items: yield* listAgents(organization.id) }
         })
       )
       .handle(
@@ -44,7 +44,7 @@ export const layerCaptureHandlers = HttpApiBuilder.group(
         "rules",
         Effect.fn("Admin.rules")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
-          return { items: yield* queries.rules(organization.id) }
+          return { items: yield* listRules(organization.id) }
         })
       )
       .handle(
@@ -82,7 +82,7 @@ export const layerCaptureHandlers = HttpApiBuilder.group(
         "deleteRule",
         Effect.fn("Admin.deleteRule")(function* ({ query, params }) {
           const organization = yield* organizationOf(query.org)
-          if (!(yield* queries.deleteRule(organization.id, params.id))) return yield* notFound("rule")
+          if (!(yield* deleteRule(organization.id, params.id))) return yield* notFound("rule")
           yield* record(organization, "rule.delete", `rule ${params.id}`)
         })
       )

@@ -4,9 +4,9 @@ import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { eventTypes } from "../../Domain/WebhookPayload.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { type WebhookEndpoint, WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
-import type { OrganizationRow } from "../ConsoleQueries.ts"
-import { adminFail } from "./RequestContext.ts"
-import { notFound, organizationScope, unknownToNotFound } from "./Shared.ts"
+import { adminFail } from "../Http/RequestContext.ts"
+import { notFound, organizationScope, unknownToNotFound } from "../Http/Shared.ts"
+import type { OrganizationRow } from "../Organizations.ts"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 

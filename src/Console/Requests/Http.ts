@@ -1,15 +1,15 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
-import { ConsoleQueries, isValidCursor, type RequestScope } from "../ConsoleQueries.ts"
-import { adminFail } from "./RequestContext.ts"
-import { notFound, organizationScope } from "./Shared.ts"
+import { adminFail } from "../Http/RequestContext.ts"
+import { notFound, organizationScope } from "../Http/Shared.ts"
+import { isValidCursor } from "../Rows.ts"
+import { findRequest, listRequests, type RequestScope } from "./Queries.ts"
 
 export const layerRequestsHandlers = HttpApiBuilder.group(
   AdminApi,
   "requests",
   Effect.fn(function* (handlers) {
-    const queries = yield* ConsoleQueries
     const { organizationOf, requireOwned, logWritten } = yield* organizationScope
 
     return handlers
@@ -44,7 +44,7 @@ export const layerRequestsHandlers = HttpApiBuilder.group(
           if (!isValidCursor(query.cursor, "request"))
             return yield* adminFail("validation_error", "cursor: not a cursor this API returned", "cursor")
           yield* logWritten
-          const page = yield* queries.requests(
+          const page = yield* listRequests(
             scope,
             {
               statusClass: query.status_class,
@@ -57,7 +57,7 @@ export const layerRequestsHandlers = HttpApiBuilder.group(
             },
             { cursor: query.cursor, limit: query.limit ?? 50 }
           )
-          return { items: page.items, next_cursor: page.nextCursor }
+          return page
         })
       )
       .handle(
@@ -66,11 +66,7 @@ export const layerRequestsHandlers = HttpApiBuilder.group(
           const operator = yield* CurrentOperator
           const organization = yield* organizationOf(query.org)
           yield* logWritten
-          const row = yield* queries.request(
-            organization.id,
-            params.request_id,
-            operator.organizationId === null
-          )
+          const row = yield* findRequest(organization.id, params.request_id, operator.organizationId === null)
           if (Option.isNone(row)) return yield* notFound("request")
           return row.value
         })

@@ -1,25 +1,43 @@
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
-import { ConsoleQueries } from "../../src/Console/ConsoleQueries.ts"
+import { deleteRule, listAgents, listRules } from "../../src/Console/Capture/Queries.ts"
+import { findProperty, listProperties } from "../../src/Console/Catalog/Queries.ts"
+import { findLead, listLeads } from "../../src/Console/Leads/Queries.ts"
 import type { Operator } from "../../src/Console/Operators.ts"
+import { organizationFor, organizationsFor, owns } from "../../src/Console/Organizations.ts"
+import { overviewOf } from "../../src/Console/Overview/Queries.ts"
+import { findRequest, listRequests } from "../../src/Console/Requests/Queries.ts"
 import { CaptureRules } from "../../src/Intake/CaptureRules.ts"
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
 import { RequestLog } from "../../src/Intake/RequestLog.ts"
-import type { MemoryStore, RequestLogRow } from "../../src/Platform/MemoryStore.ts"
-import { layerMemoryServices, layerPostgresServices } from "../support/Client.ts"
+import type { RequestLogRow } from "../../src/Platform/MemoryStore.ts"
+import { layerPostgresServices } from "../support/Client.ts"
 import { leadWrite, setClock } from "./Suite.ts"
 
-/** The console's reads, one suite over the in-memory store and over PostgreSQL. */
-type Services = Exclude<Layer.Success<typeof layerMemoryServices>, MemoryStore> | ConsoleQueries
+/** The console slices' reads, on PostgreSQL: they have no in-memory twin to drift from. */
+const variants = [["postgres", layerPostgresServices]] as const
 
-const variants: ReadonlyArray<readonly [string, Layer.Layer<Services>]> = [
-  ["memory", ConsoleQueries.layerMemory.pipe(Layer.provideMerge(layerMemoryServices))],
-  ["postgres", ConsoleQueries.layer.pipe(Layer.provideMerge(layerPostgresServices))]
-]
+const queries = {
+  organizationsFor,
+  organizationFor,
+  owns,
+  origins: (organizationId: string) =>
+    Effect.flatMap(KeyStore, (keys) => Effect.orDie(keys.listOrigins(organizationId))),
+  requests: listRequests,
+  request: findRequest,
+  leads: listLeads,
+  lead: findLead,
+  properties: listProperties,
+  property: findProperty,
+  agents: listAgents,
+  rules: listRules,
+  deleteRule,
+  overview: overviewOf
+}
 
 const platform: Operator = {
   id: crypto.randomUUID(),
@@ -76,10 +94,10 @@ const organization = (name: string) =>
   }).pipe(Effect.orDie)
 
 /** Requests answered are queued for the log; listing waits for them to be written. */
-const flushLog = Effect.flatMap(Effect.service(RequestLog), (log) => log.list({ unattributed: true }, 0))
+const flushLog = Effect.flatMap(Effect.service(RequestLog), (log) => log.flush)
 
 for (const [variant, services] of variants) {
-  layer(services, { excludeTestServices: true })(`ConsoleQueries (${variant})`, (it) => {
+  layer(services, { excludeTestServices: true })(`console reads (${variant})`, (it) => {
     const test = <A, E, R>(name: string, self: () => Effect.Effect<A, E, R>) =>
       it.effect(
         name,
@@ -88,7 +106,6 @@ for (const [variant, services] of variants) {
 
     test("organizations: an operator sees its own, a platform administrator every one by name or the one asked for", () =>
       Effect.gen(function* () {
-        const queries = yield* ConsoleQueries
         const zeta = yield* organization(`Zeta ${crypto.randomUUID()}`)
         const alfa = yield* organization(`Alfa ${crypto.randomUUID()}`)
         assert.deepStrictEqual(yield* queries.organizationsFor(operatorOf(zeta.id)), [
@@ -110,7 +127,6 @@ for (const [variant, services] of variants) {
 
     test("owns: each entity of the organization, never another organization's or a malformed id", () =>
       Effect.gen(function* () {
-        const queries = yield* ConsoleQueries
         const mine = yield* organization("Mine")
         const theirs = yield* organization("Theirs")
         const lead = yield* Effect.flatMap(Effect.service(LeadRepository), (leads) =>
@@ -137,7 +153,6 @@ for (const [variant, services] of variants) {
 
     test("origins: the latest live key's prefix, revoked state, last live use and live requests in the last 24 h; the test key's prefix", () =>
       Effect.gen(function* () {
-        const queries = yield* ConsoleQueries
         const log = yield* RequestLog
         const keys = yield* KeyStore
         const now = yield* setClock("2026-11-23T12:00:00.000Z")
@@ -187,7 +202,6 @@ for (const [variant, services] of variants) {
 
     test("requests: scoped by organization, origin or unattributed; every filter; a cursor walks all pages once", () =>
       Effect.gen(function* () {
-        const queries = yield* ConsoleQueries
         const log = yield* RequestLog
         const base = Date.parse("2026-11-20T10:00:00.000Z")
         const org = yield* organization("Requests")
@@ -210,14 +224,14 @@ for (const [variant, services] of variants) {
           [rows[3]!, rows[2]!, rows[1]!, rows[0]!].map((r) => r.requestId)
         )
         assert.strictEqual(all.items[0]!.origin_label, "Web")
-        assert.isNull(all.nextCursor)
+        assert.isNull(all.next_cursor)
 
         const seen: Array<string> = []
         let cursor: string | undefined
         do {
           const page = yield* queries.requests(scope, {}, { cursor, limit: 1 })
           seen.push(...ids(page))
-          cursor = page.nextCursor ?? undefined
+          cursor = page.next_cursor ?? undefined
         } while (cursor !== undefined)
         assert.deepStrictEqual(seen, ids(all))
 
@@ -266,7 +280,6 @@ for (const [variant, services] of variants) {
 
     test("leads: search by phone in any spelling, name or e-mail; newest first with a cursor; a lead's page", () =>
       Effect.gen(function* () {
-        const queries = yield* ConsoleQueries
         const leads = yield* LeadRepository
         const org = yield* organization("Leads")
         const other = yield* organization("Other leads")
@@ -311,9 +324,9 @@ for (const [variant, services] of variants) {
         assert.deepStrictEqual(ids(yield* queries.leads(orgRow, "nobody", { limit: 50 })), [])
         const page1 = yield* queries.leads(orgRow, "", { limit: 1 })
         assert.deepStrictEqual(ids(page1), [second.leadId])
-        const page2 = yield* queries.leads(orgRow, "", { cursor: page1.nextCursor!, limit: 1 })
+        const page2 = yield* queries.leads(orgRow, "", { cursor: page1.next_cursor!, limit: 1 })
         assert.deepStrictEqual(ids(page2), [first.leadId])
-        assert.isNull(page2.nextCursor)
+        assert.isNull(page2.next_cursor)
 
         const detail = Option.getOrThrow(yield* queries.lead(org.id, first.leadId))
         assert.strictEqual(detail.nombre, "Lucía Pérez")
@@ -334,7 +347,6 @@ for (const [variant, services] of variants) {
 
     test("catalog and capture: properties by codigo or external code, restore; agents by name; rules in order; delete a rule", () =>
       Effect.gen(function* () {
-        const queries = yield* ConsoleQueries
         const catalog = yield* PropertyCatalog
         const rules = yield* CaptureRules
         const org = yield* organization("Catalog")
@@ -399,7 +411,6 @@ for (const [variant, services] of variants) {
 
     test("overview: requests per minute per origin, leads per day, error codes by count", () =>
       Effect.gen(function* () {
-        const queries = yield* ConsoleQueries
         const log = yield* RequestLog
         const leads = yield* LeadRepository
         const now = yield* setClock("2026-11-22T12:00:30.000Z")
@@ -437,7 +448,6 @@ for (const [variant, services] of variants) {
 
     test("test data: only behind the switch (requests, leads, search), marked on a lead and a request, never in the overview", () =>
       Effect.gen(function* () {
-        const queries = yield* ConsoleQueries
         const log = yield* RequestLog
         const leads = yield* LeadRepository
         const now = yield* setClock("2026-11-22T12:00:30.000Z")

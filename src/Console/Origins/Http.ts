@@ -3,8 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { KeyStore } from "../../Accounts/KeyStore.ts"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import type { KeyMode } from "../../Domain/ApiKey.ts"
-import { ConsoleQueries } from "../ConsoleQueries.ts"
-import { organizationScope, rejectedToConflict, unknownToNotFound } from "./Shared.ts"
+import { organizationScope, rejectedToConflict, unknownToNotFound } from "../Http/Shared.ts"
 
 /** The audit log's names for a key action, per mode. */
 const audited = {
@@ -16,7 +15,6 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
   AdminApi,
   "origins",
   Effect.fn(function* (handlers) {
-    const queries = yield* ConsoleQueries
     const keys = yield* KeyStore
     const { organizationOf, requireOwned, record, logWritten } = yield* organizationScope
 
@@ -63,7 +61,11 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
         Effect.fn("Admin.origins")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
           yield* logWritten
-          return { items: yield* queries.origins(organization.id) }
+          return {
+            items: yield* keys
+              .listOrigins(organization.id)
+              .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          }
         })
       )
       .handle(

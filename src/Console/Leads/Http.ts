@@ -3,15 +3,15 @@ import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import { LeadRepository } from "../../Intake/LeadRepository.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
-import { ConsoleQueries, isValidCursor } from "../ConsoleQueries.ts"
-import { adminFail } from "./RequestContext.ts"
-import { notFound, organizationScope, unknownToNotFound } from "./Shared.ts"
+import { adminFail } from "../Http/RequestContext.ts"
+import { notFound, organizationScope, unknownToNotFound } from "../Http/Shared.ts"
+import { isValidCursor } from "../Rows.ts"
+import { findLead, listLeads } from "./Queries.ts"
 
 export const layerLeadsHandlers = HttpApiBuilder.group(
   AdminApi,
   "leads",
   Effect.fn(function* (handlers) {
-    const queries = yield* ConsoleQueries
     const personalData = yield* PersonalData
     const leads = yield* LeadRepository
     const { organizationOf, requireOwned, record, logWritten } = yield* organizationScope
@@ -23,13 +23,13 @@ export const layerLeadsHandlers = HttpApiBuilder.group(
           const organization = yield* organizationOf(query.org)
           if (!isValidCursor(query.cursor, "lead"))
             return yield* adminFail("validation_error", "cursor: not a cursor this API returned", "cursor")
-          const page = yield* queries.leads(
+          const page = yield* listLeads(
             organization,
             query.q ?? "",
             { cursor: query.cursor, limit: 50 },
             query.test !== "true"
           )
-          return { items: page.items, next_cursor: page.nextCursor }
+          return page
         })
       )
       .handle(
@@ -37,7 +37,7 @@ export const layerLeadsHandlers = HttpApiBuilder.group(
         Effect.fn("Admin.lead")(function* ({ query, params }) {
           const organization = yield* organizationOf(query.org)
           yield* logWritten
-          const lead = yield* queries.lead(organization.id, params.id)
+          const lead = yield* findLead(organization.id, params.id)
           if (Option.isNone(lead)) return yield* notFound("lead")
           return lead.value
         })

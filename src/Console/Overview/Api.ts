@@ -1,0 +1,57 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import {
+  AdminSchemaErrors,
+  Instant,
+  OperatorSession,
+  scoped,
+  Unavailable,
+  Uuid
+} from "../../AdminApi/Common.ts"
+import { AdminNotFound } from "../../AdminApi/Errors.ts"
+
+export const Organization = Schema.Struct({ id: Uuid, name: Schema.String, country: Schema.String }).annotate(
+  {
+    identifier: "Organization"
+  }
+)
+
+export const Overview = Schema.Struct({
+  requests_per_minute: Schema.Array(
+    Schema.Struct({ minute: Instant, origin_id: Uuid, label: Schema.String, count: Schema.Int })
+  ),
+  leads_per_day: Schema.Array(
+    Schema.Struct({
+      day: Schema.String.annotate({ format: "date" }),
+      created: Schema.Int,
+      enriched: Schema.Int
+    })
+  ),
+  error_codes: Schema.Array(Schema.Struct({ code: Schema.String, count: Schema.Int }))
+}).annotate({
+  identifier: "Overview",
+  description: "Live data only: the requests and leads of test keys count in no figure."
+})
+
+export class OverviewGroup extends HttpApiGroup.make("overview")
+  .add(
+    HttpApiEndpoint.get("organizations", "/api/organizations", {
+      success: Schema.Array(Organization),
+      error: Unavailable
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "The organizations the operator may see (all, for platform administrators)"
+      })
+    ),
+    HttpApiEndpoint.get("overview", "/api/overview", {
+      ...scoped,
+      success: Overview,
+      error: [AdminNotFound, ...Unavailable]
+    })
+  )
+  .middleware(AdminSchemaErrors)
+  .middleware(OperatorSession)
+  .annotate(
+    OpenApi.Description,
+    "The organizations the operator may see and an organization's figures at a glance."
+  ) {}

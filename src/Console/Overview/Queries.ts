@@ -1,0 +1,33 @@
+import { Clock, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { decodeAs } from "../Rows.ts"
+import { Overview } from "./Api.ts"
+
+const day = 24 * 60 * 60 * 1000
+
+/** Live data only: what test keys send is left out of every figure. */
+export const overviewOf = Effect.fn("Console.overview")(function* (organizationId: string) {
+  const sql = yield* SqlClient.SqlClient
+  const now = yield* Clock.currentTimeMillis
+  const since = new Date(now - day)
+  const [requests_per_minute, leads_per_day, error_codes] = yield* Effect.all([
+    sql`
+      SELECT date_trunc('minute', r.at) AS minute, r.origin_id, o.label, count(*)::int AS count
+      FROM request_log r JOIN origins o ON o.id = r.origin_id
+      WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.livemode
+      GROUP BY 1, 2, 3 ORDER BY 1, 3`,
+    sql`
+      SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
+             count(*) FILTER (WHERE type = 'lead.created')::int AS created,
+             count(*) FILTER (WHERE type = 'lead.enriched')::int AS enriched
+      FROM outbox_events
+      WHERE organization_id = ${organizationId} AND created_at > ${new Date(now - 30 * day)} AND livemode
+      GROUP BY 1 ORDER BY 1`,
+    sql`
+      SELECT r.outcome AS code, count(*)::int AS count
+      FROM request_log r JOIN origins o ON o.id = r.origin_id
+      WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.status >= 400 AND r.livemode
+      GROUP BY 1 ORDER BY 2 DESC, 1`
+  ]).pipe(Effect.orDie)
+  return yield* decodeAs(Overview, { requests_per_minute, leads_per_day, error_codes })
+})

@@ -1,0 +1,96 @@
+import { Effect, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { decodeCursor, decodeItem, decodeItems, encodeCursor, pageOf } from "../Rows.ts"
+import { RequestItem } from "./Api.ts"
+
+export type RequestRow = typeof RequestItem.Type
+
+export type RequestScope =
+  | { readonly _tag: "organization"; readonly organizationId: string }
+  | { readonly _tag: "origin"; readonly originId: string }
+  | { readonly _tag: "unattributed" }
+
+export interface RequestFilter {
+  readonly statusClass?: "2xx" | "4xx" | "5xx" | undefined
+  readonly outcome?: string | undefined
+  readonly from?: Date | undefined
+  readonly to?: Date | undefined
+  readonly requestId?: string | undefined
+  readonly idempotencyKey?: string | undefined
+  /** Live requests (the default) or test requests only: the two are never listed together. */
+  readonly livemode?: boolean | undefined
+}
+
+/** A request log row with the key its page is sorted by. */
+const KeyedRequest = Schema.Struct({ ...RequestItem.fields, seq: Schema.String })
+
+const withoutSeq = ({ seq: _, ...row }: typeof KeyedRequest.Type): RequestRow => row
+
+const columns = (
+  sql: SqlClient.SqlClient
+) => sql`r.request_id, r.at, r.status, r.outcome, r.lead_id, r.key_prefix,
+  r.idempotency_key, r.duration_ms, r.origin_id, o.label AS origin_label, r.livemode`
+
+export const listRequests = Effect.fn("Requests.list")(function* (
+  scope: RequestScope,
+  filter: RequestFilter,
+  page: { readonly cursor?: string | undefined; readonly limit: number }
+) {
+  const sql = yield* SqlClient.SqlClient
+  const after = decodeCursor(page.cursor, "request")
+  const low = filter.statusClass === undefined ? undefined : Number(filter.statusClass[0]) * 100
+  const where = sql.and([
+    scope._tag === "origin"
+      ? sql`r.origin_id = ${scope.originId}`
+      : scope._tag === "unattributed"
+        ? sql`r.origin_id IS NULL`
+        : sql`r.origin_id IN (SELECT id FROM origins WHERE organization_id = ${scope.organizationId})`,
+    low === undefined ? sql`true` : sql`r.status BETWEEN ${low} AND ${low + 99}`,
+    filter.outcome === undefined ? sql`true` : sql`r.outcome = ${filter.outcome}`,
+    filter.from === undefined ? sql`true` : sql`r.at >= ${filter.from}`,
+    filter.to === undefined ? sql`true` : sql`r.at < ${filter.to}`,
+    filter.requestId === undefined ? sql`true` : sql`r.request_id = ${filter.requestId}`,
+    filter.idempotencyKey === undefined ? sql`true` : sql`r.idempotency_key = ${filter.idempotencyKey}`,
+    sql`r.livemode = ${filter.livemode ?? true}`,
+    Option.match(after, {
+      onNone: () => sql`true`,
+      onSome: ([at, id]) => sql`(r.at, r.id) < (${at}, ${id}::bigint)`
+    })
+  ])
+  const rows = yield* sql`
+    SELECT ${columns(sql)}, r.id::text AS seq
+    FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+    WHERE ${where}
+    ORDER BY r.at DESC, r.id DESC
+    LIMIT ${page.limit + 1}`.pipe(decodeItems(KeyedRequest))
+  const found = pageOf(rows, page.limit, (last) => encodeCursor(last.at, last.seq))
+  return { items: found.items.map(withoutSeq), next_cursor: found.next_cursor }
+})
+
+/** A request of the organization (or, for a platform administrator, an unattributed one). */
+export const findRequest = Effect.fn("Requests.find")(function* (
+  organizationId: string,
+  requestId: string,
+  includeUnattributed: boolean
+) {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql`
+    SELECT ${columns(sql)}
+    FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+    WHERE r.request_id = ${requestId}
+      AND (o.organization_id = ${organizationId} ${includeUnattributed ? sql`OR r.origin_id IS NULL` : sql``})
+    ORDER BY r.id DESC LIMIT 1`.pipe(decodeItem(RequestItem))
+})
+
+/** The newest requests that named the lead, at most 200. */
+export const requestsOfLead = Effect.fn("Requests.ofLead")(function* (
+  organizationId: string,
+  leadId: string
+) {
+  const sql = yield* SqlClient.SqlClient
+  return yield* sql`
+    SELECT ${columns(sql)}
+    FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+    WHERE r.lead_id = ${leadId} AND o.organization_id = ${organizationId}
+    ORDER BY r.at DESC, r.id DESC LIMIT 200`.pipe(decodeItems(RequestItem))
+})
