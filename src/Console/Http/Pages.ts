@@ -4,6 +4,8 @@ import * as path from "node:path"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { consoleDirectory } from "../../Platform/PackageFiles.ts"
+import { en } from "../web/messages/en.ts"
+import { es } from "../web/messages/es.ts"
 import { pathOf } from "./RequestContext.ts"
 
 /** Every path the console's client routes to: each answers the same shell. */
@@ -51,13 +53,35 @@ const assetName = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/
 const notFound = HttpServerResponse.text("Not found", { status: 404 })
 
 /**
- * The shell is read on each request (it is small, and an edited console shows without a restart);
- * its `{{nonce}}` placeholders get a fresh nonce that the CSP names.
+ * The shell's language before the script knows the operator: the first `es*` or `en*` the browser
+ * asks for (docs/contract.md#12-the-console-speaks-its-operators-language); the script refines it.
+ */
+export const shellLocale = (acceptLanguage: string | undefined): "es-MX" | "en" => {
+  for (const part of (acceptLanguage ?? "").split(",")) {
+    const tag = part.split(";")[0]?.trim().toLowerCase() ?? ""
+    if (tag === "es" || tag.startsWith("es-")) return "es-MX"
+    if (tag === "en" || tag.startsWith("en-")) return "en"
+  }
+  return "en"
+}
+
+/**
+ * The shell is read on each request (it is small, and a rebuilt console shows without a restart);
+ * its `{{nonce}}` placeholders get a fresh nonce that the CSP names, its words the browser's language.
  */
 const page = Effect.gen(function* () {
+  const request = yield* HttpServerRequest.HttpServerRequest
   const shell = yield* Effect.promise(() => readFile(path.join(consoleDirectory(), "index.html"), "utf8"))
   const nonce = randomBytes(16).toString("base64")
-  return HttpServerResponse.text(shell.replaceAll("{{nonce}}", nonce), {
+  const lang = shellLocale(request.headers["accept-language"])
+  const words = lang === "en" ? en : es
+  const filled = shell
+    .replaceAll("{{nonce}}", nonce)
+    .replace('<html lang="en">', `<html lang="${lang}">`)
+    .replaceAll("{{title}}", words.meta.appTitle)
+    .replaceAll("{{skipToContent}}", words.shell.skipToContent)
+    .replaceAll("{{needsJavaScript}}", words.shell.needsJavaScript)
+  return HttpServerResponse.text(filled, {
     contentType: "text/html; charset=utf-8",
     headers: { "content-security-policy": contentSecurityPolicy(nonce), "cache-control": "no-store" }
   })

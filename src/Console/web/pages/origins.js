@@ -1,6 +1,6 @@
 // Origins (the API channel): list, create (key shown once), rotate, revoke, rate limit; each origin's test key.
 
-import { api, canChange } from "./api.js"
+import { api, canChange } from "../api.ts"
 import {
   add,
   busy,
@@ -17,7 +17,7 @@ import {
   table,
   time,
   toast
-} from "./ui.js"
+} from "../ui.ts"
 
 /** The one time a key is visible: after closing the dialog only its prefix is ever shown. */
 export const showKeyDialog = ({ title, label, key, prefix, test = false }) =>

@@ -1,6 +1,6 @@
 // Capture: agents and the capture rules that assign new leads, shown in the order they apply.
 
-import { api, canChange } from "./api.js"
+import { api, canChange } from "../api.ts"
 import {
   add,
   busy,
@@ -17,7 +17,7 @@ import {
   showFormError,
   table,
   toast
-} from "./ui.js"
+} from "../ui.ts"
 
 export const renderCapture = async (main, { signal }) => {
   const admin = canChange()

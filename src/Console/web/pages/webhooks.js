@@ -1,7 +1,7 @@
 // Webhooks: the organization's endpoints (secret shown once), a test event on demand, and each
 // endpoint's deliveries with Resend.
 
-import { api, canChange, query } from "./api.js"
+import { api, canChange, query } from "../api.ts"
 import {
   add,
   busy,
@@ -20,7 +20,7 @@ import {
   table,
   time,
   toast
-} from "./ui.js"
+} from "../ui.ts"
 
 const eventTypes = ["lead.created", "lead.enriched", "lead.erased"]
 

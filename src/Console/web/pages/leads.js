@@ -1,8 +1,7 @@
 // Leads: search by phone (any format), name or e-mail; a lead's page with everything that happened to it.
 // Live leads by default; the Test data switch shows the test leads instead, and lets an admin purge them.
 
-import { ApiError, api, canChange, query } from "./api.js"
-import { requestColumns } from "./page-requests.js"
+import { ApiError, api, canChange, query } from "../api.ts"
 import {
   add,
   busy,
@@ -23,7 +22,8 @@ import {
   testDataSwitch,
   time,
   toast
-} from "./ui.js"
+} from "../ui.ts"
+import { requestColumns } from "./requests.js"
 
 /** Purges the organization's test data in one action, after a confirmation naming what goes. */
 const purgeDialog = (done) => {

@@ -1,6 +1,6 @@
 // Catalog: the organization's properties; add, archive, restore; search by codigo or external code.
 
-import { api, canChange, query } from "./api.js"
+import { api, canChange, query } from "../api.ts"
 import {
   add,
   busy,
@@ -15,7 +15,7 @@ import {
   table,
   time,
   toast
-} from "./ui.js"
+} from "../ui.ts"
 
 export const renderCatalog = async (main, { signal, navigate, search }) => {
   const admin = canChange()

@@ -1,6 +1,7 @@
 // Inline SVG charts drawn at the container's real width (text stays legible on a phone), redrawn on resize.
 
-import { h, svg } from "./ui.js"
+import { formatCalendarDay, formatHourMinute, formatNumber, hourInZone, t } from "./i18n.ts"
+import { type Child, h, svg } from "./ui.ts"
 
 export const palette = [
   "#2563eb",
@@ -14,7 +15,7 @@ export const palette = [
 ]
 
 /** Four whole-number steps of 1, 2, 2.5 or 5 × 10^k: counts never get fractional ticks. */
-const niceMax = (value) => {
+const niceMax = (value: number) => {
   const raw = Math.max(1, value / 4)
   const power = 10 ** Math.floor(Math.log10(raw))
   const factors = power >= 10 ? [1, 2, 2.5, 5, 10] : [1, 2, 5, 10]
@@ -22,11 +23,8 @@ const niceMax = (value) => {
   return step * 4
 }
 
-const hourLabel = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", hour12: false })
-const dayLabel = new Intl.DateTimeFormat("en-GB", { day: "2-digit", month: "short" })
-
 /** Mounts a chart that re-renders when its box changes width. */
-const responsive = (label, render) => {
+const responsive = (label: string, render: (width: number) => SVGSVGElement) => {
   const figure = h("div", { class: "chart", role: "img", "aria-label": label })
   let lastWidth = 0
   const draw = () => {
@@ -41,7 +39,7 @@ const responsive = (label, render) => {
   return figure
 }
 
-const axisY = (max, top, bottom, left, right, ticks = 4) =>
+const axisY = (max: number, top: number, bottom: number, left: number, right: number, ticks = 4) =>
   Array.from({ length: ticks + 1 }, (_, index) => {
     const value = (max / ticks) * index
     const y = bottom - ((bottom - top) / ticks) * index
@@ -59,20 +57,31 @@ const axisY = (max, top, bottom, left, right, ticks = 4) =>
 
 /**
  * Requests per minute per origin over the last 24 hours: one line per origin, minutes without requests at zero.
- * points: [{minute, origin_id, label, count}]
  */
-export const requestsChart = (points, now = Date.now()) => {
+export const requestsChart = (
+  points: ReadonlyArray<{
+    readonly minute: string
+    readonly origin_id: string | null
+    readonly label: string | null
+    readonly count: number
+  }>,
+  now = Date.now()
+) => {
   const end = Math.floor(now / 60_000) * 60_000
   const start = end - 24 * 60 * 60_000
   const minutes = 24 * 60 + 1
-  const series = new Map()
+  const series = new Map<string, { label: string; counts: Float64Array }>()
   for (const point of points) {
     const at = new Date(point.minute).getTime()
     if (at < start || at > end) continue
     const key = point.origin_id ?? "unattributed"
-    if (!series.has(key))
-      series.set(key, { label: point.label ?? "Unattributed", counts: new Float64Array(minutes) })
-    series.get(key).counts[Math.round((at - start) / 60_000)] += point.count
+    let entry = series.get(key)
+    if (entry === undefined) {
+      entry = { label: point.label ?? t.charts.unattributed, counts: new Float64Array(minutes) }
+      series.set(key, entry)
+    }
+    const slot = Math.round((at - start) / 60_000)
+    entry.counts[slot] = (entry.counts[slot] ?? 0) + point.count
   }
   const list = [...series.values()].sort((a, b) => a.label.localeCompare(b.label))
   let peak = 0
@@ -85,8 +94,8 @@ export const requestsChart = (points, now = Date.now()) => {
   }
   const summary =
     list.length === 0
-      ? "No requests in the last 24 hours."
-      : `Requests per minute over the last 24 hours for ${list.length} origin${list.length === 1 ? "" : "s"}: ${total} requests, peak ${peak} per minute.`
+      ? t.charts.noRequests
+      : t.charts.requestsSummary(list.length, formatNumber(total), formatNumber(peak))
   const max = niceMax(peak)
   const chart = responsive(summary, (width) => {
     const height = 220
@@ -94,29 +103,34 @@ export const requestsChart = (points, now = Date.now()) => {
     const right = width - 12
     const top = 12
     const bottom = height - 28
-    const x = (index) => left + ((right - left) * index) / (minutes - 1)
-    const y = (count) => bottom - ((bottom - top) * count) / max
+    const x = (index: number) => left + ((right - left) * index) / (minutes - 1)
+    const y = (count: number) => bottom - ((bottom - top) * count) / max
     const hourStep = width < 520 ? 6 : 3
-    const xTicks = []
+    const xTicks: Array<SVGGElement> = []
     const firstHour = Math.ceil(start / 3_600_000) * 3_600_000
     for (let at = firstHour; at <= end; at += 3_600_000) {
-      if (new Date(at).getUTCHours() % hourStep !== 0) continue
+      if (hourInZone(new Date(at)) % hourStep !== 0) continue
       const px = x((at - start) / 60_000)
       xTicks.push(
         svg(
           "g",
           { class: "tick" },
           svg("line", { x1: px, x2: px, y1: bottom, y2: bottom + 4, class: "axis" }),
-          svg("text", { x: px, y: bottom + 18, "text-anchor": "middle" }, hourLabel.format(new Date(at)))
+          svg("text", { x: px, y: bottom + 18, "text-anchor": "middle" }, formatHourMinute(new Date(at)))
         )
       )
     }
     const lines = list.map((entry, index) => {
       let d = ""
       for (let minute = 0; minute < minutes; minute++) {
-        d += `${minute === 0 ? "M" : "L"}${x(minute).toFixed(1)},${y(entry.counts[minute]).toFixed(1)}`
+        d += `${minute === 0 ? "M" : "L"}${x(minute).toFixed(1)},${y(entry.counts[minute] ?? 0).toFixed(1)}`
       }
-      return svg("path", { d, class: "series", stroke: palette[index % palette.length], fill: "none" })
+      return svg("path", {
+        d,
+        class: "series",
+        stroke: palette[index % palette.length] ?? "currentColor",
+        fill: "none"
+      })
     })
     return svg(
       "svg",
@@ -130,12 +144,14 @@ export const requestsChart = (points, now = Date.now()) => {
     "figure",
     { class: "chart-figure" },
     chart,
-    legend(list.map((entry, index) => [entry.label, palette[index % palette.length]])),
+    legend(
+      list.map((entry, index) => [entry.label, palette[index % palette.length] ?? "currentColor"] as const)
+    ),
     h("figcaption", { class: "muted" }, summary)
   )
 }
 
-const legend = (entries) =>
+const legend = (entries: ReadonlyArray<readonly [label: Child, color: string]>) =>
   entries.length === 0
     ? null
     : h(
@@ -155,11 +171,14 @@ const legend = (entries) =>
         )
       )
 
-/** Leads created and enriched per day (stacked bars), the last 30 days. days: [{day, created, enriched}] */
-export const leadsChart = (days, now = Date.now()) => {
+/** Leads created and enriched per day (stacked bars), the last 30 days. */
+export const leadsChart = (
+  days: ReadonlyArray<{ readonly day: string; readonly created: number; readonly enriched: number }>,
+  now = Date.now()
+) => {
   const today = new Date(now)
   const byDay = new Map(days.map((entry) => [entry.day.slice(0, 10), entry]))
-  const series = []
+  const series: Array<{ date: Date; created: number; enriched: number }> = []
   for (let offset = 29; offset >= 0; offset--) {
     const date = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - offset))
     const key = date.toISOString().slice(0, 10)
@@ -168,7 +187,7 @@ export const leadsChart = (days, now = Date.now()) => {
   }
   const created = series.reduce((sum, entry) => sum + entry.created, 0)
   const enriched = series.reduce((sum, entry) => sum + entry.enriched, 0)
-  const summary = `Leads over the last 30 days: ${created} created, ${enriched} enriched.`
+  const summary = t.charts.leadsSummary(formatNumber(created), formatNumber(enriched))
   const max = niceMax(Math.max(...series.map((entry) => entry.created + entry.enriched)))
   const colors = { created: "#2563eb", enriched: "#93c5fd" }
   const chart = responsive(summary, (width) => {
@@ -179,7 +198,7 @@ export const leadsChart = (days, now = Date.now()) => {
     const bottom = height - 28
     const slot = (right - left) / series.length
     const barWidth = Math.max(3, slot * 0.7)
-    const y = (count) => ((bottom - top) * count) / max
+    const y = (count: number) => ((bottom - top) * count) / max
     const labelEvery = width < 520 ? 10 : 5
     const bars = series.map((entry, index) => {
       const x = left + slot * index + (slot - barWidth) / 2
@@ -191,7 +210,11 @@ export const leadsChart = (days, now = Date.now()) => {
         svg(
           "title",
           {},
-          `${dayLabel.format(entry.date)}: ${entry.created} created, ${entry.enriched} enriched`
+          t.charts.dayBar(
+            formatCalendarDay(entry.date),
+            formatNumber(entry.created),
+            formatNumber(entry.enriched)
+          )
         ),
         svg("rect", {
           x,
@@ -211,7 +234,7 @@ export const leadsChart = (days, now = Date.now()) => {
           ? svg(
               "text",
               { x: x + barWidth / 2, y: bottom + 18, "text-anchor": "middle" },
-              dayLabel.format(entry.date)
+              formatCalendarDay(entry.date)
             )
           : null
       )
@@ -228,8 +251,8 @@ export const leadsChart = (days, now = Date.now()) => {
     { class: "chart-figure" },
     chart,
     legend([
-      ["Created", colors.created],
-      ["Enriched", colors.enriched]
+      [t.charts.created, colors.created],
+      [t.charts.enriched, colors.enriched]
     ]),
     h("figcaption", { class: "muted" }, summary)
   )

@@ -1,7 +1,7 @@
 // The request log: per origin or unattributed, filters, cursor pagination, live polling, detail dialog.
 // Live requests by default; the Test data switch shows the test keys' requests instead.
 
-import { api, isPlatformAdmin, query } from "./api.js"
+import { api, isPlatformAdmin, query } from "../api.ts"
 import {
   add,
   duration,
@@ -22,7 +22,7 @@ import {
   testDataBanner,
   testDataSwitch,
   time
-} from "./ui.js"
+} from "../ui.ts"
 
 const isTest = (item) => item.livemode === false
 

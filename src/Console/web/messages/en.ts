@@ -1,0 +1,171 @@
+import type { AdminErrorCode } from "../../../AdminApi/Errors.ts"
+
+/**
+ * Every word the console shows in English. `Messages` is this object's type: the Spanish catalog must
+ * have exactly its keys (a key missing or extra in either fails `npm run check`). Words that need a
+ * value are functions; the value arrives formatted (numbers and dates through `format.ts`).
+ * Sections follow the pages; each page's section is edited by whoever owns the page.
+ */
+export const en = {
+  meta: {
+    /** The language's own name, in the language switcher. */
+    languageName: "English",
+    appTitle: "Lead Intake console",
+    pageTitle: (page: string) => `${page} · Lead Intake console`
+  },
+
+  /** The title above an error's message, by the API's error code (adding a code fails the type check). */
+  errors: {
+    validation_error: "Check this field:",
+    unauthenticated: "Signed out:",
+    forbidden: "Not allowed:",
+    csrf_failed: "Not allowed:",
+    misdirected_request: "Wrong address:",
+    not_found: "Not found:",
+    conflict: "Conflict:",
+    payload_too_large: "Too large:",
+    unsupported_media_type: "Not accepted:",
+    rate_limited: "Too many attempts:",
+    internal_error: "Server error:",
+    temporarily_unavailable: "Temporarily unavailable:",
+    network_error: "No connection:",
+    http_error: "Request failed:",
+    unknown: "Something went wrong"
+  } satisfies Record<AdminErrorCode | "network_error" | "http_error" | "unknown", string>,
+  /** The message of an error that never reached the API or came back unreadable. */
+  errorMessages: {
+    network: "The console could not reach the server. Check your connection.",
+    unreadable: "The server's answer could not be read.",
+    status: (status: number) => `The server answered ${status}.`,
+    invalidField: (field: string) => `The value of ${field} is not valid.`,
+    requestRef: (requestId: string) => `(request ${requestId})`
+  },
+
+  common: {
+    loading: "Loading…",
+    nothingYet: "Nothing here yet.",
+    none: "—",
+    never: "never",
+    justNow: "just now",
+    close: "Close",
+    cancel: "Cancel",
+    confirm: "Confirm",
+    done: "Done",
+    loadMore: "Load more",
+    copy: "Copy",
+    copied: "Copied",
+    copyNow: "Copy it now. ",
+    copyFailed: (noun: string) => `Copy failed — select the ${noun} and copy it`,
+    copyNoun: (noun: string) => `Copy ${noun}`,
+    copiedToast: (noun: string) => `${noun[0]?.toUpperCase() ?? ""}${noun.slice(1)} copied to the clipboard.`,
+    testData: "Test data",
+    testDataBadge: "TEST DATA",
+    on: "On",
+    off: "Off",
+    system: "system",
+    /** Beside a column of times: the organization's time zone. */
+    timesIn: (zone: string) => `Times in ${zone}`,
+    timeColumn: (label: string, zone: string) => `${label} (${zone})`
+  },
+
+  shell: {
+    nav: {
+      overview: "Overview",
+      origins: "Origins",
+      requests: "Requests",
+      leads: "Leads",
+      catalog: "Catalog",
+      capture: "Capture",
+      webhooks: "Webhooks",
+      audit: "Audit"
+    },
+    console: "Console",
+    skipToContent: "Skip to content",
+    needsJavaScript: "The Lead Intake console needs JavaScript.",
+    brand: "Lead Intake",
+    brandLink: "Lead Intake console, overview",
+    menu: "Menu",
+    primaryNavigation: "Primary",
+    organization: "Organization",
+    platformAdministrator: "Platform administrator",
+    roles: { admin: "admin", viewer: "viewer" },
+    language: "Language",
+    signOut: "Sign out",
+    signOutEverywhere: "Sign out everywhere",
+    signedOut: "Signed out.",
+    signedOutEverywhere: "Signed out on every device.",
+    sessionEnded: "Your session ended. Please sign in again.",
+    nowShowing: (organization: string) => `Now showing ${organization}.`,
+    notFoundTitle: "Page not found",
+    notFoundText: "There is no console page at this address.",
+    goToOverview: "Go to the overview"
+  },
+
+  login: {
+    documentTitle: "Sign in",
+    heading: "Sign in to the console",
+    lede: "Operators of an organization manage its origins, keys and leads here.",
+    email: "Email",
+    password: "Password",
+    submit: "Sign in",
+    submitting: "Signing in…",
+    missingTitle: "Missing details:",
+    missingText: "Enter your e-mail and your password.",
+    failedTitle: "Sign-in failed:",
+    failedText: "Invalid email or password."
+  },
+
+  charts: {
+    unattributed: "Unattributed",
+    noRequests: "No requests in the last 24 hours.",
+    requestsSummary: (origins: number, total: string, peak: string) =>
+      `Requests per minute over the last 24 hours for ${origins} origin${origins === 1 ? "" : "s"}: ${total} requests, peak ${peak} per minute.`,
+    leadsSummary: (created: string, enriched: string) =>
+      `Leads over the last 30 days: ${created} created, ${enriched} enriched.`,
+    dayBar: (day: string, created: string, enriched: string) =>
+      `${day}: ${created} created, ${enriched} enriched`,
+    created: "Created",
+    enriched: "Enriched"
+  },
+
+  overview: {
+    title: "Overview",
+    lede: "The last 24 hours of traffic and the last 30 days of leads. Live data only: what test keys send is not counted.",
+    requests24h: "Requests, 24 h",
+    errors24h: "Errors, 24 h",
+    created30d: "Leads created, 30 days",
+    enriched30d: "Leads enriched, 30 days",
+    requestsPerMinute: "Requests per minute, by origin (24 h)",
+    leadsPerDay: "Leads per day (30 days)",
+    errorCodes: "Error codes (24 h)",
+    errorCodesCaption: "Error codes in the last 24 hours",
+    noErrors: "No errors in the last 24 hours.",
+    code: "Code",
+    requests: "Requests",
+    share: "Share",
+    details: "Details",
+    viewRequests: "View requests"
+  },
+
+  audit: {
+    title: "Audit",
+    lede: "Every operator action: who, what, when and from where. Entries are kept.",
+    caption: "Audit log",
+    empty: "No operator actions recorded yet.",
+    when: "When",
+    who: "Who",
+    action: "Action",
+    target: "Target",
+    from: "From",
+    erasures: "Erasures",
+    loadingErasures: "Loading erasures…",
+    erasuresIntroBefore: "Leads whose personal data was erased, from the console or ",
+    erasuresIntroAfter: "; newest first.",
+    noErasures: "No lead has been erased.",
+    lead: "Lead",
+    by: "By",
+    reason: "Reason"
+  }
+}
+
+export type Messages = typeof en
