@@ -12,6 +12,7 @@ import loginThrottlePairs from "./0011_login_throttle_pairs.ts"
 import leastPrivilege from "./0013_least_privilege.ts"
 import webhookPartnerEvents from "./0014_webhook_partner_events.ts"
 import testMode from "./0015_test_mode.ts"
+import consoleLanguageAndTimeZone from "./0019_console_language_and_time_zone.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -27,5 +28,6 @@ export const migrations = {
   "0011_login_throttle_pairs": loginThrottlePairs,
   "0013_least_privilege": leastPrivilege,
   "0014_webhook_partner_events": webhookPartnerEvents,
-  "0015_test_mode": testMode
+  "0015_test_mode": testMode,
+  "0019_console_language_and_time_zone": consoleLanguageAndTimeZone
 }

@@ -22,6 +22,7 @@ import { Audit } from "../Audit.ts"
 import { ConsoleQueries } from "../ConsoleQueries.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import { Operators } from "../Operators.ts"
+import { Preferences } from "../Preferences.ts"
 import { Sessions } from "../Sessions.ts"
 import { layerAdminHandlers } from "./Handlers.ts"
 import { layerAdminSchemaErrors, layerOperatorSession } from "./Middleware.ts"
@@ -167,6 +168,7 @@ export const layerAdminGlobalMiddleware = HttpRouter.middleware(
 export const layerAdminServices = Layer.mergeAll(
   Operators.layer,
   Sessions.layer,
+  Preferences.layer,
   Audit.layer,
   LoginThrottle.layer,
   ConsoleQueries.layer,

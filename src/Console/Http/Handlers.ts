@@ -8,6 +8,7 @@ import { layerOriginsHandlers } from "./Origins.ts"
 import { layerOverviewHandlers } from "./Overview.ts"
 import { layerRequestsHandlers } from "./Requests.ts"
 import { layerSessionHandlers } from "./Session.ts"
+import { layerSettingsHandlers } from "./Settings.ts"
 import { layerWebhooksHandlers } from "./Webhooks.ts"
 
 /** Every group of the admin API, one layer each. */
@@ -21,5 +22,6 @@ export const layerAdminHandlers = Layer.mergeAll(
   layerCaptureHandlers,
   layerWebhooksHandlers,
   layerAuditHandlers,
+  layerSettingsHandlers,
   layerAdminDocsHandlers
 )
