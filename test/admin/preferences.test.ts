@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Answer, type Harness, makeHarness, type Signed, signIn } from "./support.ts"
+import { type Answer, type Harness, makeHarness, type Signed, send, signIn } from "./support.ts"
 
 const expectError = (answer: Answer, status: number, code: string, field?: string) => {
   expect(answer.status, answer.text).toBe(status)
@@ -170,6 +170,44 @@ describe("the console's language and time zone (docs/contract.md#12), on Postgre
       expect(set.body).toEqual({ id: b, name: "Inmobiliaria Test", country: "MX", time_zone: "UTC" })
       expect((await adminB.call("GET", "/api/session")).body.organization.time_zone).toBe("UTC")
       expectError(await root.call("GET", `/api/organization?org=${crypto.randomUUID()}`), 404, "not_found")
+    })
+  })
+
+  describe("the page shell's <html lang>", () => {
+    const langOf = async (headers: Record<string, string>) => {
+      const page = await send(harness.admin, "GET", "/overview", { headers })
+      expect(page.status).toBe(200)
+      return /<html lang="([^"]+)"/.exec(page.text)?.[1]
+    }
+
+    it("the operator's saved language, else the browser's first es*/en*, else the organization's country, else English", async () => {
+      expect(await langOf({ "accept-language": "es-ES,es;q=0.9,en;q=0.8" })).toBe("es-MX")
+      expect(await langOf({ "accept-language": "en-US,en;q=0.9" })).toBe("en")
+      expect(await langOf({ "accept-language": "fr-FR, es-419;q=0.5" })).toBe("es-MX")
+      expect(await langOf({})).toBe("en")
+
+      expect(
+        await langOf({ cookie: viewerA.cookie }),
+        "MX organization, no choice, no browser language"
+      ).toBe("es-MX")
+      expect(await langOf({ cookie: viewerA.cookie, "accept-language": "en-GB" })).toBe("en")
+      expect((await viewerA.call("PUT", "/api/session/language", { body: { language: "en" } })).status).toBe(
+        200
+      )
+      expect(await langOf({ cookie: viewerA.cookie, "accept-language": "es-MX" }), "the choice wins").toBe(
+        "en"
+      )
+      expect((await viewerA.call("PUT", "/api/session/language", { body: { language: "es" } })).status).toBe(
+        200
+      )
+      expect(await langOf({ cookie: viewerA.cookie, "accept-language": "en-US" })).toBe("es-MX")
+      await viewerA.call("PUT", "/api/session/language", { body: { language: null } })
+
+      expect(await langOf({ cookie: root.cookie }), "a platform administrator has no country").toBe("en")
+      expect(await langOf({ cookie: "lead_intake_session=not-a-session" })).toBe("en")
+      const signedOut = await signIn(harness, harness.a.admin)
+      await signedOut.call("DELETE", "/api/session")
+      expect(await langOf({ cookie: signedOut.cookie }), "a revoked session says nothing").toBe("en")
     })
   })
 })
