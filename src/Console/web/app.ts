@@ -22,7 +22,7 @@ import { renderCatalog } from "./pages/catalog.js"
 import { renderLead, renderLeads } from "./pages/leads.js"
 import { renderOrigins } from "./pages/origins.js"
 import { renderOverview } from "./pages/overview.ts"
-import { renderRequests } from "./pages/requests.js"
+import { renderRequests } from "./pages/requests.ts"
 import { renderWebhooks } from "./pages/webhooks.js"
 import { clear, errorBox, field, h, pageHeader, selectOf, toast } from "./ui.ts"
 
@@ -42,7 +42,7 @@ const navigation: ReadonlyArray<readonly [path: string, section: Section]> = [
 const routes: ReadonlyArray<readonly [RegExp, Page]> = [
   [/^\/overview$/, renderOverview],
   [/^\/origins$/, renderOrigins as Page],
-  [/^\/requests$/, renderRequests as Page],
+  [/^\/requests$/, renderRequests],
   [/^\/leads$/, renderLeads as Page],
   [/^\/leads\/([^/]+)$/, renderLead as Page],
   [/^\/catalog$/, renderCatalog as Page],

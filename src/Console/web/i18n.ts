@@ -127,9 +127,26 @@ const makeFormats = () => ({
     minute: "2-digit",
     hourCycle: "h23"
   }),
+  clock: new Intl.DateTimeFormat(locale, {
+    timeZone,
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23"
+  }),
   hourOfDay: new Intl.DateTimeFormat("en", { timeZone, hour: "numeric", hourCycle: "h23" }),
   year: new Intl.DateTimeFormat("en", { timeZone, year: "numeric" }),
   zone: new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: "shortOffset" }),
+  wallClock: new Intl.DateTimeFormat("en-US", {
+    timeZone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23"
+  }),
   number: new Intl.NumberFormat(locale),
   percent: new Intl.NumberFormat(locale, {
     style: "percent",
@@ -143,6 +160,45 @@ const makeFormats = () => ({
   }),
   relative: new Intl.RelativeTimeFormat(locale, { numeric: "auto", style: "short" })
 })
+
+/** The zone's offset from UTC at an instant, in ms. */
+const offsetAt = (ms: number) => {
+  const parts = f().wallClock.formatToParts(new Date(ms))
+  const get = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((part) => part.type === type)?.value)
+  const wall = Date.UTC(
+    get("year"),
+    get("month") - 1,
+    get("day"),
+    get("hour") % 24,
+    get("minute"),
+    get("second")
+  )
+  return wall - Math.floor(ms / 1000) * 1000
+}
+
+/** A `datetime-local` value read as a wall-clock time in the organization's zone, as an ISO instant. */
+export const fromZonedLocal = (local: string) => {
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(local)
+  if (match === null) return ""
+  const [, year, month, day, hour, minute] = match.map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number
+  ]
+  const wall = Date.UTC(year, month - 1, day, hour, minute)
+  const first = wall - offsetAt(wall)
+  return new Date(wall - offsetAt(first)).toISOString()
+}
+
+/** An ISO instant as a `datetime-local` value: its wall-clock time in the organization's zone. */
+export const toZonedLocal = (iso: string) => {
+  const ms = new Date(iso).getTime()
+  if (Number.isNaN(ms)) return ""
+  return new Date(ms + offsetAt(ms)).toISOString().slice(0, 16)
+}
 
 const resetFormats = () => {
   formats = undefined
@@ -194,6 +250,9 @@ export const formatRelative = (iso: string | null | undefined, now = Date.now())
   if (hours < 36) return f().relative.format(-hours, "hour")
   return formatDate(iso)
 }
+
+/** A clock time (the live status's "at 14:05:09"). */
+export const formatClock = (date: Date) => f().clock.format(date)
 
 export const formatNumber = (value: number | null | undefined) => f().number.format(value ?? 0)
 export const formatPercent = (ratio: number) => f().percent.format(ratio)

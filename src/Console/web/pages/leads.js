@@ -23,7 +23,7 @@ import {
   time,
   toast
 } from "../ui.ts"
-import { requestColumns } from "./requests.js"
+import { requestColumns } from "./requests.ts"
 
 /** Purges the organization's test data in one action, after a confirmation naming what goes. */
 const purgeDialog = (done) => {
