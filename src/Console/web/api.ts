@@ -7,6 +7,7 @@ import {
   adminErrorCatalog,
   csrfHeaderName,
   type Organization,
+  type OrganizationSettings,
   type SessionInfo
 } from "../../AdminApi/AdminApi.ts"
 import { t } from "./i18n.ts"
@@ -18,6 +19,7 @@ import { t } from "./i18n.ts"
 
 export type Operator = (typeof SessionInfo.Type)["operator"]
 export type OrganizationItem = typeof Organization.Type
+export type Settings = typeof OrganizationSettings.Type
 
 export const session: {
   operator: Operator | null
@@ -25,7 +27,9 @@ export const session: {
   /** Platform administrators choose the organization they look at; everyone else has exactly one. */
   org: string | null
   organizations: ReadonlyArray<OrganizationItem>
-} = { operator: null, csrfToken: null, org: null, organizations: [] }
+  /** The organization looked at: its country and the time zone its times are shown in. */
+  settings: Settings | null
+} = { operator: null, csrfToken: null, org: null, organizations: [], settings: null }
 
 export const isPlatformAdmin = () => session.operator !== null && session.operator.organization_id === null
 export const canChange = () => session.operator?.role === "admin"
@@ -142,7 +146,9 @@ export const isAbort = (error: unknown) => error instanceof DOMException && erro
  */
 export const validate = <S extends Schema.Decoder<unknown>>(
   schema: S,
-  input: unknown
+  input: unknown,
+  /** The page's words for a field that fails (the rule is the schema's). */
+  messages: Readonly<Record<string, string>> = {}
 ): { readonly ok: true; readonly value: S["Type"] } | { readonly ok: false; readonly error: ApiError } => {
   const exit = Schema.decodeUnknownExit(schema)(input)
   if (Exit.isSuccess(exit)) return { ok: true, value: exit.value }
@@ -154,7 +160,7 @@ export const validate = <S extends Schema.Decoder<unknown>>(
     error: new ApiError(
       400,
       "validation_error",
-      t.errorMessages.invalidField(field ?? ""),
+      (field === undefined ? undefined : messages[field]) ?? t.errorMessages.invalidField(field ?? ""),
       field === undefined || field === "" ? undefined : field
     )
   }

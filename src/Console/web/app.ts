@@ -20,7 +20,7 @@ import { renderAudit } from "./pages/audit.ts"
 import { renderCapture } from "./pages/capture.js"
 import { renderCatalog } from "./pages/catalog.js"
 import { renderLead, renderLeads } from "./pages/leads.js"
-import { renderOrigins } from "./pages/origins.js"
+import { renderOrigins } from "./pages/origins.ts"
 import { renderOverview } from "./pages/overview.ts"
 import { renderRequests } from "./pages/requests.ts"
 import { renderWebhooks } from "./pages/webhooks.js"
@@ -41,7 +41,7 @@ const navigation: ReadonlyArray<readonly [path: string, section: Section]> = [
 
 const routes: ReadonlyArray<readonly [RegExp, Page]> = [
   [/^\/overview$/, renderOverview],
-  [/^\/origins$/, renderOrigins as Page],
+  [/^\/origins$/, renderOrigins],
   [/^\/requests$/, renderRequests],
   [/^\/leads$/, renderLeads as Page],
   [/^\/leads\/([^/]+)$/, renderLead as Page],
@@ -81,12 +81,23 @@ setUnauthenticatedHandler(() => {
 /** Before anyone signed in: the language chosen in this browser, else the browser's own. */
 const preSessionLocale = () => chooseLocale({ saved: chosenLocale(), languages: navigator.languages })
 
+/** The operator's saved language, else the browser's, else the organization's country; its time zone. */
 const applyLocale = () => {
-  const organization = session.organizations.find((org) => org.id === session.org) ?? session.organizations[0]
   setLocale(
-    chooseLocale({ saved: chosenLocale(), languages: navigator.languages, country: organization?.country })
+    chooseLocale({
+      saved: session.operator?.language ?? chosenLocale(),
+      languages: navigator.languages,
+      country: session.settings?.country
+    })
   )
-  setTimeZone(undefined)
+  setTimeZone(session.settings?.time_zone)
+}
+
+/** A platform administrator's chosen organization's settings; everyone else's come with the session. */
+const loadSettings = async () => {
+  if (!isPlatformAdmin()) return
+  session.settings =
+    session.org === null ? null : await call((api) => api.settings.organization({ query: {} }))
 }
 
 const renderLogin = () => {
@@ -174,14 +185,16 @@ const renderLogin = () => {
 const startSession = async (answer: typeof SessionInfo.Type) => {
   session.operator = answer.operator
   session.csrfToken = answer.csrf_token
+  session.settings = answer.organization
   session.organizations = []
   session.org = null
-  session.organizations = await call((api) => api.overview.organizations({}))
   if (isPlatformAdmin()) {
+    session.organizations = await call((api) => api.overview.organizations({}))
     const remembered = sessionStorage.getItem(ORG_KEY)
     session.org = session.organizations.some((org) => org.id === remembered)
       ? remembered
       : (session.organizations[0]?.id ?? null)
+    await loadSettings()
   }
   applyLocale()
 }
@@ -201,6 +214,23 @@ const signOut = async (everywhere: boolean) => {
   signedOut()
 }
 
+const apiLanguage = (choice: Locale) => (choice === "es-MX" ? "es" : "en")
+
+/** Keeps the choice with the operator's account (signed in) or in this browser (the sign-in page). */
+const chooseLanguage = async (choice: Locale) => {
+  rememberChoice(choice)
+  setLocale(choice)
+  if (session.operator === null) return
+  try {
+    const answer = await call((api) =>
+      api.session.setLanguage({ payload: { language: apiLanguage(choice) } })
+    )
+    session.operator = answer.operator
+  } catch (error) {
+    if (error instanceof ApiError && error.status !== 401) toast(`${error.title} ${error.message}`, "error")
+  }
+}
+
 /** The language control: each language named in itself. */
 const languageSwitcher = (redraw: () => void) => {
   const select = selectOf(
@@ -208,11 +238,11 @@ const languageSwitcher = (redraw: () => void) => {
     locales.map((code) => [code, catalogs[code].meta.languageName] as const),
     locale
   )
-  select.addEventListener("change", () => {
-    const choice = select.value as Locale
-    rememberChoice(choice)
-    setLocale(choice)
+  select.addEventListener("change", async () => {
+    const choice = locales.find((code) => code === select.value) ?? locale
+    await chooseLanguage(choice)
     redraw()
+    document.getElementById("language-switcher")?.focus()
   })
   return h(
     "div",
@@ -229,13 +259,20 @@ const orgSwitcher = () => {
     session.organizations.map((org) => [org.id, org.name] as const),
     session.org
   )
-  select.addEventListener("change", () => {
+  select.addEventListener("change", async () => {
     session.org = select.value
     sessionStorage.setItem(ORG_KEY, select.value)
     const name = session.organizations.find((org) => org.id === select.value)?.name ?? ""
+    try {
+      await loadSettings()
+    } catch {}
+    const before = locale
+    applyLocale()
     toast(t.shell.nowShowing(name))
+    if (locale !== before) main = null
     if (/^\/leads\/./.test(location.pathname)) navigate("/leads")
     else route()
+    if (locale !== before) document.getElementById("org-switcher")?.focus()
   })
   return h(
     "div",
