@@ -18,7 +18,7 @@ import {
 import type { Page } from "./page.ts"
 import { renderAudit } from "./pages/audit.ts"
 import { renderCapture } from "./pages/capture.js"
-import { renderCatalog } from "./pages/catalog.js"
+import { renderCatalog } from "./pages/catalog.ts"
 import { renderLead, renderLeads } from "./pages/leads.js"
 import { renderOrigins } from "./pages/origins.ts"
 import { renderOverview } from "./pages/overview.ts"

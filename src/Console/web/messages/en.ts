@@ -1,4 +1,5 @@
 import type { AdminErrorCode } from "../../../AdminApi/Errors.ts"
+import { catalogEn } from "./pages/catalog.ts"
 
 /**
  * Every word the console shows in English. `Messages` is this object's type: the Spanish catalog must
@@ -269,6 +270,8 @@ export const en = {
     unattributed: "Unattributed",
     testShort: "TEST"
   },
+
+  catalog: catalogEn,
 
   audit: {
     title: "Audit",

@@ -1,4 +1,5 @@
 import type { Messages } from "./en.ts"
+import { catalogEs } from "./pages/catalog.ts"
 
 /** Every word the console shows in Spanish, as an operator in Mexico reads it (same keys as `en.ts`). */
 export const es: Messages = {
@@ -260,6 +261,8 @@ export const es: Messages = {
     unattributed: "Sin origen",
     testShort: "PRUEBA"
   },
+
+  catalog: catalogEs,
 
   audit: {
     title: "Auditoría",
