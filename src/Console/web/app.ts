@@ -23,7 +23,7 @@ import { renderLead, renderLeads } from "./pages/leads.js"
 import { renderOrigins } from "./pages/origins.ts"
 import { renderOverview } from "./pages/overview.ts"
 import { renderRequests } from "./pages/requests.ts"
-import { renderWebhooks } from "./pages/webhooks.js"
+import { renderWebhooks } from "./pages/webhooks.ts"
 import { clear, errorBox, field, h, pageHeader, selectOf, toast } from "./ui.ts"
 
 type Section = keyof typeof t.shell.nav

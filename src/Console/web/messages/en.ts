@@ -1,5 +1,6 @@
 import type { AdminErrorCode } from "../../../AdminApi/Errors.ts"
 import { catalogEn } from "./pages/catalog.ts"
+import { webhooksEn } from "./pages/webhooks.ts"
 
 /**
  * Every word the console shows in English. `Messages` is this object's type: the Spanish catalog must
@@ -272,6 +273,8 @@ export const en = {
   },
 
   catalog: catalogEn,
+
+  webhooks: webhooksEn,
 
   audit: {
     title: "Audit",

@@ -1,5 +1,6 @@
 import type { Messages } from "./en.ts"
 import { catalogEs } from "./pages/catalog.ts"
+import { webhooksEs } from "./pages/webhooks.ts"
 
 /** Every word the console shows in Spanish, as an operator in Mexico reads it (same keys as `en.ts`). */
 export const es: Messages = {
@@ -263,6 +264,8 @@ export const es: Messages = {
   },
 
   catalog: catalogEs,
+
+  webhooks: webhooksEs,
 
   audit: {
     title: "Auditoría",
