@@ -17,7 +17,7 @@ import {
 } from "./i18n.ts"
 import type { Page } from "./page.ts"
 import { renderAudit } from "./pages/audit.ts"
-import { renderCapture } from "./pages/capture.js"
+import { renderCapture } from "./pages/capture.ts"
 import { renderCatalog } from "./pages/catalog.ts"
 import { renderLead, renderLeads } from "./pages/leads.js"
 import { renderOrigins } from "./pages/origins.ts"

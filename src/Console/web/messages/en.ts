@@ -1,4 +1,5 @@
 import type { AdminErrorCode } from "../../../AdminApi/Errors.ts"
+import { captureEn } from "./pages/capture.ts"
 import { catalogEn } from "./pages/catalog.ts"
 import { webhooksEn } from "./pages/webhooks.ts"
 
@@ -275,6 +276,8 @@ export const en = {
   catalog: catalogEn,
 
   webhooks: webhooksEn,
+
+  capture: captureEn,
 
   audit: {
     title: "Audit",

@@ -1,4 +1,5 @@
 import type { Messages } from "./en.ts"
+import { captureEs } from "./pages/capture.ts"
 import { catalogEs } from "./pages/catalog.ts"
 import { webhooksEs } from "./pages/webhooks.ts"
 
@@ -266,6 +267,8 @@ export const es: Messages = {
   catalog: catalogEs,
 
   webhooks: webhooksEs,
+
+  capture: captureEs,
 
   audit: {
     title: "Auditoría",
