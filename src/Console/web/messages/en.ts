@@ -1,6 +1,7 @@
 import type { AdminErrorCode } from "../../../AdminApi/Errors.ts"
 import { captureEn } from "./pages/capture.ts"
 import { catalogEn } from "./pages/catalog.ts"
+import { leadsEn } from "./pages/leads.ts"
 import { webhooksEn } from "./pages/webhooks.ts"
 
 /**
@@ -278,6 +279,8 @@ export const en = {
   webhooks: webhooksEn,
 
   capture: captureEn,
+
+  leads: leadsEn,
 
   audit: {
     title: "Audit",

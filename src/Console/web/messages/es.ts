@@ -1,6 +1,7 @@
 import type { Messages } from "./en.ts"
 import { captureEs } from "./pages/capture.ts"
 import { catalogEs } from "./pages/catalog.ts"
+import { leadsEs } from "./pages/leads.ts"
 import { webhooksEs } from "./pages/webhooks.ts"
 
 /** Every word the console shows in Spanish, as an operator in Mexico reads it (same keys as `en.ts`). */
@@ -269,6 +270,8 @@ export const es: Messages = {
   webhooks: webhooksEs,
 
   capture: captureEs,
+
+  leads: leadsEs,
 
   audit: {
     title: "Auditoría",
