@@ -233,7 +233,10 @@ export const leadsChart = (
         (series.length - 1 - index) % labelEvery === 0
           ? svg(
               "text",
-              { x: x + barWidth / 2, y: bottom + 18, "text-anchor": "middle" },
+              // the last day's label ends at its bar, so it is not cut at the chart's right edge
+              index === series.length - 1
+                ? { x: x + barWidth, y: bottom + 18, "text-anchor": "end" }
+                : { x: x + barWidth / 2, y: bottom + 18, "text-anchor": "middle" },
               formatCalendarDay(entry.date)
             )
           : null
