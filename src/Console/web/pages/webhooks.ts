@@ -269,12 +269,10 @@ const renderDeliveries = async (
         },
         {
           label: timeColumnLabel(t.webhooks.lastAttempt),
-          className: "nowrap",
           cell: (d) => time(d.last_attempt_at, "short")
         },
         {
           label: timeColumnLabel(t.webhooks.nextAttempt),
-          className: "nowrap",
           cell: (d) => time(d.next_attempt_at, "short")
         },
         {
@@ -370,7 +368,7 @@ export const renderWebhooks: Page = async (main, { signal }) => {
         h(
           "span",
           { class: "tags" },
-          endpoint.events.map((type) => h("code", {}, type))
+          endpoint.events.flatMap((type) => [h("code", {}, type), " "])
         )
     },
     {
