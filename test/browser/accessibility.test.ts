@@ -35,14 +35,8 @@ interface AxeViolation {
 /** axe is evaluated over the DevTools protocol, which the page's CSP does not govern. */
 const axeViolations = async (page: Page): Promise<ReadonlyArray<AxeViolation>> => {
   if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.evaluate(axeSource)
-  return page.evaluate(
-    async (tags) => {
-      // biome-ignore lint/suspicious/noExplicitAny: axe is injected above, untyped in the page
-      const result = await (window as any).axe.run(document, { runOnly: { type: "tag", values: tags } })
-      return result.violations
-    },
-    [...wcagTags]
-  )
+  const run = `window.axe.run(document, { runOnly: { type: "tag", values: ${JSON.stringify(wcagTags)} } })`
+  return page.evaluate(`${run}.then((result) => result.violations)`) as Promise<ReadonlyArray<AxeViolation>>
 }
 
 const describeViolations = (violations: ReadonlyArray<AxeViolation>) =>
