@@ -2,7 +2,7 @@
 // History API router.
 
 import type { SessionInfo } from "../../AdminApi/AdminApi.ts"
-import { ApiError, call, isPlatformAdmin, session, setUnauthenticatedHandler } from "./api.ts"
+import { ApiError, call, canChange, isPlatformAdmin, session, setUnauthenticatedHandler } from "./api.ts"
 import {
   catalogs,
   chooseLocale,
@@ -252,6 +252,77 @@ const languageSwitcher = (redraw: () => void) => {
   )
 }
 
+/** Mexico's zones first (the product's organizations), then every other zone this browser knows. */
+const mexicanZones = [
+  "America/Mexico_City",
+  "America/Cancun",
+  "America/Merida",
+  "America/Monterrey",
+  "America/Matamoros",
+  "America/Chihuahua",
+  "America/Ciudad_Juarez",
+  "America/Ojinaga",
+  "America/Mazatlan",
+  "America/Bahia_Banderas",
+  "America/Hermosillo",
+  "America/Tijuana"
+]
+
+/** The organization's time zone: an administrator sets it; everyone sees which zone times are in. */
+const timeZoneSetting = () => {
+  const settings = session.settings
+  if (settings === null) return null
+  const id = "time-zone-setting"
+  const hintId = `${id}-hint`
+  if (!canChange())
+    return h(
+      "div",
+      { class: "sidebar-setting" },
+      h("span", { class: "setting-label" }, t.shell.timeZone),
+      h("span", { class: "setting-value" }, settings.time_zone)
+    )
+  const known = typeof Intl.supportedValuesOf === "function" ? Intl.supportedValuesOf("timeZone") : []
+  const others = [...new Set([...known, "UTC", settings.time_zone])]
+    .filter((zone) => !mexicanZones.includes(zone))
+    .sort()
+  const select = h(
+    "select",
+    { id, name: "time_zone", "aria-describedby": hintId },
+    h(
+      "optgroup",
+      { label: t.shell.zonesOfMexico },
+      mexicanZones.map((zone) => h("option", { value: zone, selected: zone === settings.time_zone }, zone))
+    ),
+    h(
+      "optgroup",
+      { label: t.shell.otherZones },
+      others.map((zone) => h("option", { value: zone, selected: zone === settings.time_zone }, zone))
+    )
+  )
+  select.addEventListener("change", async () => {
+    try {
+      session.settings = await call((api) =>
+        api.settings.setTimeZone({ payload: { time_zone: select.value }, query: {} })
+      )
+      setTimeZone(session.settings.time_zone)
+      toast(t.shell.timeZoneSaved(session.settings.time_zone))
+      main = null
+      route()
+      document.getElementById(id)?.focus()
+    } catch (error) {
+      select.value = settings.time_zone
+      if (error instanceof ApiError && error.status !== 401) toast(`${error.title} ${error.message}`, "error")
+    }
+  })
+  return h(
+    "div",
+    { class: "sidebar-setting" },
+    h("label", { for: id }, t.shell.timeZone),
+    select,
+    h("p", { id: hintId, class: "hint" }, t.shell.timeZoneHint)
+  )
+}
+
 const orgSwitcher = () => {
   if (!isPlatformAdmin()) return null
   const select = selectOf(
@@ -346,6 +417,7 @@ const renderShell = () => {
           main = null
           route()
         }),
+        timeZoneSetting(),
         h(
           "div",
           { class: "who" },
