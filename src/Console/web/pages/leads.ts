@@ -411,8 +411,8 @@ export const renderLead: Page = async (main, context) => {
           fieldRow(t.leads.origin, lead.origin.label),
           fieldRow(t.leads.property, lead.property ? h("code", {}, lead.property.codigo) : null),
           fieldRow(t.leads.assignee, lead.assignee?.name ?? null),
-          fieldRow(t.leads.created, time(lead.created_at)),
-          fieldRow(t.leads.updated, time(lead.updated_at)),
+          fieldRow(timeColumnLabel(t.leads.created), time(lead.created_at)),
+          fieldRow(timeColumnLabel(t.leads.updated), time(lead.updated_at)),
           fieldRow(t.leads.leadId, h("code", {}, lead.id))
         )
       ),
