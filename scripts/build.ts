@@ -65,9 +65,13 @@ export const bundleConsole = async (outDir: string) => {
   await copyFile(path.join(consoleSource, "index.html"), path.join(staging, "index.html"))
   await writeFile(path.join(staging, stampName), `${JSON.stringify(stamp, null, 2)}\n`)
   const previous = `${outDir}.previous-${process.pid}`
-  if (existsSync(outDir)) await rename(outDir, previous)
   await mkdir(path.dirname(outDir), { recursive: true })
-  await rename(staging, outDir)
+  // Two test runs may build at once: whichever lands last wins, both built from the same sources.
+  await rename(outDir, previous).catch(() => undefined)
+  await rename(staging, outDir).catch(async (error: unknown) => {
+    if (!existsSync(outDir)) throw error
+  })
+  await rm(staging, { recursive: true, force: true })
   await rm(previous, { recursive: true, force: true })
 }
 
