@@ -17,7 +17,7 @@ RUN npm run build
 # Stage 2: no npm install. dist/ carries every module the code imports (migrations included); the
 # embedded PostgreSQL is refused under NODE_ENV=production, so its package is left out; of
 # @scalar/api-reference, only the one browser script /v1/docs serves (and the package.json that
-# resolves it). package.json marks the package root, where the console's files are found.
+# resolves it). package.json marks the package root; the console's built files are in dist/console.
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production \
     LEAD_INTAKE_ENTRY=dist \
@@ -27,8 +27,6 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY package.json ./
 COPY bin ./bin
-COPY src/Console/index.html ./src/Console/index.html
-COPY src/Console/assets ./src/Console/assets
 COPY --from=build /build/node_modules/@scalar/api-reference/package.json ./node_modules/@scalar/api-reference/package.json
 COPY --from=build /build/node_modules/@scalar/api-reference/dist/browser/standalone.js ./node_modules/@scalar/api-reference/dist/browser/standalone.js
 COPY --from=build /build/dist ./dist

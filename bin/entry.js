@@ -22,9 +22,9 @@ const walk = (root, relative, into) => {
 }
 
 /** A hash of the path, size and modification time of every input file: no file is read. */
-export const sourceSignature = (root) => {
+export const sourceSignature = (root, inputs = bundleInputs) => {
   const entries = []
-  for (const input of bundleInputs) walk(root, input, entries)
+  for (const input of inputs) walk(root, input, entries)
   return { files: entries.length, signature: createHash("sha256").update(entries.join("\n")).digest("hex") }
 }
 

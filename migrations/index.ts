@@ -15,6 +15,7 @@ import testMode from "./0015_test_mode.ts"
 import announcedUrls from "./0016_announced_urls.ts"
 import leadsAssigneeIndex from "./0017_leads_assignee_index.ts"
 import requestLogRowKeys from "./0018_request_log_row_keys.ts"
+import consoleLanguageAndTimeZone from "./0019_console_language_and_time_zone.ts"
 import webhookAttempts from "./0020_webhook_attempts.ts"
 
 export const migrations = {
@@ -35,5 +36,6 @@ export const migrations = {
   "0016_announced_urls": announcedUrls,
   "0017_leads_assignee_index": leadsAssigneeIndex,
   "0018_request_log_row_keys": requestLogRowKeys,
+  "0019_console_language_and_time_zone": consoleLanguageAndTimeZone,
   "0020_webhook_attempts": webhookAttempts
 }

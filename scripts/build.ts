@@ -8,9 +8,13 @@
  *
  * --if-stale builds only when the bundle is not fresh (`npm start`); --prepare (`npm ci`) builds, or
  * when rolldown is absent (an install without dev dependencies) says so and leaves the bin on src/.
+ * --console builds only the console's browser code and files into dist/console (`ensureConsole`).
+ *
+ * The console (src/Console/web: TypeScript, its shell and styles) is built for the browser into
+ * dist/console: `index.html` and `assets/` (app.js, its source map, app.css), what the server serves.
  */
-import { existsSync } from "node:fs"
-import { rename, rm, writeFile } from "node:fs/promises"
+import { existsSync, readFileSync } from "node:fs"
+import { copyFile, mkdir, rename, rm, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
 import type { OutputOptions } from "rolldown"
@@ -33,6 +37,60 @@ const minifyOptions = (minify: Minify): Pick<OutputOptions, "minify" | "keepName
   }
 }
 
+const consoleSource = path.join(root, "src", "Console", "web")
+
+/** What the console's assets are built from: the browser code, the contract it is typed from. */
+export const consoleInputs = ["src/Console/web", "src/AdminApi", "package-lock.json", "scripts/build.ts"]
+
+/** Builds the console's shell, styles and browser bundle into `outDir` (dist/console). */
+export const bundleConsole = async (outDir: string) => {
+  const stamp = { ...sourceSignature(root, consoleInputs), builtAt: new Date().toISOString() }
+  const staging = `${outDir}.building-${process.pid}`
+  await rm(staging, { recursive: true, force: true })
+  const { build } = await import("rolldown")
+  await build({
+    input: path.join(consoleSource, "app.ts"),
+    platform: "browser",
+    cwd: root,
+    logLevel: "warn",
+    output: {
+      dir: path.join(staging, "assets"),
+      entryFileNames: "[name].js",
+      format: "esm",
+      sourcemap: true,
+      minify: true
+    }
+  })
+  await copyFile(path.join(consoleSource, "app.css"), path.join(staging, "assets", "app.css"))
+  await copyFile(path.join(consoleSource, "index.html"), path.join(staging, "index.html"))
+  await writeFile(path.join(staging, stampName), `${JSON.stringify(stamp, null, 2)}\n`)
+  const previous = `${outDir}.previous-${process.pid}`
+  await mkdir(path.dirname(outDir), { recursive: true })
+  // Two test runs may build at once: whichever lands last wins, both built from the same sources.
+  await rename(outDir, previous).catch(() => undefined)
+  await rename(staging, outDir).catch(async (error: unknown) => {
+    if (!existsSync(outDir)) throw error
+  })
+  await rm(staging, { recursive: true, force: true })
+  await rm(previous, { recursive: true, force: true })
+}
+
+const consoleIsFresh = (outDir: string) => {
+  try {
+    const stamp = JSON.parse(readFileSync(path.join(outDir, stampName), "utf8")) as { signature?: unknown }
+    return stamp.signature === sourceSignature(root, consoleInputs).signature
+  } catch {
+    return false
+  }
+}
+
+/** Builds dist/console when it is missing or older than its sources (tests that serve src/ call it). */
+export const ensureConsole = async (outDir = path.join(root, "dist", "console")) => {
+  if (consoleIsFresh(outDir)) return false
+  await bundleConsole(outDir)
+  return true
+}
+
 /** Builds into `outDir` (inside the package, where node_modules and package.json are found). */
 export const bundle = async (outDir: string, minify: Minify) => {
   // Taken before anything is read: a source edited during the build leaves the bundle stale.
@@ -48,6 +106,7 @@ export const bundle = async (outDir: string, minify: Minify) => {
     // Maps cost nothing unless Node runs with --enable-source-maps; then stacks name src/ lines.
     output: { dir: staging, format: "esm", sourcemap: true, ...minifyOptions(minify) }
   })
+  await bundleConsole(path.join(staging, "console"))
   await writeFile(path.join(staging, stampName), `${JSON.stringify(stamp, null, 2)}\n`)
   const previous = `${outDir}.previous-${process.pid}`
   if (existsSync(outDir)) await rename(outDir, previous)
@@ -68,7 +127,8 @@ if (import.meta.main) {
       "out-dir": { type: "string", default: path.join(root, "dist") },
       minify: { type: "string", default: "names" },
       "if-stale": { type: "boolean", default: false },
-      prepare: { type: "boolean", default: false }
+      prepare: { type: "boolean", default: false },
+      console: { type: "boolean", default: false }
     }
   })
   const outDir = path.resolve(values["out-dir"])
@@ -85,6 +145,11 @@ if (import.meta.main) {
     process.exit(0)
   }
   const started = performance.now()
+  if (values.console) {
+    await bundleConsole(path.join(outDir, "console"))
+    process.stderr.write(`build: console in ${Math.round(performance.now() - started)} ms\n`)
+    process.exit(0)
+  }
   const stamp = await bundle(outDir, minify)
   process.stderr.write(
     `build: ${path.relative(process.cwd(), outDir) || "."} from ${stamp.files} files in ${Math.round(performance.now() - started)} ms\n`

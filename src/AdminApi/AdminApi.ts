@@ -8,8 +8,18 @@ import { OriginsGroup } from "../Console/Origins/Api.ts"
 import { OverviewGroup } from "../Console/Overview/Api.ts"
 import { RequestsGroup } from "../Console/Requests/Api.ts"
 import { WebhooksGroup } from "../Console/Webhooks/Api.ts"
-import { AdminSchemaErrors, OperatorSession, Role, StoredText, trimmed, Unavailable, Uuid } from "./Common.ts"
-import { LoginThrottled, Unauthenticated } from "./Errors.ts"
+import {
+  AdminSchemaErrors,
+  OperatorSession,
+  Role,
+  StoredText,
+  scoped,
+  trimmed,
+  Unavailable,
+  Uuid
+} from "./Common.ts"
+import { AdminNotFound, LoginThrottled, Unauthenticated } from "./Errors.ts"
+import { canonicalTimeZone, languages } from "./Locale.ts"
 
 export * from "../Console/Audit/Api.ts"
 export * from "../Console/Capture/Api.ts"
@@ -21,16 +31,46 @@ export * from "../Console/Requests/Api.ts"
 export * from "../Console/Webhooks/Api.ts"
 export * from "./Common.ts"
 export * from "./Errors.ts"
+export * from "./Locale.ts"
+
+export const Language = Schema.Literals(languages).annotate({
+  description: "The console's language: `es` Spanish (Mexico), `en` English."
+})
+
+export const TimeZone = StoredText.check(
+  Schema.makeFilter(
+    (value: string) =>
+      canonicalTimeZone(value) !== undefined || "Expected an IANA time zone, such as America/Mexico_City"
+  )
+).annotate({ description: "An IANA time zone name, such as `America/Mexico_City`." })
+
+export const OrganizationSettings = Schema.Struct({
+  id: Uuid,
+  name: Schema.String,
+  country: Schema.String,
+  time_zone: Schema.String.annotate({
+    description:
+      "The zone the console shows the organization's times in: the one set, else its country's (MX: America/Mexico_City; otherwise UTC)."
+  })
+}).annotate({ identifier: "OrganizationSettings" })
 
 export const OperatorView = Schema.Struct({
   id: Uuid,
   email: Schema.String,
   role: Role,
-  organization_id: Schema.NullOr(Uuid)
+  organization_id: Schema.NullOr(Uuid),
+  language: Schema.NullOr(Language).annotate({
+    description:
+      "The language the operator chose; null until they choose (the browser's, else the organization's country's)."
+  })
 }).annotate({ identifier: "Operator" })
 
 export const SessionInfo = Schema.Struct({
   operator: OperatorView,
+  organization: Schema.NullOr(OrganizationSettings).annotate({
+    description:
+      "The operator's organization; null for a platform administrator (`GET /api/organization?org=`)."
+  }),
   csrf_token: Schema.String.annotate({ description: "Send as `X-CSRF-Token` on every state change." })
 }).annotate({ identifier: "Session" })
 
@@ -63,10 +103,48 @@ export class SessionGroup extends HttpApiGroup.make("session")
       error: Unavailable
     })
       .middleware(OperatorSession)
-      .annotateMerge(OpenApi.annotations({ summary: "Sign out every session of this operator" }))
+      .annotateMerge(OpenApi.annotations({ summary: "Sign out every session of this operator" })),
+    HttpApiEndpoint.put("setLanguage", "/api/session/language", {
+      payload: Schema.Struct({
+        language: Schema.NullOr(Language).annotate({ description: "null: follow the browser again." })
+      }).annotate({ identifier: "LanguageChoice" }),
+      success: SessionInfo,
+      error: Unavailable
+    })
+      .middleware(OperatorSession)
+      .annotateMerge(
+        OpenApi.annotations({
+          summary: "Keep the console's language with the operator's account (any role; audited)"
+        })
+      )
   )
   .middleware(AdminSchemaErrors)
-  .annotate(OpenApi.Description, "Sign in and out; the signed-in operator and the CSRF token.") {}
+  .annotate(
+    OpenApi.Description,
+    "Sign in and out; the signed-in operator, their language and the CSRF token."
+  ) {}
+
+export class SettingsGroup extends HttpApiGroup.make("settings")
+  .add(
+    HttpApiEndpoint.get("organization", "/api/organization", {
+      ...scoped,
+      success: OrganizationSettings,
+      error: [AdminNotFound, ...Unavailable]
+    }).annotateMerge(OpenApi.annotations({ summary: "The organization's settings" })),
+    HttpApiEndpoint.patch("setTimeZone", "/api/organization", {
+      ...scoped,
+      payload: Schema.Struct({ time_zone: TimeZone }).annotate({ identifier: "TimeZoneChoice" }),
+      success: OrganizationSettings,
+      error: [AdminNotFound, ...Unavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary: "Set the time zone the console shows the organization's times in (admins; audited)"
+      })
+    )
+  )
+  .middleware(AdminSchemaErrors)
+  .middleware(OperatorSession)
+  .annotate(OpenApi.Description, "The organization's settings: the time zone its times are shown in.") {}
 
 export class AdminDocsGroup extends HttpApiGroup.make("adminDocs")
   .add(
@@ -88,6 +166,7 @@ export class AdminApi extends HttpApi.make("lead-intake-admin")
   .add(CaptureGroup)
   .add(WebhooksGroup)
   .add(AuditGroup)
+  .add(SettingsGroup)
   .add(AdminDocsGroup)
   .annotateMerge(
     OpenApi.annotations({

@@ -39,7 +39,8 @@ const SessionRecord = Schema.Struct({
   organization_id: Schema.NullOr(Schema.String)
 })
 
-const hashToken = (token: string) => createHash("sha256").update(token, "utf8").digest("hex")
+/** How a session cookie is stored: its SHA-256, never the token. */
+export const hashToken = (token: string) => createHash("sha256").update(token, "utf8").digest("hex")
 
 /** Server-side sessions in PostgreSQL, so every instance sees a sign-in and a sign-out at once. */
 export class Sessions extends Context.Service<

@@ -20,8 +20,15 @@ let root: string | undefined
 /** The directory holding this package's package.json. */
 export const packageRoot = (): string => (root ??= packageRootFrom(import.meta.dirname))
 
-/** The operator console's shell (`index.html`) and its `assets/`. */
-export const consoleDirectory = (): string => path.join(packageRoot(), "src", "Console")
+/**
+ * The operator console's shell (`index.html`) and its `assets/`, as the build makes them from
+ * src/Console/web: beside the bundle that runs (`dist/console`, or an `--out-dir`'s), and for the
+ * sources in `dist/console` (`npm run build`; tests that serve src/ build it in their global setup).
+ */
+export const consoleDirectory = (): string =>
+  runningFrom() === "dist"
+    ? path.join(import.meta.dirname, "console")
+    : path.join(packageRoot(), "dist", "console")
 
 /** Whether this process runs the sources (`src`, through type stripping) or the bundle (`dist`). */
 export const runningFrom = (): "src" | "dist" => (import.meta.filename.endsWith(".ts") ? "src" : "dist")

@@ -103,7 +103,14 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           id: harness.a.admin.id,
           email: harness.a.admin.email,
           role: "admin",
-          organization_id: harness.a.organizationId
+          organization_id: harness.a.organizationId,
+          language: null
+        },
+        organization: {
+          id: harness.a.organizationId,
+          name: "Inmobiliaria Test",
+          country: "MX",
+          time_zone: "America/Mexico_City"
         },
         csrf_token: expect.any(String)
       })
@@ -220,7 +227,9 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "revokeTestKey",
           "rotateKey",
           "rotateTestKey",
+          "setLanguage",
           "setRateLimit",
+          "setTimeZone",
           "testWebhook"
         ].sort()
       )

@@ -28,6 +28,12 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
   current: [],
   logout: [],
   revokeAll: [],
+  setLanguage: [],
+  organization: [["query", "org"]],
+  setTimeZone: [
+    ["query", "org"],
+    ["body", "time_zone"]
+  ],
   organizations: [],
   overview: [["query", "org"]],
   origins: [["query", "org"]],

@@ -9,6 +9,7 @@ import { listRules } from "../../src/Console/Capture/Queries.ts"
 import { layerAdminApp } from "../../src/Console/Http/App.ts"
 import { defaultThrottlePolicy, LoginThrottle, type ThrottlePolicy } from "../../src/Console/LoginThrottle.ts"
 import { Operators } from "../../src/Console/Operators.ts"
+import { Preferences } from "../../src/Console/Preferences.ts"
 import { defaultSessionPolicy, type SessionPolicy, Sessions } from "../../src/Console/Sessions.ts"
 import { layerApp } from "../../src/Intake/Http/App.ts"
 import { layerServices } from "../../src/Intake/Services.ts"
@@ -25,6 +26,7 @@ const layerAll = (policies: { readonly sessions: SessionPolicy; readonly throttl
   Layer.mergeAll(
     layerServices,
     Operators.layer,
+    Preferences.layer,
     Sessions.layerWith(policies.sessions),
     Audit.layer,
     LoginThrottle.layerWith(policies.throttle),
@@ -364,6 +366,10 @@ export const validBody = (endpoint: EndpointInfo, org: Organization): unknown =>
       return { url: "https://93.184.215.14/hooks/other", events: ["lead.created"] }
     case "eraseLead":
       return { reason: "Data subject request by e-mail" }
+    case "setLanguage":
+      return { language: "es" }
+    case "setTimeZone":
+      return { time_zone: "America/Monterrey" }
     default:
       return undefined
   }

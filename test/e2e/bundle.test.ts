@@ -99,9 +99,7 @@ describe("the bundle (scripts/build.ts)", { timeout: processTimeout }, () => {
     const asset = await fetch(`http://127.0.0.1:${adminPort}/assets/app.js`)
     expect(asset.status).toBe(200)
     expect(asset.headers.get("content-type")).toBe("text/javascript; charset=utf-8")
-    expect(await asset.text()).toBe(
-      readFileSync(path.join(projectRoot, "src", "Console", "assets", "app.js"), "utf8")
-    )
+    expect(await asset.text()).toBe(readFileSync(path.join(outDir, "console", "assets", "app.js"), "utf8"))
     expect((await fetch(`http://127.0.0.1:${adminPort}/assets/nope.js`)).status).toBe(404)
 
     const docs = await fetch(`${server.baseUrl}/v1/docs`)

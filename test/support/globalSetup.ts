@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import type { TestProject } from "vitest/node"
+import { ensureConsole } from "../../scripts/build.ts"
 import { acquireEmbeddedCluster } from "../../src/Platform/EmbeddedPostgres.ts"
 
 declare module "vitest" {
@@ -33,6 +34,8 @@ const dmlRoleOf = (raw: string | undefined) => {
  * an embedded one started here. Tests that stop or freeze the server start their own embedded one.
  */
 export default async function setup(project: TestProject) {
+  // Servers started from src/ serve the console from dist/console: built here when stale.
+  if (await ensureConsole()) process.stderr.write("[console] built dist/console\n")
   const external = process.env.TEST_DATABASE_URL
   if (external !== undefined && external !== "") {
     const url = URL.parse(external)

@@ -21,6 +21,7 @@ import { WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
 import { Audit } from "../Audit.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import { Operators } from "../Operators.ts"
+import { Preferences } from "../Preferences.ts"
 import { Sessions } from "../Sessions.ts"
 import { layerAdminHandlers } from "./Handlers.ts"
 import { layerAdminSchemaErrors, layerOperatorSession } from "./Middleware.ts"
@@ -166,6 +167,7 @@ export const layerAdminGlobalMiddleware = HttpRouter.middleware(
 export const layerAdminServices = Layer.mergeAll(
   Operators.layer,
   Sessions.layer,
+  Preferences.layer,
   Audit.layer,
   LoginThrottle.layer,
   PersonalData.layer,

@@ -9,6 +9,7 @@ import { layerRequestsHandlers } from "../Requests/Http.ts"
 import { layerWebhooksHandlers } from "../Webhooks/Http.ts"
 import { layerAdminDocsHandlers } from "./Docs.ts"
 import { layerSessionHandlers } from "./Session.ts"
+import { layerSettingsHandlers } from "./Settings.ts"
 
 /** Every group of the admin API, one layer each. */
 export const layerAdminHandlers = Layer.mergeAll(
@@ -21,5 +22,6 @@ export const layerAdminHandlers = Layer.mergeAll(
   layerCaptureHandlers,
   layerWebhooksHandlers,
   layerAuditHandlers,
+  layerSettingsHandlers,
   layerAdminDocsHandlers
 )

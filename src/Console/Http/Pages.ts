@@ -3,7 +3,12 @@ import { readFile } from "node:fs/promises"
 import * as path from "node:path"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { htmlLang } from "../../Domain/Locale.ts"
 import { consoleDirectory } from "../../Platform/PackageFiles.ts"
+import { Preferences } from "../Preferences.ts"
+import { en } from "../web/messages/en.ts"
+import { es } from "../web/messages/es.ts"
+import { pageLanguage } from "./PageLanguage.ts"
 import { pathOf } from "./RequestContext.ts"
 
 /** Every path the console's client routes to: each answers the same shell. */
@@ -51,13 +56,21 @@ const assetName = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/
 const notFound = HttpServerResponse.text("Not found", { status: 404 })
 
 /**
- * The shell is read on each request (it is small, and an edited console shows without a restart);
- * its `{{nonce}}` placeholders get a fresh nonce that the CSP names.
+ * The shell is read on each request (it is small, and a rebuilt console shows without a restart);
+ * its `{{nonce}}` placeholders get a fresh nonce that the CSP names, its language and words the operator's (`pageLanguage`).
  */
 const page = Effect.gen(function* () {
   const shell = yield* Effect.promise(() => readFile(path.join(consoleDirectory(), "index.html"), "utf8"))
   const nonce = randomBytes(16).toString("base64")
-  return HttpServerResponse.text(shell.replaceAll("{{nonce}}", nonce), {
+  const language = yield* pageLanguage
+  const words = language === "en" ? en : es
+  const filled = shell
+    .replaceAll("{{nonce}}", nonce)
+    .replace('<html lang="en">', `<html lang="${htmlLang(language)}">`)
+    .replaceAll("{{title}}", words.meta.appTitle)
+    .replaceAll("{{skipToContent}}", words.shell.skipToContent)
+    .replaceAll("{{needsJavaScript}}", words.shell.needsJavaScript)
+  return HttpServerResponse.text(filled, {
     contentType: "text/html; charset=utf-8",
     headers: { "content-security-policy": contentSecurityPolicy(nonce), "cache-control": "no-store" }
   })
@@ -91,7 +104,14 @@ const decodeURIComponentSafe = (text: string) => {
   }
 }
 
-export const layerPages = Layer.mergeAll(
-  HttpRouter.add("GET", "/assets/*", asset),
-  ...pagePaths.map((route) => HttpRouter.add("GET", route, page))
+/** Needs `Preferences` when built: the shell reads the signed-in operator's language. */
+export const layerPages = Layer.unwrap(
+  Effect.map(Effect.service(Preferences), (preferences) =>
+    Layer.mergeAll(
+      HttpRouter.add("GET", "/assets/*", asset),
+      ...pagePaths.map((route) =>
+        HttpRouter.add("GET", route, Effect.provideService(page, Preferences, preferences))
+      )
+    )
+  )
 )

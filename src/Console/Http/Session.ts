@@ -12,14 +12,20 @@ import { Audit } from "../Audit.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import type { Operator } from "../Operators.ts"
 import { normalizeEmail, Operators } from "../Operators.ts"
+import { type OperatorPreferences, Preferences } from "../Preferences.ts"
 import { Sessions } from "../Sessions.ts"
 import { AdminRequest, type AdminRequestShape, adminFail, setResponseHeaders } from "./RequestContext.ts"
 
-const operatorView = (operator: Operator) => ({
-  id: operator.id,
-  email: operator.email,
-  role: operator.role,
-  organization_id: operator.organizationId
+const sessionView = (operator: Operator, preferences: OperatorPreferences, csrfToken: string) => ({
+  operator: {
+    id: operator.id,
+    email: operator.email,
+    role: operator.role,
+    organization_id: operator.organizationId,
+    language: preferences.language
+  },
+  organization: preferences.organization,
+  csrf_token: csrfToken
 })
 
 /** `Secure` when the browser's connection is HTTPS (behind a proxy: as a trusted proxy says). */
@@ -38,19 +44,28 @@ export const layerSessionHandlers = HttpApiBuilder.group(
     const sessions = yield* Sessions
     const throttle = yield* LoginThrottle
     const audit = yield* Audit
+    const preferences = yield* Preferences
+    const preferencesOf = (operatorId: string) =>
+      preferences
+        .ofOperator(operatorId)
+        .pipe(
+          Effect.catchTag("StoreUnavailable", () =>
+            adminFail("temporarily_unavailable", "The database could not be reached")
+          )
+        )
     const signedOut = Effect.gen(function* () {
       const { sameSite, path, secure, httpOnly } = cookieOptions(yield* AdminRequest)
       return yield* HttpServerResponse.empty({ status: 204 }).pipe(
         HttpServerResponse.expireCookie(sessionCookieName, { sameSite, path, secure, httpOnly })
       )
     }).pipe(Effect.orDie)
-    const record = (operator: OperatorIdentity, action: string) =>
+    const record = (operator: OperatorIdentity, action: string, target: string | null = null) =>
       audit.record({
         organizationId: operator.organizationId,
         operatorId: operator.id,
         operatorEmail: operator.email,
         action,
-        target: null,
+        target,
         ip: operator.ip
       })
     /** A failure that makes the next attempt wait is audited (the refusals while it waits are not: they cost nothing). */
@@ -108,14 +123,24 @@ export const layerSessionHandlers = HttpApiBuilder.group(
             target: null,
             ip
           })
-          return { operator: operatorView(operator.value), csrf_token: session.csrfToken }
+          return sessionView(operator.value, yield* preferencesOf(operator.value.id), session.csrfToken)
         })
       )
-      .handle("current", () =>
-        Effect.map(Effect.service(CurrentOperator), (operator) => ({
-          operator: operatorView(operator),
-          csrf_token: operator.csrfToken
-        }))
+      .handle(
+        "current",
+        Effect.fn("Admin.currentSession")(function* () {
+          const operator = yield* CurrentOperator
+          return sessionView(operator, yield* preferencesOf(operator.id), operator.csrfToken)
+        })
+      )
+      .handle(
+        "setLanguage",
+        Effect.fn("Admin.setLanguage")(function* ({ payload }) {
+          const operator = yield* CurrentOperator
+          yield* preferences.setLanguage(operator.id, payload.language)
+          yield* record(operator, "operator.set_language", `language ${payload.language ?? "unset"}`)
+          return sessionView(operator, yield* preferencesOf(operator.id), operator.csrfToken)
+        })
       )
       .handle(
         "logout",

@@ -1,0 +1,37 @@
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { AdminApi, canonicalTimeZone } from "../../AdminApi/AdminApi.ts"
+import { Preferences } from "../Preferences.ts"
+import { organizationScope, unknownToNotFound } from "./Shared.ts"
+
+export const layerSettingsHandlers = HttpApiBuilder.group(
+  AdminApi,
+  "settings",
+  Effect.fn(function* (handlers) {
+    const preferences = yield* Preferences
+    const { organizationOf, record } = yield* organizationScope
+
+    return handlers
+      .handle(
+        "organization",
+        Effect.fn("Admin.organizationSettings")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          return yield* preferences
+            .organization(organization.id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+        })
+      )
+      .handle(
+        "setTimeZone",
+        Effect.fn("Admin.setTimeZone")(function* ({ query, payload }) {
+          const organization = yield* organizationOf(query.org)
+          const zone = canonicalTimeZone(payload.time_zone) ?? payload.time_zone
+          const settings = yield* preferences
+            .setTimeZone(organization.id, zone)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(organization, "organization.set_time_zone", `organization ${organization.id} ${zone}`)
+          return settings
+        })
+      )
+  })
+)

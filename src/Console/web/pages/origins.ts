@@ -1,0 +1,452 @@
+// Origins (the API channel): list, create (key shown once), rotate, revoke, rate limit; each origin's test key.
+
+import { Schema } from "effect"
+import { NewOrigin, type OriginItem } from "../../../AdminApi/AdminApi.ts"
+import { ApiError, call, canChange, isAbort, validate } from "../api.ts"
+import { formatNumber, t } from "../i18n.ts"
+import type { Page, PageContext } from "../page.ts"
+import {
+  add,
+  busy,
+  clearFormError,
+  confirmDialog,
+  field,
+  h,
+  loading,
+  openDialog,
+  pageHeader,
+  showFormError,
+  showOnceDialog,
+  table,
+  time,
+  timeColumnLabel,
+  toast
+} from "../ui.ts"
+
+type Origin = typeof OriginItem.Type
+
+/** The rate limit's rule is the contract's (`NewOrigin.rate_limit`, the same value `PATCH` takes). */
+const RateLimitChange = Schema.Struct({ rate_limit: NewOrigin.fields.rate_limit })
+
+const failed = (error: unknown) =>
+  toast(error instanceof ApiError ? `${error.title} ${error.message}` : String(error), "error")
+
+/** The one time a key is visible: after closing the dialog only its prefix is ever shown. */
+const showKeyDialog = ({
+  title,
+  label,
+  key,
+  prefix,
+  test = false
+}: {
+  readonly title: string
+  readonly label: string
+  readonly key: string
+  readonly prefix: string
+  readonly test?: boolean
+}) =>
+  showOnceDialog({
+    title,
+    noun: test ? t.origins.testKeyNoun : t.origins.keyNoun,
+    testId: "new-key",
+    ariaLabel: test ? t.origins.newTestKeyLabel : t.origins.newKeyLabel,
+    intro: test
+      ? [
+          h("p", {}, t.origins.testKeyFor, h("strong", {}, label), ":"),
+          h("p", { class: "hint" }, t.origins.testKeyHint)
+        ]
+      : h("p", {}, t.origins.keyFor, h("strong", {}, label), ":"),
+    value: key,
+    warning: [t.origins.onlyTimeBefore(test), h("code", {}, prefix), t.origins.onlyTimeAfter(test)]
+  })
+
+const rateLimitControl = (value?: number) =>
+  h("input", {
+    name: "rate_limit",
+    type: "number",
+    min: "1",
+    step: "1",
+    inputmode: "numeric",
+    value: value === undefined ? "" : String(value)
+  })
+
+/** The field as typed: empty is "not given"; anything else a number for the schema to judge. */
+const rateLimitOf = (input: HTMLInputElement) => {
+  const text = input.value.trim()
+  return text === "" ? undefined : Number(text)
+}
+
+const newOriginDialog = (refresh: () => Promise<void>) => {
+  const label = h("input", {
+    name: "label",
+    type: "text",
+    required: true,
+    maxlength: "200",
+    autocomplete: "off"
+  })
+  const rateLimit = rateLimitControl()
+  const create = h("button", { type: "submit", class: "primary" }, t.origins.create)
+  const form: HTMLFormElement = h(
+    "form",
+    {
+      novalidate: true,
+      onSubmit: async (event) => {
+        event.preventDefault()
+        clearFormError(form)
+        const limit = rateLimitOf(rateLimit)
+        const checked = validate(
+          NewOrigin,
+          { label: label.value.trim(), ...(limit === undefined ? {} : { rate_limit: limit }) },
+          { label: t.origins.labelRule, rate_limit: t.origins.rateLimitRule }
+        )
+        if (!checked.ok) {
+          showFormError(form, checked.error)
+          return
+        }
+        try {
+          const created = await busy(create, () =>
+            call((api) => api.origins.createOrigin({ payload: checked.value, query: {} }))
+          )
+          dialog.close()
+          await showKeyDialog({
+            title: t.origins.originCreated,
+            label: created.label,
+            key: created.key,
+            prefix: created.prefix
+          })
+          await refresh()
+        } catch (error) {
+          showFormError(form, error)
+        }
+      }
+    },
+    field(t.origins.label, label, t.origins.labelHint),
+    field(t.origins.rateLimit, rateLimit, t.origins.rateLimitHintNew),
+    h("div", { class: "form-error" }),
+    h(
+      "div",
+      { class: "dialog-actions" },
+      h("button", { type: "button", class: "secondary", onClick: () => dialog.close() }, t.common.cancel),
+      create
+    )
+  )
+  const dialog = openDialog({ title: t.origins.newOrigin, body: form, initialFocus: "input[name=label]" })
+}
+
+const rateLimitDialog = (origin: Origin, refresh: () => Promise<void>) => {
+  const rateLimit = rateLimitControl(origin.rate_limit)
+  const save = h("button", { type: "submit", class: "primary" }, t.origins.save)
+  const form: HTMLFormElement = h(
+    "form",
+    {
+      novalidate: true,
+      onSubmit: async (event) => {
+        event.preventDefault()
+        clearFormError(form)
+        const checked = validate(
+          RateLimitChange,
+          { rate_limit: rateLimitOf(rateLimit) },
+          { rate_limit: t.origins.rateLimitRule }
+        )
+        const limit = checked.ok ? checked.value.rate_limit : undefined
+        if (!checked.ok || limit === undefined) {
+          showFormError(
+            form,
+            checked.ok
+              ? new ApiError(400, "validation_error", t.origins.rateLimitRule, "rate_limit")
+              : checked.error
+          )
+          return
+        }
+        try {
+          await busy(save, () =>
+            call((api) =>
+              api.origins.setRateLimit({
+                params: { id: origin.id },
+                payload: { rate_limit: limit },
+                query: {}
+              })
+            )
+          )
+          dialog.close()
+          toast(t.origins.rateLimitSaved(origin.label, formatNumber(limit)))
+          await refresh()
+        } catch (error) {
+          showFormError(form, error)
+        }
+      }
+    },
+    field(t.origins.rateLimit, rateLimit, t.origins.rateLimitHint),
+    h("div", { class: "form-error" }),
+    h(
+      "div",
+      { class: "dialog-actions" },
+      h("button", { type: "button", class: "secondary", onClick: () => dialog.close() }, t.common.cancel),
+      save
+    )
+  )
+  const dialog = openDialog({
+    title: t.origins.rateLimitOf(origin.label),
+    body: form,
+    initialFocus: "input[name=rate_limit]"
+  })
+}
+
+const rotate = async (origin: Origin, refresh: () => Promise<void>) => {
+  const ok = await confirmDialog({
+    title: t.origins.rotateTitle(origin.label),
+    message: t.origins.rotateText(origin.prefix ?? "")
+  })
+  if (!ok) return
+  try {
+    const rotated = await call((api) => api.origins.rotateKey({ params: { id: origin.id }, query: {} }))
+    await showKeyDialog({
+      title: t.origins.keyRotated,
+      label: origin.label,
+      key: rotated.key,
+      prefix: rotated.prefix
+    })
+  } catch (error) {
+    failed(error)
+  }
+  await refresh()
+}
+
+const revoke = async (origin: Origin, refresh: () => Promise<void>) => {
+  const ok = await confirmDialog({
+    title: t.origins.revokeTitle(origin.label),
+    message: t.origins.revokeText(origin.prefix ?? ""),
+    danger: true
+  })
+  if (!ok) return
+  try {
+    await call((api) => api.origins.revokeKey({ params: { id: origin.id }, query: {} }))
+    toast(t.origins.keyRevoked(origin.label))
+  } catch (error) {
+    failed(error)
+  }
+  await refresh()
+}
+
+/** Creates the origin's test key, or replaces the active one (which stops working at once). */
+const rotateTest = async (origin: Origin, refresh: () => Promise<void>) => {
+  if (origin.test_prefix) {
+    const ok = await confirmDialog({
+      title: t.origins.rotateTestTitle(origin.label),
+      message: t.origins.rotateTestText(origin.test_prefix)
+    })
+    if (!ok) return
+  }
+  try {
+    const issued = await call((api) => api.origins.rotateTestKey({ params: { id: origin.id }, query: {} }))
+    await showKeyDialog({
+      title: origin.test_prefix ? t.origins.testKeyRotated : t.origins.testKeyCreated,
+      label: origin.label,
+      key: issued.key,
+      prefix: issued.prefix,
+      test: true
+    })
+  } catch (error) {
+    failed(error)
+  }
+  await refresh()
+}
+
+const revokeTest = async (origin: Origin, refresh: () => Promise<void>) => {
+  const ok = await confirmDialog({
+    title: t.origins.revokeTestTitle(origin.label),
+    message: t.origins.revokeTestText(origin.test_prefix ?? ""),
+    confirmLabel: t.origins.revokeTestKey,
+    danger: true
+  })
+  if (!ok) return
+  try {
+    await call((api) => api.origins.revokeTestKey({ params: { id: origin.id }, query: {} }))
+    toast(t.origins.testRevoked(origin.label))
+  } catch (error) {
+    failed(error)
+  }
+  await refresh()
+}
+
+/** The test key's actions, a row of their own under the live key's. */
+const testKeyActions = (origin: Origin, refresh: () => Promise<void>) =>
+  h(
+    "div",
+    { class: "row-actions" },
+    h(
+      "button",
+      {
+        type: "button",
+        class: "secondary small",
+        "aria-describedby": `origin-${origin.id}`,
+        onClick: () => rotateTest(origin, refresh)
+      },
+      origin.test_prefix ? t.origins.rotateTestKey : t.origins.createTestKey
+    ),
+    origin.test_prefix
+      ? h(
+          "button",
+          {
+            type: "button",
+            class: "danger-outline small",
+            "aria-describedby": `origin-${origin.id}`,
+            onClick: () => revokeTest(origin, refresh)
+          },
+          t.origins.revokeTestKey
+        )
+      : null
+  )
+
+const columns = (admin: boolean, navigate: PageContext["navigate"], refresh: () => Promise<void>) => [
+  {
+    label: t.origins.label,
+    cell: (origin: Origin) =>
+      h(
+        "a",
+        {
+          id: `origin-${origin.id}`,
+          href: `/requests?origin=${encodeURIComponent(origin.id)}`,
+          onClick: (event) => {
+            event.preventDefault()
+            navigate(`/requests?origin=${encodeURIComponent(origin.id)}`)
+          }
+        },
+        origin.label
+      )
+  },
+  {
+    label: t.origins.keyPrefixes,
+    cell: (origin: Origin) =>
+      h(
+        "span",
+        { class: "stacked" },
+        origin.prefix ? h("code", {}, origin.prefix) : h("span", { class: "muted" }, t.origins.noKey),
+        origin.test_prefix
+          ? h("code", { class: "test-prefix", title: t.origins.testKey }, origin.test_prefix)
+          : h("span", { class: "muted small-text" }, t.origins.noTestKey)
+      )
+  },
+  {
+    label: timeColumnLabel(t.origins.created),
+    className: "nowrap",
+    cell: (origin: Origin) => time(origin.created_at, "date")
+  },
+  {
+    label: t.origins.lastLiveUse,
+    className: "nowrap",
+    cell: (origin: Origin) => time(origin.last_used_at, "relative")
+  },
+  {
+    label: t.origins.liveRequests24h,
+    className: "numeric",
+    cell: (origin: Origin) => formatNumber(origin.requests_24h)
+  },
+  {
+    label: t.origins.rateLimit,
+    className: "numeric",
+    cell: (origin: Origin) =>
+      h(
+        "span",
+        { class: "with-action" },
+        t.origins.perMinute(formatNumber(origin.rate_limit)),
+        admin
+          ? h(
+              "button",
+              {
+                type: "button",
+                class: "link small",
+                "aria-label": t.origins.changeRateLimit,
+                "aria-describedby": `origin-${origin.id}`,
+                onClick: () => rateLimitDialog(origin, refresh)
+              },
+              t.origins.change
+            )
+          : null
+      )
+  },
+  {
+    label: t.origins.state,
+    cell: (origin: Origin) =>
+      origin.revoked
+        ? h("span", { class: "badge danger-soft" }, t.origins.revoked)
+        : h("span", { class: "badge success" }, t.origins.active)
+  },
+  {
+    label: t.origins.actions,
+    className: "actions",
+    cell: (origin: Origin) =>
+      admin
+        ? h(
+            "div",
+            { class: "key-actions" },
+            h(
+              "div",
+              { class: "row-actions" },
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "secondary small",
+                  "aria-describedby": `origin-${origin.id}`,
+                  onClick: () => rotate(origin, refresh)
+                },
+                t.origins.rotateKey
+              ),
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "danger-outline small",
+                  "aria-describedby": `origin-${origin.id}`,
+                  disabled: origin.revoked,
+                  onClick: () => revoke(origin, refresh)
+                },
+                t.origins.revokeKey
+              )
+            ),
+            testKeyActions(origin, refresh)
+          )
+        : h("span", { class: "muted" }, t.origins.viewOnly)
+  }
+]
+
+export const renderOrigins: Page = async (main, { signal, navigate }) => {
+  const admin = canChange()
+  const list = h("div", {}, loading())
+  const newButton = admin
+    ? h(
+        "button",
+        { type: "button", class: "primary", onClick: () => newOriginDialog(refresh) },
+        t.origins.newOrigin
+      )
+    : null
+  add(
+    main,
+    pageHeader(t.origins.title, t.origins.lede, newButton),
+    admin ? null : h("p", { class: "notice" }, t.origins.readOnly),
+    list
+  )
+
+  const refresh = async () => {
+    try {
+      const { items } = await call((api) => api.origins.origins({ query: {} }), { signal })
+      list.replaceChildren(
+        table({
+          caption: t.origins.caption,
+          empty: admin ? t.origins.emptyAdmin : t.origins.empty,
+          columns: columns(admin, navigate, refresh),
+          rows: items,
+          rowAttributes: (origin) => ({
+            "data-origin-id": origin.id,
+            class: origin.revoked ? "revoked" : undefined
+          })
+        })
+      )
+    } catch (error) {
+      if (isAbort(error)) return
+      throw error
+    }
+  }
+  await refresh()
+}

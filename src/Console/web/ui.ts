@@ -1,0 +1,586 @@
+// DOM helpers shared by every page: element builders, dialogs, formatting, notices. No words here:
+// they come from the catalogs (`t`), or from the caller.
+
+import { ApiError } from "./api.ts"
+import {
+  formatDate,
+  formatDateTime,
+  formatDateTimeZoned,
+  formatMilliseconds,
+  formatNumber,
+  formatRelative,
+  formatShort,
+  t,
+  zoneLabel
+} from "./i18n.ts"
+
+const SVG_NS = "http://www.w3.org/2000/svg"
+
+export type Child = Node | string | number | null | undefined | false | ReadonlyArray<Child>
+
+type Handler<E extends Event> = (event: E & { readonly currentTarget: HTMLElement }) => unknown
+type AttributeValue =
+  | string
+  | number
+  | boolean
+  | null
+  | undefined
+  | ReadonlyArray<string | false | null | undefined>
+
+/** Attributes by their HTML names; `on*` are listeners, `class` may be a list, `dataset` fills data-*. */
+export interface Attributes {
+  readonly onClick?: Handler<MouseEvent> | undefined
+  readonly onSubmit?: Handler<SubmitEvent> | undefined
+  readonly onInput?: Handler<Event> | undefined
+  readonly onChange?: Handler<Event> | undefined
+  readonly onKeydown?: Handler<KeyboardEvent> | undefined
+  readonly dataset?: Record<string, string> | undefined
+  readonly [name: string]: AttributeValue | Handler<never> | Record<string, string> | undefined
+}
+
+const assign = (element: Element, attributes: Attributes | null | undefined) => {
+  for (const [name, value] of Object.entries(attributes ?? {})) {
+    if (value === undefined || value === null || value === false) continue
+    if (name.startsWith("on") && typeof value === "function") {
+      element.addEventListener(name.slice(2).toLowerCase(), value as EventListener)
+    } else if (name === "class") {
+      element.setAttribute(
+        "class",
+        Array.isArray(value) ? value.filter(Boolean).join(" ") : String(value as string)
+      )
+    } else if (name === "dataset" && element instanceof HTMLElement) {
+      Object.assign(element.dataset, value)
+    } else if (name === "value" && "value" in element) {
+      ;(element as HTMLInputElement).value = String(value)
+    } else {
+      element.setAttribute(name, value === true ? "" : String(value))
+    }
+  }
+}
+
+const append = <E extends Element>(element: E, children: ReadonlyArray<Child>): E => {
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue
+    if (Array.isArray(child)) append(element, child)
+    else element.append(child instanceof Node ? child : document.createTextNode(String(child)))
+  }
+  return element
+}
+
+/** Replaces an element's children, skipping null/false. */
+export const replace = <E extends Element>(element: E, ...children: ReadonlyArray<Child>) =>
+  append(clear(element), children)
+
+/** Appends children to an existing element, skipping null/false (conditional parts). */
+export const add = <E extends Element>(element: E, ...children: ReadonlyArray<Child>) =>
+  append(element, children)
+
+/** h("button", { class: "primary", onClick }, t.origins.save) */
+export const h = <K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes?: Attributes | null,
+  ...children: ReadonlyArray<Child>
+): HTMLElementTagNameMap[K] => {
+  const element = document.createElement(tag)
+  assign(element, attributes)
+  return append(element, children)
+}
+
+export const svg = <K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attributes?: Attributes | null,
+  ...children: ReadonlyArray<Child>
+): SVGElementTagNameMap[K] => {
+  const element = document.createElementNS(SVG_NS, tag) as SVGElementTagNameMap[K]
+  assign(element, attributes)
+  return append(element, children)
+}
+
+export const clear = <E extends Element>(element: E) => {
+  element.replaceChildren()
+  return element
+}
+
+let uniqueId = 0
+export const nextId = (prefix = "id") => `${prefix}-${++uniqueId}`
+
+type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement
+
+/** A labelled form control: the label is a real <label for>, hints and errors are described-by. */
+export const field = (label: Child, control: Control, hint?: Child) => {
+  const id = control.id || nextId("field")
+  control.id = id
+  const parts: Array<Child> = [h("label", { for: id }, label), control]
+  if (hint) {
+    const hintId = `${id}-hint`
+    control.setAttribute("aria-describedby", hintId)
+    parts.push(h("p", { id: hintId, class: "hint" }, hint))
+  }
+  return h("div", { class: "field" }, parts)
+}
+
+export const selectOf = (
+  attributes: Attributes,
+  options: ReadonlyArray<readonly [value: string | number, text: string]>,
+  selected?: string | number | null
+) =>
+  h(
+    "select",
+    attributes,
+    options.map(([value, text]) => {
+      const option = h("option", { value: String(value) }, text)
+      if (String(value) === String(selected ?? "")) option.selected = true
+      return option
+    })
+  )
+
+export { formatDate, formatDateTime, formatShort }
+
+export const relative = (iso: string | null | undefined, now = Date.now()) => formatRelative(iso, now)
+
+export type TimeStyle = "datetime" | "relative" | "date" | "short"
+
+/** A <time> element: readable text in the organization's zone, machine value, full time and zone on hover. */
+export const time = (iso: string | null | undefined, style: TimeStyle = "datetime") =>
+  iso
+    ? h(
+        "time",
+        { datetime: iso, title: formatDateTimeZoned(iso) },
+        style === "relative"
+          ? formatRelative(iso)
+          : style === "date"
+            ? formatDate(iso)
+            : style === "short"
+              ? formatShort(iso)
+              : formatDateTime(iso)
+      )
+    : h("span", { class: "muted" }, style === "relative" ? t.common.never : t.common.none)
+
+/** The label of a column of times: names the organization's time zone they are shown in. */
+export const timeColumnLabel = (label: string) => t.common.timeColumn(label, zoneLabel())
+
+export const duration = (ms: number | null | undefined) => formatMilliseconds(ms)
+
+export const number = (value: number | null | undefined) => formatNumber(value)
+
+export const statusBadge = (status: number) => {
+  const kind = status >= 500 ? "danger" : status >= 400 ? "warning" : "success"
+  return h("span", { class: ["badge", kind] }, String(status))
+}
+
+const goodOutcomes = new Set(["created", "enriched", "replay", "dry_run"])
+
+/** The request log's outcome: the API's code, as it is. */
+export const outcomeBadge = (outcome: string | null | undefined) =>
+  h(
+    "span",
+    { class: ["badge", outcome && goodOutcomes.has(outcome) ? "neutral" : "danger-soft"] },
+    outcome ?? t.common.none
+  )
+
+/** A notice that announces itself to screen readers (role=status), gone after a few seconds. */
+export const toast = (message: string, kind: "success" | "warning" | "error" = "success") => {
+  const region = document.getElementById("toasts")
+  if (!region) return
+  const item = h("div", { class: ["toast", kind] }, message)
+  region.append(item)
+  setTimeout(() => item.remove(), 5000)
+}
+
+/** What an error box shows: an `ApiError`, or a title and a message of the page's own. */
+export interface Shown {
+  readonly title: string
+  readonly message: string
+  readonly requestId?: string | undefined
+  readonly field?: string | undefined
+}
+
+const shown = (error: unknown): Shown =>
+  error instanceof ApiError
+    ? error
+    : typeof error === "object" && error !== null && "title" in error && "message" in error
+      ? (error as Shown)
+      : { title: t.errors.unknown, message: error instanceof Error ? error.message : String(error) }
+
+/** An error box for a form or a page; role=alert so it is read out when it appears. */
+export const errorBox = (error: unknown) => {
+  const { title, message, requestId } = shown(error)
+  return h(
+    "div",
+    { class: "error-box", role: "alert" },
+    h("strong", {}, title),
+    h("span", {}, ` ${message}`),
+    requestId ? h("span", { class: "muted request-ref" }, ` ${t.errorMessages.requestRef(requestId)}`) : null
+  )
+}
+
+/** Shows an error next to the field it names (aria-invalid) or in the form's error slot. */
+export const showFormError = (form: HTMLFormElement, error: unknown) => {
+  for (const invalid of form.querySelectorAll("[aria-invalid]")) invalid.removeAttribute("aria-invalid")
+  const slot = form.querySelector(".form-error")
+  if (slot) slot.replaceChildren(errorBox(error))
+  const fieldName = shown(error).field
+  if (fieldName) {
+    const control = form.querySelector<HTMLElement>(`[name="${CSS.escape(fieldName)}"]`)
+    if (control) {
+      control.setAttribute("aria-invalid", "true")
+      control.focus()
+      return
+    }
+  }
+  slot?.querySelector("[role=alert]")?.setAttribute("tabindex", "-1")
+}
+
+export const clearFormError = (form: HTMLFormElement) => {
+  for (const invalid of form.querySelectorAll("[aria-invalid]")) invalid.removeAttribute("aria-invalid")
+  form.querySelector(".form-error")?.replaceChildren()
+}
+
+const focusable =
+  'a[href], button:not([disabled]), input:not([disabled]):not([type="hidden"]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])'
+
+export interface DialogOptions {
+  readonly title: Child
+  readonly body: Child
+  readonly actions?: ReadonlyArray<Child>
+  readonly onClose?: (returnValue: string) => void
+  readonly className?: string
+  readonly initialFocus?: string
+}
+
+/**
+ * A modal native <dialog>: showModal makes the page behind inert, Escape closes it (native "cancel"),
+ * Tab wraps inside it, and focus returns to what opened it.
+ */
+export const openDialog = ({
+  title,
+  body,
+  actions = [],
+  onClose,
+  className,
+  initialFocus
+}: DialogOptions) => {
+  const titleId = nextId("dialog-title")
+  const dialog: HTMLDialogElement = h(
+    "dialog",
+    { class: ["dialog", className], "aria-labelledby": titleId },
+    h(
+      "div",
+      { class: "dialog-header" },
+      h("h2", { id: titleId }, title),
+      h(
+        "button",
+        { type: "button", class: "icon-button", "aria-label": t.common.close, onClick: () => dialog.close() },
+        "×"
+      )
+    ),
+    h("div", { class: "dialog-body" }, body),
+    actions.length ? h("div", { class: "dialog-actions" }, actions) : null
+  )
+  const opener = document.activeElement
+  dialog.addEventListener("keydown", (event) => {
+    if (event.key !== "Tab") return
+    const items = [...dialog.querySelectorAll<HTMLElement>(focusable)].filter(
+      (item) => item.offsetParent !== null
+    )
+    const first = items[0]
+    const last = items[items.length - 1]
+    if (first === undefined || last === undefined) return
+    if (event.shiftKey && document.activeElement === first) {
+      event.preventDefault()
+      last.focus()
+    } else if (!event.shiftKey && document.activeElement === last) {
+      event.preventDefault()
+      first.focus()
+    }
+  })
+  dialog.addEventListener("close", () => {
+    onClose?.(dialog.returnValue)
+    dialog.remove()
+    if (opener instanceof HTMLElement && opener.isConnected) opener.focus()
+  })
+  document.body.append(dialog)
+  dialog.showModal()
+  const target = initialFocus ? dialog.querySelector<HTMLElement>(initialFocus) : null
+  if (target) target.focus()
+  return dialog
+}
+
+/** Asks to confirm a consequential action; resolves true only on the confirming button. */
+export const confirmDialog = ({
+  title,
+  message,
+  confirmLabel = t.common.confirm,
+  danger = false
+}: {
+  readonly title: Child
+  readonly message: Child
+  readonly confirmLabel?: string
+  readonly danger?: boolean
+}) =>
+  new Promise<boolean>((resolve) => {
+    let confirmed = false
+    const dialog = openDialog({
+      title,
+      body: h("p", {}, message),
+      actions: [
+        h("button", { type: "button", class: "secondary", onClick: () => dialog.close() }, t.common.cancel),
+        h(
+          "button",
+          {
+            type: "button",
+            class: danger ? "danger" : "primary",
+            onClick: () => {
+              confirmed = true
+              dialog.close()
+            }
+          },
+          confirmLabel
+        )
+      ],
+      onClose: () => resolve(confirmed),
+      initialFocus: "button.secondary"
+    })
+  })
+
+/** Disables a button while the work runs, so a double click sends one request. */
+export const busy = async <A>(button: HTMLButtonElement | null | undefined, work: () => Promise<A>) => {
+  if (button) {
+    button.disabled = true
+    button.setAttribute("aria-busy", "true")
+  }
+  try {
+    return await work()
+  } finally {
+    if (button) {
+      button.disabled = false
+      button.removeAttribute("aria-busy")
+    }
+  }
+}
+
+export interface Column<Row> {
+  readonly label: string
+  readonly className?: string
+  readonly cell: (row: Row) => Child
+}
+
+/** One node per cell, so the stacked (narrow) layout has exactly a label and a value. */
+const cellContent = (content: Child): Child => (Array.isArray(content) ? h("span", {}, content) : content)
+
+/** A table that becomes stacked cards on narrow screens (each cell carries its column label). */
+export const table = <Row>({
+  caption,
+  columns,
+  rows,
+  empty = t.common.nothingYet,
+  rowAttributes
+}: {
+  readonly caption?: string
+  readonly columns: ReadonlyArray<Column<Row>>
+  readonly rows: ReadonlyArray<Row>
+  readonly empty?: Child
+  readonly rowAttributes?: (row: Row) => Attributes
+}) => {
+  const head = h(
+    "thead",
+    {},
+    h(
+      "tr",
+      {},
+      columns.map((column) => h("th", { scope: "col", class: column.className }, column.label))
+    )
+  )
+  const body = h(
+    "tbody",
+    {},
+    rows.length === 0
+      ? h("tr", { class: "empty-row" }, h("td", { colspan: columns.length }, empty))
+      : rows.map((row) =>
+          h(
+            "tr",
+            rowAttributes?.(row) ?? {},
+            columns.map((column) =>
+              h("td", { "data-label": column.label, class: column.className }, cellContent(column.cell(row)))
+            )
+          )
+        )
+  )
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h(
+      "table",
+      { class: "data" },
+      caption ? h("caption", { class: "visually-hidden" }, caption) : null,
+      head,
+      body
+    )
+  )
+}
+
+export const pageHeader = (title: Child, description?: Child, ...actions: ReadonlyArray<Child>) =>
+  h(
+    "header",
+    { class: "page-header" },
+    h(
+      "div",
+      {},
+      h("h1", { tabindex: "-1" }, title),
+      description ? h("p", { class: "lede" }, description) : null
+    ),
+    actions.length ? h("div", { class: "page-actions" }, actions) : null
+  )
+
+export const loading = (label: string = t.common.loading) =>
+  h("p", { class: "loading", role: "status" }, label)
+
+export const section = (title: Child, ...children: ReadonlyArray<Child>) => {
+  const id = nextId("section")
+  return h("section", { class: "panel", "aria-labelledby": id }, h("h2", { id }, title), children)
+}
+
+export const copyText = async (text: string) => {
+  try {
+    await navigator.clipboard.writeText(text)
+    return true
+  } catch {
+    const area = h("textarea", { class: "visually-hidden", readonly: true })
+    area.value = text
+    document.body.append(area)
+    area.select()
+    const ok = document.execCommand("copy")
+    area.remove()
+    return ok
+  }
+}
+
+/**
+ * The one time a secret is visible: a dialog with the value, a copy button and a warning.
+ * Closing it forgets the value. `noun` names it in the buttons (from the catalog: "key", "la clave").
+ */
+export const showOnceDialog = ({
+  title,
+  noun,
+  testId,
+  ariaLabel,
+  intro,
+  value,
+  warning
+}: {
+  readonly title: Child
+  readonly noun: string
+  readonly testId: string
+  readonly ariaLabel: string
+  readonly intro: Child
+  readonly value: string
+  readonly warning: ReadonlyArray<Child>
+}) =>
+  new Promise<void>((resolve) => {
+    const valueId = nextId(testId)
+    const copyButton: HTMLButtonElement = h(
+      "button",
+      {
+        type: "button",
+        class: "primary",
+        "aria-describedby": valueId,
+        onClick: async () => {
+          const ok = await copyText(value)
+          copyButton.textContent = ok ? t.common.copied : t.common.copyFailed(noun)
+          if (ok) toast(t.common.copiedToast(noun))
+        }
+      },
+      t.common.copyNoun(noun)
+    )
+    openDialog({
+      title,
+      className: "key-dialog",
+      body: [
+        intro,
+        h(
+          "div",
+          { class: "key-box" },
+          h("code", { id: valueId, class: "secret", "data-testid": testId, "aria-label": ariaLabel }, value)
+        ),
+        h("div", { class: "warning-box", role: "note" }, h("strong", {}, t.common.copyNow), ...warning)
+      ],
+      actions: [
+        copyButton,
+        h(
+          "button",
+          {
+            type: "button",
+            class: "secondary",
+            onClick: (event) => event.currentTarget.closest("dialog")?.close()
+          },
+          t.common.done
+        )
+      ],
+      initialFocus: "button.primary",
+      onClose: () => resolve()
+    })
+  })
+
+/** The marker of test data (docs/contract.md), the same wherever it shows. */
+export const testBadge = (text: string = t.common.testDataBadge) => h("span", { class: "badge test" }, text)
+
+/**
+ * The "Test data" switch of the pages that list leads or requests: a real switch (a button with
+ * role=switch, its label a <label>), off by default; its state lives in the URL (`?test=true`).
+ */
+export const testDataSwitch = ({
+  on,
+  onToggle
+}: {
+  readonly on: boolean
+  readonly onToggle: (on: boolean) => void
+}) => {
+  const id = nextId("test-switch")
+  const control = h(
+    "button",
+    {
+      id,
+      type: "button",
+      role: "switch",
+      class: "switch",
+      "aria-checked": String(on),
+      onClick: () => onToggle(!on)
+    },
+    h("span", { class: "switch-thumb", "aria-hidden": "true" })
+  )
+  return h(
+    "div",
+    { class: ["test-switch", on ? "on" : ""] },
+    h("label", { for: id }, t.common.testData),
+    control,
+    h("span", { class: "switch-state", "aria-hidden": "true" }, on ? t.common.on : t.common.off)
+  )
+}
+
+/** Moves focus back to the switch after the page re-rendered for its new state. */
+export const focusTestSwitch = () =>
+  document.querySelector<HTMLElement>(".test-switch [role=switch]")?.focus()
+
+/** Above every list of test data: what the operator is looking at, in the test colour. */
+export const testDataBanner = (text: Child, ...extra: ReadonlyArray<Child>) =>
+  h(
+    "div",
+    { class: "test-banner", role: "note", "aria-label": t.common.testData },
+    h("div", { class: "test-banner-text" }, testBadge(), h("span", {}, text)),
+    extra.length ? h("div", { class: "test-banner-actions" }, extra) : null
+  )
+
+/** A link the router follows without reloading; a modified click opens as the browser would. */
+export const link = (href: string, navigate: (path: string) => void, ...children: ReadonlyArray<Child>) =>
+  h(
+    "a",
+    {
+      href,
+      onClick: (event) => {
+        if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return
+        event.preventDefault()
+        navigate(href)
+      }
+    },
+    children
+  )

@@ -1,0 +1,299 @@
+import { readFile } from "node:fs/promises"
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { json } from "../e2e/Processes.ts"
+import {
+  addOperator,
+  apiFromPage,
+  type ConsoleServer,
+  launchBrowser,
+  type Operator,
+  postLead,
+  screenshotDir,
+  startConsole,
+  watchProblems
+} from "./support.ts"
+
+/**
+ * Every page and dialog of the console, at 1280 and 375 px, in Spanish (Mexico) and English:
+ * axe-core finds no WCAG 2.0/2.1/2.2 A or AA violation, and nothing is wider than the viewport.
+ * Spanish screenshots go to docs/console/es/ (the English ones are the other tests').
+ */
+
+const axeSource = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
+const wcagTags = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+
+interface AxeViolation {
+  readonly id: string
+  readonly impact: string | null
+  readonly help: string
+  readonly nodes: ReadonlyArray<{ readonly target: ReadonlyArray<unknown>; readonly failureSummary?: string }>
+}
+
+/** axe is evaluated over the DevTools protocol, which the page's CSP does not govern. */
+const axeViolations = async (page: Page): Promise<ReadonlyArray<AxeViolation>> => {
+  if (!(await page.evaluate("typeof window.axe === 'object'"))) await page.evaluate(axeSource)
+  const run = `window.axe.run(document, { runOnly: { type: "tag", values: ${JSON.stringify(wcagTags)} } })`
+  return page.evaluate(`${run}.then((result) => result.violations)`) as Promise<ReadonlyArray<AxeViolation>>
+}
+
+const describeViolations = (violations: ReadonlyArray<AxeViolation>) =>
+  violations
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help}\n${v.nodes
+          .slice(0, 5)
+          .map((n) => `    ${JSON.stringify(n.target)} ${n.failureSummary?.split("\n").join(" ") ?? ""}`)
+          .join("\n")}`
+    )
+    .join("\n")
+
+const overflow = (page: Page): Promise<number> =>
+  page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth") as Promise<number>
+
+type Language = "es" | "en"
+const widths = [1280, 375] as const
+
+/** What a browser in Mexico or in England sends: no choice saved, so its language decides. */
+const browserLocale: Record<Language, string> = { es: "es-MX", en: "en-GB" }
+
+interface View {
+  readonly name: string
+  readonly path: string
+  /** Opens the dialog or view on top of the page at `path`; none for the page itself. */
+  readonly open?: (page: Page) => Promise<void>
+}
+
+const openDialog = async (page: Page, click: () => Promise<void>) => {
+  await click()
+  await page.locator("dialog[open]").last().waitFor()
+  await page.waitForTimeout(150)
+}
+
+const headerAction = (page: Page) => page.locator("main .page-actions button.primary").first()
+
+describe("accessibility and width of every page and dialog, in Spanish and English", () => {
+  let app: ConsoleServer
+  let browser: Browser
+  let admin: Operator
+  let leadId = ""
+  let webhookId = ""
+  const results: Array<string> = []
+
+  beforeAll(async () => {
+    app = await startConsole()
+    browser = await launchBrowser()
+    const org = json(await app.cli("org", "create", "--name", "Inmobiliaria Las Lomas", "--json")).id
+    const agent = json(await app.cli("agent", "add", "--org", org, "--name", "Ana Martínez", "--json"))
+    json(await app.cli("agent", "add", "--org", org, "--name", "Bruno Sánchez", "--json"))
+    json(await app.cli("rule", "add", "--org", org, "--agent", agent.id, "--json"))
+    json(
+      await app.cli(
+        "property",
+        "add",
+        "--org",
+        org,
+        "--codigo",
+        "CDM-1024",
+        "--external-code",
+        "EB-77812",
+        "--json"
+      )
+    )
+    json(await app.cli("property", "add", "--org", org, "--codigo", "GDL-0450", "--json"))
+    const origin = json(
+      await app.cli("origin", "create", "--org", org, "--label", "Sitio web principal", "--json")
+    )
+    json(await app.cli("key", "create-test", "--origin", origin.id, "--json"))
+    admin = await addOperator(app, { org, email: "direccion@laslomas.test" })
+
+    const context = await browser.newContext({ baseURL: app.adminUrl, locale: "en-GB" })
+    const page = await context.newPage()
+    await signInAnyLanguage(page, admin)
+    const created = await apiFromPage(page, "POST", "/api/webhooks", {
+      csrf: true,
+      body: {
+        url: "https://93.184.215.14/integraciones/crm-inmobiliario/webhooks/prospectos-recibidos-desde-el-sitio-web",
+        events: ["lead.created", "lead.enriched", "lead.erased"]
+      }
+    })
+    expect(created.status).toBe(201)
+    webhookId = (created.body as { endpoint: { id: string } }).endpoint.id
+    await context.close()
+
+    const first = await postLead(app.publicUrl, origin.key, {
+      nombre: "María Fernanda Gutiérrez",
+      telefono: "+52 55 1234 5678",
+      email: "mafer.gutierrez@example.com",
+      mensaje: "Me interesa el departamento en la colonia Roma, ¿sigue disponible?",
+      propiedad: { codigo: "CDM-1024" }
+    })
+    expect(first.status).toBe(201)
+    leadId = first.body.lead_id
+    await postLead(app.publicUrl, origin.key, { nombre: "José Ángel Ramírez", telefono: "+52 33 9876 5432" })
+    await postLead(app.publicUrl, origin.key, { nombre: "", telefono: "12" })
+  })
+
+  afterAll(async () => {
+    if (results.length > 0) console.log(`axe results:\n${results.join("\n")}`)
+    await browser?.close()
+    await app?.stop()
+  })
+
+  const views = (): ReadonlyArray<View> => [
+    { name: "overview", path: "/overview" },
+    { name: "origins", path: "/origins" },
+    {
+      name: "origin-new-dialog",
+      path: "/origins",
+      open: (page) => openDialog(page, () => headerAction(page).click())
+    },
+    {
+      name: "origin-key-dialog",
+      path: "/origins",
+      open: async (page) => {
+        await openDialog(page, () => headerAction(page).click())
+        const dialog = page.locator("dialog[open]")
+        await dialog.locator("input[name=label]").fill(`sitio-${crypto.randomUUID().slice(0, 6)}`)
+        await dialog.locator("button[type=submit]").click()
+        await page.getByTestId("new-key").waitFor()
+      }
+    },
+    {
+      name: "origin-revoke-confirm",
+      path: "/origins",
+      open: (page) =>
+        openDialog(page, () =>
+          page.locator("main tbody tr").first().locator("button.danger-outline").first().click()
+        )
+    },
+    { name: "requests", path: "/requests" },
+    {
+      name: "request-dialog",
+      path: "/requests",
+      open: (page) => openDialog(page, () => page.locator("main tbody tr button.link").first().click())
+    },
+    { name: "leads", path: "/leads" },
+    { name: "lead", path: "/leads/:lead" },
+    {
+      name: "lead-erase-dialog",
+      path: "/leads/:lead",
+      open: (page) => openDialog(page, () => page.locator("main button.danger-outline").first().click())
+    },
+    { name: "catalog", path: "/catalog" },
+    { name: "capture", path: "/capture" },
+    {
+      name: "capture-delete-confirm",
+      path: "/capture",
+      open: (page) => openDialog(page, () => page.locator("main tbody button.danger-outline").first().click())
+    },
+    { name: "webhooks", path: "/webhooks" },
+    {
+      name: "webhook-new-dialog",
+      path: "/webhooks",
+      open: (page) => openDialog(page, () => headerAction(page).click())
+    },
+    {
+      name: "webhook-deliveries",
+      path: "/webhooks",
+      open: async (page) => {
+        await page.locator(`main tr[data-webhook-id="${webhookId}"] button`).first().click()
+        await page.locator("main tr[data-event-id]").first().waitFor()
+      }
+    },
+    { name: "audit", path: "/audit" }
+  ]
+
+  for (const language of ["es", "en"] as const) {
+    for (const width of widths) {
+      describe(`${language}, ${width} px`, () => {
+        let context: BrowserContext
+        let page: Page
+        let problems: Array<string>
+
+        const newContext = () =>
+          browser.newContext({
+            baseURL: app.adminUrl,
+            viewport: { width, height: width === 375 ? 812 : 860 },
+            locale: browserLocale[language],
+            timezoneId: "America/Mexico_City",
+            permissions: ["clipboard-read", "clipboard-write"]
+          })
+
+        beforeAll(async () => {
+          context = await newContext()
+          page = await context.newPage()
+          problems = watchProblems(page)
+          await signInAnyLanguage(page, admin)
+        })
+
+        afterAll(() => context?.close())
+
+        const check = async (name: string) => {
+          const lang = await page.evaluate("document.documentElement.lang")
+          expect(lang, `${name}: <html lang>`).toBe(language === "es" ? "es-MX" : "en")
+          const violations = await axeViolations(page)
+          const wider = await overflow(page)
+          results.push(
+            `  ${language} ${String(width).padStart(4)} ${name.padEnd(24)} ${violations.length === 0 ? "no violations" : violations.map((v) => v.id).join(", ")}${wider > 0 ? `; ${wider} px too wide` : ""}`
+          )
+          if (language === "es") {
+            const file = width === 375 ? `mobile-${name}` : name
+            await page.evaluate("document.getElementById('toasts')?.replaceChildren()")
+            await page.screenshot({ path: path.join(screenshotDir, "es", `${file}.png`), fullPage: true })
+          }
+          expect(violations, `${name}:\n${describeViolations(violations)}`).toEqual([])
+          expect(wider, `${name}: wider than the ${width} px viewport by`).toBeLessThanOrEqual(0)
+        }
+
+        it("the sign-in page", async () => {
+          const signedOut = await newContext()
+          const main = page
+          try {
+            page = await signedOut.newPage()
+            await page.goto("/login")
+            await page.locator("input[name=email]").waitFor()
+            await check("login")
+          } finally {
+            page = main
+            await signedOut.close()
+          }
+        })
+
+        if (width === 375) {
+          it("the navigation menu", async () => {
+            await page.goto("/overview")
+            await page.locator("main h1").waitFor()
+            await page.locator(".menu-button").click()
+            await page.waitForTimeout(150)
+            await check("menu")
+          })
+        }
+
+        for (const view of views()) {
+          it(view.name, async () => {
+            await page.goto(view.path.replace(":lead", leadId))
+            await page.locator("main h1").waitFor()
+            await page.waitForLoadState("networkidle").catch(() => undefined)
+            await expect.poll(() => page.locator("[aria-busy=true], main .loading").count()).toBe(0)
+            if (view.open !== undefined) await view.open(page)
+            await check(view.name)
+            expect(problems).toEqual([])
+          })
+        }
+      })
+    }
+  }
+})
+
+/** Signs in by the form's field names, whatever the language. */
+const signInAnyLanguage = async (page: Page, operator: Operator) => {
+  await page.goto("/login")
+  await page.locator("input[name=email]").fill(operator.email)
+  await page.locator("input[name=password]").fill(operator.password)
+  await page.locator("form button[type=submit]").click()
+  await page.locator("main h1").and(page.locator(":not(.login-page h1)")).first().waitFor()
+  await page.waitForURL(/\/overview$/)
+}
