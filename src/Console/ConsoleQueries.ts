@@ -1,7 +1,6 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { isAcceptablePhone } from "../Api/LeadRequest.ts"
-import { phoneMatchKey } from "../Domain/Phone.ts"
+import { isAcceptablePhone, phoneMatchKey } from "../Domain/Phone.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
 import { decodeFirst, decodeRows, IdRow } from "../Platform/Sql.ts"
 import type { Operator } from "./Operators.ts"
