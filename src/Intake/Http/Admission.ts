@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer"
 import {
   ByteSize,
   Cause,
+  Context,
   Effect,
   Exit,
   Layer,
@@ -166,11 +167,9 @@ export const layerAdmission = Layer.effect(
               settle: (settlement) =>
                 request.settle({ ...settlement, attribution, headers: { ...headers, ...settlement.headers } })
             }
-            return yield* httpEffect.pipe(
-              Effect.provideService(Caller, caller),
-              Effect.provideService(CurrentRequest, admitted),
-              settledOnDefect(admitted)
-            )
+            return yield* Effect.updateContext(httpEffect, (context: Context.Context<never>) =>
+              Context.merge(context, Context.make(Caller, caller).pipe(Context.add(CurrentRequest, admitted)))
+            ).pipe(settledOnDefect(admitted))
           }).pipe(settledOnDefect(request))
         )
     })

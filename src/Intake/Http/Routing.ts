@@ -1,4 +1,4 @@
-import { Cause, Clock, Deferred, Duration, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Option } from "effect"
 import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isIdempotencyKey } from "../../Api/Api.ts"
 import {
@@ -102,9 +102,14 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
           allowed === undefined
             ? Exit.fail(wireError(current, "not_found", `No route ${path}`))
             : yield* Effect.exit(
-                httpEffect.pipe(
-                  Effect.provideService(CurrentRequest, current),
-                  Effect.provideService(AnswerBy, current.startedAt + answerWithinMillis)
+                // One context update for both: each `provideService` copies the request's whole context.
+                Effect.updateContext(httpEffect, (context: Context.Context<never>) =>
+                  Context.merge(
+                    context,
+                    Context.make(CurrentRequest, current).pipe(
+                      Context.add(AnswerBy, current.startedAt + answerWithinMillis)
+                    )
+                  )
                 )
               )
         if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* exit
