@@ -3,7 +3,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerAdminServer } from "./Console/Http/App.ts"
-import { layerApp } from "./Intake/Http/App.ts"
+import { layerApp, layerTracedRoutes } from "./Intake/Http/App.ts"
 import { layerJanitor } from "./Intake/Janitor.ts"
 import { layerServices } from "./Intake/Services.ts"
 import { AppConfig } from "./Platform/Config.ts"
@@ -70,6 +70,7 @@ export const layerServer = HttpRouter.serve(layerApp, { disableLogger: true, dis
   Layer.provide(layerServices),
   Layer.provide(layerListener),
   Layer.provide(Migrations.layer),
+  Layer.provide(layerTracedRoutes),
   Layer.provide(Observability.layer),
   // Every listener above announces itself here; /readyz waits for them all.
   Layer.provide(layerServeListeners),

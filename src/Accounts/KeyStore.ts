@@ -1,6 +1,5 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import type { CallerShape } from "../Api/Api.ts"
 import { OriginItem } from "../Console/Origins/Api.ts"
 import {
   generateApiKey,
@@ -10,6 +9,7 @@ import {
   parseApiKey,
   visiblePrefixOf
 } from "../Domain/ApiKey.ts"
+import type { CallerShape } from "../Domain/Caller.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"

@@ -8,6 +8,7 @@ import {
   HttpApiSecurity,
   OpenApi
 } from "effect/http-api"
+import type { CallerShape } from "../Domain/Caller.ts"
 import {
   errorCodes,
   IdempotencyConflict,
@@ -135,17 +136,7 @@ export const LeadHeaders = Schema.Struct({
   })
 )
 
-export interface CallerShape {
-  readonly keyId: string
-  readonly prefix: string
-  readonly originId: string
-  readonly originLabel: string
-  readonly organizationId: string
-  readonly country: string
-  readonly rateLimit: number
-  /** False for a test key (`lk_test_…`): what it writes is test data (docs/contract.md#10-test-mode). */
-  readonly livemode: boolean
-}
+export type { CallerShape }
 
 /** The origin (and so the organization) that a valid API key identifies. */
 export class Caller extends Context.Service<Caller, CallerShape>()("lead-intake/Caller") {}

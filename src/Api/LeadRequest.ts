@@ -1,4 +1,5 @@
 import { type JsonSchema, Schema } from "effect"
+import { isAcceptablePhone } from "../Domain/Phone.ts"
 
 export const Limits = {
   bodyBytes: 64_000,
@@ -59,13 +60,6 @@ export const normalizeNombre = (raw: string) => raw.normalize("NFC").trim().repl
 
 /** `email` as stored: trimmed and lower-case. */
 export const normalizeEmail = (raw: string) => raw.trim().toLowerCase()
-
-const MINIMUM_PHONE_DIGITS = 10
-const ACCEPTABLE_PHONE_CHARACTERS = /^\+?[0-9 ().-]*$/
-
-/** The phone the contract accepts: its characters and at least 10 digits (the match key is the domain's). */
-export const isAcceptablePhone = (raw: string): boolean =>
-  ACCEPTABLE_PHONE_CHARACTERS.test(raw) && raw.replace(/\D/g, "").length >= MINIMUM_PHONE_DIGITS
 
 export const Nombre = Schema.String.check(
   storable,

@@ -4,6 +4,13 @@ import { isSupportedCountry, parsePhoneNumberFromString } from "libphonenumber-j
 
 const NON_DIGITS = /\D/g
 
+const MINIMUM_PHONE_DIGITS = 10
+const ACCEPTABLE_PHONE_CHARACTERS = /^\+?[0-9 ().-]*$/
+
+/** A phone a lead may carry: its characters and at least 10 digits (docs/contract.md#2-normalisation). */
+export const isAcceptablePhone = (raw: string): boolean =>
+  ACCEPTABLE_PHONE_CHARACTERS.test(raw) && raw.replace(NON_DIGITS, "").length >= MINIMUM_PHONE_DIGITS
+
 const MEXICO_E164_PREFIX = "+52"
 const MEXICO_NATIONAL_NUMBER_LENGTH = 10
 // Mexico retired these dialling prefixes in 2019, yet leads still arrive written with them and libphonenumber-js

@@ -1,8 +1,7 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { isAcceptablePhone } from "../Api/LeadRequest.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
-import { phoneMatchKey } from "../Domain/Phone.ts"
+import { isAcceptablePhone, phoneMatchKey } from "../Domain/Phone.ts"
 import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql.ts"
 
 export interface ExportedLead {

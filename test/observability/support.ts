@@ -5,7 +5,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import type { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import type { Organizations } from "../../src/Accounts/Organizations.ts"
 import type { CaptureRules } from "../../src/Intake/CaptureRules.ts"
-import { layerApp } from "../../src/Intake/Http/App.ts"
+import { layerApp, layerTracedRoutes } from "../../src/Intake/Http/App.ts"
 import type { IdempotencyStore } from "../../src/Intake/IdempotencyStore.ts"
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import type { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
@@ -73,7 +73,7 @@ export class Observed extends Context.Service<Observed, ObservedShape>()("test/o
             Layer.provideMerge(
               options?.traced === false
                 ? Layer.succeed(References.TracerEnabled, false)
-                : layerTracer(new SimpleSpanProcessor(exporter))
+                : Layer.merge(layerTracer(new SimpleSpanProcessor(exporter)), layerTracedRoutes)
             ),
             Layer.provideMerge(Logger.layer([makeJsonLogger((line) => lines.push(line))])),
             Layer.provideMerge(Layer.succeed(References.MinimumLogLevel, options?.logLevel ?? "Info"))

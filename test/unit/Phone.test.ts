@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { isAcceptablePhone } from "../../src/Api/LeadRequest.ts"
-import { phoneMatchKey, phoneTail } from "../../src/Domain/Phone.ts"
+import { isAcceptablePhone, phoneMatchKey, phoneTail } from "../../src/Domain/Phone.ts"
 
 describe("phoneMatchKey", () => {
   it("gives every spelling of one Mexican mobile the same key", () => {

@@ -30,6 +30,8 @@ const importsOf = (text: string): ReadonlyArray<string> =>
  */
 type Layer =
   | "contract"
+  | "browser"
+  | "messages"
   | "domain"
   | "platform"
   | "accounts"
@@ -52,9 +54,15 @@ const parts = {
   Console: "console"
 } as const
 
+/** The console's pages: code that runs in the browser, never on the server. */
+const browserFolders = ["src/Console/web/", "src/Console/assets/"]
+
 /** The layer of a path relative to the repository root, e.g. `src/Intake/Http/Leads.ts`. */
 const layerOf = (path: string): Layer => {
   if (!path.startsWith("src/")) return "outside"
+  // The console's message catalogs are data: the pages show them, the server fills the shell with them.
+  if (path.startsWith("src/Console/web/messages/")) return "messages"
+  if (browserFolders.some((folder) => path.startsWith(folder))) return "browser"
   const [top = "", second, third] = path.slice("src/".length).split("/")
   if (top === "Api" || top === "AdminApi") return "contract"
   if (top === "Console" && third === "Api.ts") return "contract"
@@ -70,14 +78,18 @@ const layerOf = (path: string): Layer => {
 
 /** The layers each layer may import (its own included). */
 const allowed: Record<Layer, ReadonlyArray<Layer>> = {
-  contract: ["contract"],
+  contract: ["contract", "domain"],
+  browser: ["browser", "contract", "messages"],
+  messages: ["messages", "contract"],
   domain: ["domain"],
-  client: ["client", "contract"],
-  platform: ["platform", "domain", "contract"],
+  client: ["client", "contract", "domain"],
+  platform: ["platform", "domain"],
+  // A row the console and the CLI both read is decoded with its console group's schema (declared once);
+  // the public contract (src/Api/) stays out, by the rule below.
   accounts: ["accounts", "platform", "domain", "contract"],
-  intake: ["intake", "accounts", "platform", "domain", "contract"],
-  webhooks: ["webhooks", "intake", "accounts", "platform", "domain", "contract"],
-  "personal-data": ["personal-data", "webhooks", "intake", "accounts", "platform", "domain", "contract"],
+  intake: ["intake", "accounts", "platform", "domain"],
+  webhooks: ["webhooks", "intake", "accounts", "platform", "domain"],
+  "personal-data": ["personal-data", "webhooks", "intake", "accounts", "platform", "domain"],
   console: ["console", "personal-data", "webhooks", "intake", "accounts", "platform", "domain", "contract"],
   http: [
     "console",
@@ -88,7 +100,8 @@ const allowed: Record<Layer, ReadonlyArray<Layer>> = {
     "platform",
     "domain",
     "contract",
-    "http"
+    "http",
+    "messages"
   ],
   cli: [
     "console",
@@ -163,6 +176,23 @@ const browserSafe = (from: string, text: string): ReadonlyArray<string> =>
       : !browserPackages.has(specifier)
   )
 
+/**
+ * The public contract (src/Api/) is imported by the contracts, the HTTP handlers, the command line
+ * and the entry points; the domain, the platform and the parts' services speak their own types.
+ */
+const mayImportPublicContract = (path: string) =>
+  ["src/Api/", "src/AdminApi/", "src/Cli/"].some((folder) => path.startsWith(folder)) ||
+  ["src/Server.ts", "src/main.ts", "src/Client.ts"].includes(path) ||
+  path.split("/").includes("Http") ||
+  path.endsWith("/Http.ts")
+
+const publicContractImports = (from: string, text: string): ReadonlyArray<Edge> =>
+  mayImportPublicContract(from)
+    ? []
+    : importsOf(text)
+        .map((specifier) => ({ from, to: relative(root, resolve(root, dirname(from), specifier)) }))
+        .filter((edge) => edge.to.startsWith("src/Api/"))
+
 const files = sourceFiles(src).map((path) => ({
   path: relative(root, path),
   text: readFileSync(path, "utf8")
@@ -177,9 +207,23 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
   })
 
   it("flags an import that points the wrong way", () => {
-    expect(wrongWay("src/Api/Api.ts", 'import { phoneMatchKey } from "../Domain/Phone.ts"')).toEqual([
-      { from: "src/Api/Api.ts", to: "src/Domain/Phone.ts" }
+    expect(wrongWay("src/Api/Api.ts", 'import { Sql } from "../Platform/Sql.ts"')).toEqual([
+      { from: "src/Api/Api.ts", to: "src/Platform/Sql.ts" }
     ])
+    expect(
+      wrongWay("src/Api/LeadRequest.ts", 'import { isAcceptablePhone } from "../Domain/Phone.ts"')
+    ).toEqual([])
+    expect(
+      publicContractImports("src/Accounts/KeyStore.ts", 'import type { CallerShape } from "../Api/Api.ts"')
+    ).toHaveLength(1)
+    expect(
+      wrongWay("src/Platform/Observability/Request.ts", 'import { isErrorCode } from "../../Api/Errors.ts"')
+    ).toHaveLength(1)
+    expect(
+      wrongWay("src/Console/web/api.ts", 'import { AdminApi } from "../../AdminApi/AdminApi.ts"')
+    ).toEqual([])
+    expect(wrongWay("src/Console/web/page.ts", 'import { Sessions } from "../Sessions.ts"')).toHaveLength(1)
+    expect(wrongWay("src/Console/web/page.ts", 'import { x } from "../Http/Shared.ts"')).toHaveLength(1)
     expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Api/Api.ts"')).toHaveLength(1)
     expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Platform/Sql.ts"')).toHaveLength(1)
     expect(
@@ -214,6 +258,33 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
     ).toEqual([])
   })
 
+  it("flags the public contract imported outside the contracts, the HTTP handlers, the CLI and the entry points", () => {
+    const phoneRule = 'import { isAcceptablePhone } from "../Api/LeadRequest.ts"'
+    expect(publicContractImports("src/Console/ConsoleQueries.ts", phoneRule)).toEqual([
+      { from: "src/Console/ConsoleQueries.ts", to: "src/Api/LeadRequest.ts" }
+    ])
+    expect(
+      publicContractImports("src/Console/Leads/Queries.ts", 'import { x } from "../../Api/LeadRequest.ts"')
+    ).toHaveLength(1)
+    expect(
+      publicContractImports(
+        "src/Intake/LeadInput.ts",
+        'import type { LeadRequest } from "../Api/LeadRequest.ts"'
+      )
+    ).toHaveLength(1)
+    expect(
+      publicContractImports("src/Intake/Http/Leads.ts", 'import { Api } from "../../Api/Api.ts"')
+    ).toEqual([])
+    expect(
+      publicContractImports("src/Console/Leads/Http.ts", 'import { x } from "../../Api/Errors.ts"')
+    ).toEqual([])
+    expect(publicContractImports("src/Cli/Keys.ts", 'import { x } from "../Api/Api.ts"')).toEqual([])
+  })
+
+  it("only the contracts, the HTTP handlers, the CLI and the entry points import the public contract", () => {
+    expect(files.flatMap((file) => publicContractImports(file.path, file.text))).toEqual([])
+  })
+
   it("every file under src/ sits in a known place", () => {
     expect(files.filter((file) => layerOf(file.path) === "unplaced").map((file) => file.path)).toEqual([])
   })
@@ -222,13 +293,13 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
     expect(files.flatMap((file) => wrongWay(file.path, file.text))).toEqual([])
   })
 
-  it("the contracts (src/Api/, src/AdminApi/) stand alone and the domain imports no contract", () => {
+  it("the contracts (src/Api/, src/AdminApi/) stand on the domain alone and the domain imports no contract", () => {
     const contracts = files.filter((file) => layerOf(file.path) === "contract")
     expect(contracts.map((file) => file.path)).toContain("src/AdminApi/AdminApi.ts")
     const outsideContract = contracts.flatMap((file) =>
       importsOf(file.text)
         .map((specifier) => relative(root, resolve(root, dirname(file.path), specifier)))
-        .filter((to) => layerOf(to) !== "contract")
+        .filter((to) => layerOf(to) !== "contract" && layerOf(to) !== "domain")
         .map((to) => `${file.path} -> ${to}`)
     )
     expect(outsideContract).toEqual([])

@@ -1,7 +1,6 @@
 import { Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { isAcceptablePhone } from "../../Api/LeadRequest.ts"
-import { phoneMatchKey } from "../../Domain/Phone.ts"
+import { isAcceptablePhone, phoneMatchKey } from "../../Domain/Phone.ts"
 import type { OrganizationRow } from "../Organizations.ts"
 import { requestsOfLead } from "../Requests/Queries.ts"
 import {

@@ -2,6 +2,7 @@ import { isUtf8 } from "node:buffer"
 import {
   ByteSize,
   Cause,
+  Context,
   Effect,
   Exit,
   Layer,
@@ -18,34 +19,26 @@ import { KeyStore } from "../../Accounts/KeyStore.ts"
 import {
   Admission,
   Caller,
-  type CallerShape,
   Decoding,
   LeadHeaders,
   leadHeaderNames,
   type ValidationError
 } from "../../Api/Api.ts"
 import { fieldAt, Limits, rankOf } from "../../Api/LeadRequest.ts"
-import type { RateWindowShape } from "../../Domain/RateWindow.ts"
 import { RateLimiter } from "../RateLimiter.ts"
-import { addResponseHeaders, fail, RequestContext, type RequestContextShape } from "./RequestContext.ts"
-
-/** The rate-limit headers every answer past the key check carries (docs/contract.md#4-rate-limit). */
-export const rateLimitHeaders = (window: RateWindowShape): Record<string, string> => ({
-  "x-ratelimit-limit": String(window.limit),
-  "x-ratelimit-remaining": String(window.remaining),
-  "x-ratelimit-reset": String(window.resetAt),
-  "ratelimit-policy": `"default";q=${window.limit};w=60`,
-  ratelimit: `"default";r=${window.remaining};t=${window.retryAfter}`,
-  ...(window.allowed ? {} : { "retry-after": String(window.retryAfter) })
-})
-
-export const unavailable = () =>
-  fail("temporarily_unavailable", "The database could not be reached; nothing was written")
+import {
+  answered,
+  CurrentRequest,
+  type CurrentRequestShape,
+  rateLimitHeaders,
+  refuse,
+  settledOnDefect
+} from "./Outcome.ts"
 
 const isJsonMediaType = (contentType: string | undefined) =>
   contentType?.split(";")[0]?.trim().toLowerCase() === "application/json"
 
-const tooLarge = () => fail("payload_too_large", `The body is over ${Limits.bodyBytes} bytes`)
+const tooLarge = () => refuse("payload_too_large", `The body is over ${Limits.bodyBytes} bytes`)
 
 const describe = (ast: SchemaAST.AST): string => {
   switch (ast._tag) {
@@ -144,57 +137,41 @@ const headerProblem = (issue: SchemaIssue.Issue) => {
 
 const decodeHeaders = Schema.decodeUnknownExit(LeadHeaders)
 
-const refusals = {
-  missing: "Send the API key as Authorization: Bearer <key>",
-  malformed: "The API key is malformed",
-  unknown: "The API key is unknown",
-  revoked: "The API key is revoked"
-} as const
-
-/** Contract order 2-3 of `POST /v1/leads`, each a named step: the key, then the rate window. */
+/**
+ * Contract order 2-3 of `POST /v1/leads`, each a named step: the key names the caller (a refused
+ * key is still attributed in the request log), then the request counts in its origin's window (past
+ * the limit, 429). Every answer past the key check is attributed and carries the window's headers.
+ */
 export const layerAdmission = Layer.effect(
   Admission,
   Effect.gen(function* () {
     const keys = yield* KeyStore
     const limiter = yield* RateLimiter
 
-    /** 2. The key names the caller; a refused key is still attributed in the request log. */
-    const authenticate = Effect.fnUntraced(function* (context: RequestContextShape, token: string) {
-      const caller = yield* keys.authenticate(token).pipe(
-        Effect.catchTags({
-          KeyRejected: (rejected) => {
-            context.attribution = { keyPrefix: rejected.prefix, originId: rejected.originId }
-            return fail("invalid_key", refusals[rejected.reason])
-          },
-          StoreUnavailable: unavailable
-        })
-      )
-      context.attribution = { keyPrefix: caller.prefix, originId: caller.originId }
-      return caller
-    })
-
-    /** 3. The request counts in its origin's window; past the limit, 429. */
-    const limit = Effect.fnUntraced(function* (context: RequestContextShape, caller: CallerShape) {
-      const window = yield* limiter.consume(caller).pipe(
-        Effect.catchTags({
-          RateLimitExceeded: ({ window }) => {
-            addResponseHeaders(context, rateLimitHeaders(window))
-            return fail("rate_limited", `More than ${window.limit} requests this minute for this key`)
-          },
-          StoreUnavailable: unavailable
-        })
-      )
-      addResponseHeaders(context, rateLimitHeaders(window))
-    })
-
     return Admission.of({
       bearer: (httpEffect, { credential }) =>
-        Effect.gen(function* () {
-          const context = yield* RequestContext
-          const caller = yield* authenticate(context, Redacted.value(credential))
-          yield* limit(context, caller)
-          return yield* Effect.provideService(httpEffect, Caller, caller)
-        })
+        Effect.flatMap(Effect.service(CurrentRequest), (request) =>
+          Effect.gen(function* () {
+            const caller = yield* answered(keys.authenticate(Redacted.value(credential)))
+            const attribution = { keyPrefix: caller.prefix, originId: caller.originId }
+            const attributed: CurrentRequestShape = {
+              ...request,
+              settle: (settlement) => request.settle({ ...settlement, attribution })
+            }
+            const window = yield* answered(limiter.consume(caller)).pipe(
+              Effect.provideService(CurrentRequest, attributed)
+            )
+            const headers = rateLimitHeaders(window)
+            const admitted: CurrentRequestShape = {
+              ...request,
+              settle: (settlement) =>
+                request.settle({ ...settlement, attribution, headers: { ...headers, ...settlement.headers } })
+            }
+            return yield* Effect.updateContext(httpEffect, (context: Context.Context<never>) =>
+              Context.merge(context, Context.make(Caller, caller).pipe(Context.add(CurrentRequest, admitted)))
+            ).pipe(settledOnDefect(admitted))
+          }).pipe(settledOnDefect(request))
+        )
     })
   })
 )
@@ -203,7 +180,7 @@ export const layerAdmission = Layer.effect(
 const requireJson = (request: HttpServerRequest.HttpServerRequest) =>
   isJsonMediaType(request.headers["content-type"])
     ? Effect.void
-    : fail("unsupported_media_type", "Content-Type must be application/json")
+    : refuse("unsupported_media_type", "Content-Type must be application/json")
 
 const isBodyTooLarge = (error: unknown) =>
   HttpServerError.isHttpServerError(error) &&
@@ -212,7 +189,7 @@ const isBodyTooLarge = (error: unknown) =>
 
 const invalidHeaders = (issue: SchemaIssue.Issue) => {
   const problem = headerProblem(issue)
-  return fail("validation_error", problem.message, problem.field)
+  return refuse("validation_error", problem.message, problem.field)
 }
 
 /**
@@ -234,7 +211,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest) =>
       const error = Cause.findErrorOption(headers.cause)
       if (Option.isSome(error)) return yield* invalidHeaders(error.value.issue)
     }
-    return yield* fail("validation_error", "The body is not valid UTF-8", "body")
+    return yield* refuse("validation_error", "The body is not valid UTF-8", "body")
   })
 
 /** 6-7, decoded by HttpApi with the endpoint's schemas: their failures become the contract's 400. */
@@ -242,19 +219,19 @@ const invalid = (error: HttpApiError.HttpApiSchemaError) => {
   const problem = error.kind === "Headers" ? headerProblem(error.cause.issue) : bodyProblem(error.cause.issue)
   return Effect.andThen(
     Effect.annotateCurrentSpan({ "validation.field": problem.field }),
-    fail("validation_error", problem.message, problem.field)
+    refuse("validation_error", problem.message, problem.field)
   )
 }
 
 export const layerDecoding = Layer.succeed(Decoding, (httpEffect) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
-    yield* requireJson(request)
-    yield* readBody(request)
+    yield* answered(requireJson(request))
+    yield* answered(readBody(request))
     return yield* httpEffect.pipe(
       Effect.catch(
         (error): Effect.Effect<never, Types.unhandled | ValidationError> =>
-          HttpApiError.HttpApiSchemaError.is(error) ? invalid(error) : Effect.fail(error)
+          HttpApiError.HttpApiSchemaError.is(error) ? answered(invalid(error)) : Effect.fail(error)
       )
     )
   })

@@ -7,25 +7,18 @@ import { phoneMatchKey } from "../../Domain/Phone.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { OutcomeUnknown } from "../../Platform/Sql.ts"
 import { IdempotencyStore, type Reservation } from "../IdempotencyStore.ts"
-import { type LeadInput, leadInputOf } from "../LeadInput.ts"
+import type { LeadInput } from "../LeadInput.ts"
 import { LeadRepository, type LeadWritten } from "../LeadRepository.ts"
 import { PropertyCatalog } from "../PropertyCatalog.ts"
-import { unavailable } from "./Admission.ts"
-import { addResponseHeaders, fail, RequestContext } from "./RequestContext.ts"
-
-/** 500: the write was sent and its answer never came; a retry with the same Idempotency-Key tells. */
-const outcomeUnknown = () =>
-  fail(
-    "internal_error",
-    "The database stopped answering after the write was sent; retry with the same Idempotency-Key"
-  )
+import { leadInputOf } from "./LeadPayload.ts"
+import { answered, CurrentRequest, refuse } from "./Outcome.ts"
 
 const isOutcomeUnknown = (exit: Exit.Exit<unknown, unknown>) =>
   Exit.isFailure(exit) &&
   Option.exists(Cause.findErrorOption(exit.cause), (error) => error instanceof OutcomeUnknown)
 
 const propertyNotFound = () =>
-  fail("property_not_found", "No active property of your organization matches propiedad", "propiedad")
+  refuse("property_not_found", "No active property of your organization matches propiedad", "propiedad")
 
 /** What the request did to its lead, or, for a replay, what the first request with its key did. */
 interface Answer {
@@ -33,6 +26,8 @@ interface Answer {
   readonly outcome: "created" | "enriched"
   readonly replay: boolean
 }
+
+const replayedHeaders = { "idempotent-replayed": "true" }
 
 const matchKeyOf = (caller: CallerShape, input: LeadInput) =>
   input.telefono === null ? null : phoneMatchKey(input.telefono, caller.country)
@@ -49,26 +44,21 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     /** 8, 10. The property the request names, in the caller's catalog: unknown or archived is 422. */
     const resolveProperty = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
       if (input.propiedad === null) return null
-      const found = yield* catalog
-        .resolve(caller.organizationId, input.propiedad)
-        .pipe(Effect.catchTag("StoreUnavailable", unavailable))
+      const found = yield* catalog.resolve(caller.organizationId, input.propiedad)
       if (Option.isNone(found)) return yield* propertyNotFound()
       return found.value
     })
 
     /** 8. A dry run: resolve the property and look for the lead it would enrich; write nothing. */
     const dryRun = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
-      const context = yield* RequestContext
+      const request = yield* CurrentRequest
       const propertyId = yield* resolveProperty(caller, input)
       const phoneKey = matchKeyOf(caller, input)
       const match =
         phoneKey === null
           ? Option.none<string>()
-          : yield* leads
-              .findMatch(caller.organizationId, caller.livemode, phoneKey)
-              .pipe(Effect.catchTag("StoreUnavailable", unavailable))
-      context.outcome = "dry_run"
-      context.leadId = Option.getOrNull(match)
+          : yield* leads.findMatch(caller.organizationId, caller.livemode, phoneKey)
+      yield* request.settle({ outcome: "dry_run", leadId: Option.getOrNull(match), headers: {} })
       return {
         status: "dry_run" as const,
         would: Option.isSome(match) ? ("enrich" as const) : ("create" as const),
@@ -85,23 +75,24 @@ export const layerLeadHandlers = HttpApiBuilder.group(
           email: input.email,
           extras: Object.fromEntries(input.extras)
         },
-        request_id: context.requestId
+        request_id: request.requestId
       }
     })
 
     /** 9. The Idempotency-Key: a first use reserves it; a spent one replays or conflicts; a running one waits. */
     const reserveKey = Effect.fnUntraced(function* (caller: CallerShape, key: string, body: LeadRequest) {
-      const reservation = yield* idempotency
-        .reserve({ originId: caller.originId, livemode: caller.livemode, key }, requestFingerprint(body))
-        .pipe(Effect.catchTags({ StoreUnavailable: unavailable, OutcomeUnknown: outcomeUnknown }))
+      const reservation = yield* idempotency.reserve(
+        { originId: caller.originId, livemode: caller.livemode, key },
+        requestFingerprint(body)
+      )
       switch (reservation._tag) {
         case "Conflict":
-          return yield* fail(
+          return yield* refuse(
             "idempotency_conflict",
             "This Idempotency-Key was used in the last 24 hours with another body"
           )
         case "InProgress":
-          return yield* fail(
+          return yield* refuse(
             "idempotency_in_progress",
             "The original request with this Idempotency-Key is still running"
           )
@@ -115,36 +106,36 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       input: LeadInput,
       reservation: { readonly key: string; readonly token: string } | null
     ) {
-      const { requestId } = yield* RequestContext
+      const { requestId } = yield* CurrentRequest
       const propertyId = yield* resolveProperty(caller, input)
-      return yield* leads
-        .createOrEnrich({
-          requestId,
-          organizationId: caller.organizationId,
-          originId: caller.originId,
-          livemode: caller.livemode,
-          input,
-          phoneKey: matchKeyOf(caller, input),
-          propertyId,
-          idempotency: reservation
-        })
-        .pipe(Effect.catchTag("StoreUnavailable", unavailable))
+      return yield* leads.createOrEnrich({
+        requestId,
+        organizationId: caller.organizationId,
+        originId: caller.originId,
+        livemode: caller.livemode,
+        input,
+        phoneKey: matchKeyOf(caller, input),
+        propertyId,
+        idempotency: reservation
+      })
     })
 
     /** The one place a lead's answer is built, replays included. */
     const reply = Effect.fnUntraced(function* (answer: Answer) {
-      const context = yield* RequestContext
+      const request = yield* CurrentRequest
       const leadUrl = `${config.dashboardUrl}/leads/${answer.leadId}`
-      context.outcome = answer.replay ? "replay" : answer.outcome
-      context.leadId = answer.leadId
-      if (answer.replay) addResponseHeaders(context, { "idempotent-replayed": "true" })
+      yield* request.settle({
+        outcome: answer.replay ? "replay" : answer.outcome,
+        leadId: answer.leadId,
+        headers: answer.replay ? replayedHeaders : {}
+      })
       const replay = answer.replay ? { replay: true as const } : {}
       return answer.outcome === "created"
         ? {
             lead_id: answer.leadId,
             status: "created" as const,
             lead_url: leadUrl,
-            request_id: context.requestId,
+            request_id: request.requestId,
             ...replay
           }
         : {
@@ -152,7 +143,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
             status: "enriched" as const,
             matched_on: "telefono" as const,
             lead_url: leadUrl,
-            request_id: context.requestId,
+            request_id: request.requestId,
             ...replay
           }
     })
@@ -178,9 +169,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       Effect.uninterruptible(
         Effect.gen(function* () {
           if (key === undefined) {
-            return written(
-              yield* write(caller, input, null).pipe(Effect.catchTag("OutcomeUnknown", outcomeUnknown))
-            )
+            return written(yield* write(caller, input, null))
           }
           const reservation = yield* reserveKey(caller, key, body)
           if (reservation._tag === "Replay") return replayed(reservation)
@@ -192,8 +181,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
               Exit.isSuccess(exit) || isOutcomeUnknown(exit)
                 ? Effect.void
                 : idempotency.release(slot, reservation.token)
-            ),
-            Effect.catchTag("OutcomeUnknown", outcomeUnknown)
+            )
           )
           return written(lead)
         })
@@ -206,7 +194,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
         const input = leadInputOf(payload)
         if (headers["x-service-dry-run"] === "true") return yield* dryRun(caller, input)
         return yield* reply(yield* accept(caller, input, payload, headers["idempotency-key"]))
-      })
+      }).pipe(answered)
     )
   })
 )

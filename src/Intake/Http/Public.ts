@@ -6,7 +6,7 @@ import { openApiDocument } from "../../Api/OpenApiDocument.ts"
 import { endpointList } from "../../Api/Routes.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { docsResponse } from "./Docs.ts"
-import { RequestContext } from "./RequestContext.ts"
+import { CurrentRequest } from "./Outcome.ts"
 
 export { openApiDocument } from "../../Api/OpenApiDocument.ts"
 
@@ -29,8 +29,8 @@ export const layerPublicHandlers = HttpApiBuilder.group(
     const docs = yield* docsResponse("Lead Intake API reference")
     return handlers
       .handle("index", () =>
-        Effect.map(Effect.service(RequestContext), (context) =>
-          indexBody(config.publicBaseUrl, context.requestId)
+        Effect.map(Effect.service(CurrentRequest), (request) =>
+          indexBody(config.publicBaseUrl, request.requestId)
         )
       )
       .handle("openapi", () =>

@@ -1,24 +1,25 @@
-import { Cause, Clock, Duration, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Option } from "effect"
 import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isIdempotencyKey } from "../../Api/Api.ts"
-import { errorCatalog, errorHeaders, isErrorCode, isWireError, type WireError } from "../../Api/Errors.ts"
+import {
+  type ErrorCode,
+  errorCatalog,
+  errorHeaders,
+  isErrorCode,
+  isWireError,
+  type WireError
+} from "../../Api/Errors.ts"
 import { routeTable } from "../../Api/Routes.ts"
 import { isLivePrefix } from "../../Domain/ApiKey.ts"
 import { AppConfig } from "../../Platform/Config.ts"
-import { observeRequest, reportDefect } from "../../Platform/Observability/Request.ts"
+import { observeRequest, reportDefect, unattributed } from "../../Platform/Observability/Request.ts"
 import { AnswerBy, answerWithin } from "../../Platform/Sql.ts"
 import { RequestLog } from "../RequestLog.ts"
-import {
-  addResponseHeaders,
-  makeRequestContext,
-  RequestContext,
-  type RequestContextShape,
-  wireError
-} from "./RequestContext.ts"
+import { CurrentRequest, type CurrentRequestShape, type Settlement, wireError } from "./Outcome.ts"
 
 const answerWithinMillis = Duration.toMillis(answerWithin)
 
-const pathOf = (url: string) => {
+export const pathOf = (url: string) => {
   const query = url.indexOf("?")
   return query === -1 ? url : url.slice(0, query)
 }
@@ -47,9 +48,10 @@ const idempotencyKeyOf = (headers: Readonly<Record<string, string | undefined>>)
 /**
  * Wraps routing for every request: a fresh `X-Request-Id`, the contract's 404 and 405, a
  * last-resort 500 that records the defect but shows nothing of it to the caller; then, whatever the
- * answer, the headers its steps set (rate window, `Retry-After`, `WWW-Authenticate`), the metrics,
- * the span attributes and the log line, and for `POST /v1/leads` its row in the request log (a
- * log failure never changes the answer).
+ * answer, the metrics, the span attributes and the log line. An operation with a request log
+ * (`POST /v1/leads`) settles its request: what it settled (outcome, attribution, lead, headers such
+ * as the rate window or `Retry-After`) is recorded, with its row in the request log (a log failure
+ * never changes the answer), and its headers are added to the response, error responses included.
  */
 export const layerGlobalMiddleware = HttpRouter.middleware(
   Effect.gen(function* () {
@@ -59,80 +61,106 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
 
     const journal = (
       request: HttpServerRequest.HttpServerRequest,
-      context: RequestContextShape,
+      current: CurrentRequestShape,
+      settlement: Settlement,
       status: number
     ) =>
       Clock.currentTimeMillis.pipe(
-        Effect.flatMap((at) =>
-          requestLog.record({
-            requestId: context.requestId,
+        Effect.flatMap((at) => {
+          const attribution = settlement.attribution ?? unattributed
+          return requestLog.record({
+            requestId: current.requestId,
             at,
-            originId: context.attribution.originId,
-            keyPrefix: context.attribution.keyPrefix,
+            originId: attribution.originId,
+            keyPrefix: attribution.keyPrefix,
             status,
-            outcome: context.outcome ?? "unknown",
-            leadId: context.leadId,
+            outcome: settlement.outcome,
+            leadId: status >= 400 ? null : settlement.leadId,
             idempotencyKey: idempotencyKeyOf(request.headers),
-            durationMs: performance.now() - context.startedAt,
-            livemode: isLivePrefix(context.attribution.keyPrefix)
+            durationMs: performance.now() - current.startedAt,
+            livemode: isLivePrefix(attribution.keyPrefix)
           })
-        ),
+        }),
         Effect.catchCause((cause) => Effect.logError("request log write failed", cause))
       )
 
     return (httpEffect) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const context = makeRequestContext(docsUrl)
+        const settled = Deferred.makeUnsafe<Settlement>()
+        const current: CurrentRequestShape = {
+          requestId: crypto.randomUUID(),
+          docsUrl,
+          startedAt: performance.now(),
+          settle: (settlement) => Effect.asVoid(Deferred.succeed(settled, settlement))
+        }
         const path = pathOf(request.url)
         const allowed = routeTable.get(path)
 
         // The router also matches `/v1/`, `//v1` and `/V1`; the contract serves its exact paths only.
         const exit: Exit.Exit<HttpServerResponse.HttpServerResponse, unknown> =
           allowed === undefined
-            ? Exit.fail(wireError(context, "not_found", `No route ${path}`))
+            ? Exit.fail(wireError(current, "not_found", `No route ${path}`))
             : yield* Effect.exit(
-                httpEffect.pipe(
-                  Effect.provideService(RequestContext, context),
-                  Effect.provideService(AnswerBy, context.startedAt + answerWithinMillis)
+                // One context update for both: each `provideService` copies the request's whole context.
+                Effect.updateContext(httpEffect, (context: Context.Context<never>) =>
+                  Context.merge(
+                    context,
+                    Context.make(CurrentRequest, current).pipe(
+                      Context.add(AnswerBy, current.startedAt + answerWithinMillis)
+                    )
+                  )
                 )
               )
         if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* exit
-        const response = Exit.isSuccess(exit) ? exit.value : yield* outsideHttpApi(exit.cause)
+        const settlement = Deferred.isDoneUnsafe(settled) ? yield* Deferred.await(settled) : undefined
+        let response: HttpServerResponse.HttpServerResponse
+        let outcome: string
+        let headers: Readonly<Record<string, string>> = settlement?.headers ?? {}
+        if (Exit.isSuccess(exit)) {
+          response = exit.value
+          outcome = settlement?.outcome ?? (response.status >= 400 ? "error" : "ok")
+        } else {
+          const error = yield* outsideHttpApi(exit.cause)
+          response = errorResponse(error)
+          outcome = error.error.code
+          if (error.error.code === "method_not_allowed" && allowed !== undefined)
+            headers = { ...headers, allow: allowed.join(", ") }
+        }
+        const failed = isErrorCode(outcome)
+        const attribution = settlement?.attribution ?? unattributed
         yield* observeRequest(request, {
-          requestId: context.requestId,
-          startedAt: context.startedAt,
+          requestId: current.requestId,
+          startedAt: current.startedAt,
           route: allowed === undefined ? null : path,
           status: response.status,
-          outcome: context.outcome ?? (response.status >= 400 ? "error" : "ok"),
-          attribution: context.attribution,
-          leadId: response.status >= 400 ? null : context.leadId
+          outcome,
+          failed,
+          attribution,
+          leadId: response.status >= 400 ? null : (settlement?.leadId ?? null)
         })
-        if (path === "/v1/leads" && request.method === "POST")
-          yield* journal(request, context, response.status)
+        if (settlement !== undefined)
+          yield* journal(
+            request,
+            current,
+            { ...settlement, outcome: outcome as Settlement["outcome"] },
+            response.status
+          )
         return HttpServerResponse.setHeaders(response, {
-          "x-request-id": context.requestId,
-          ...context.headers,
-          ...(context.outcome !== null && isErrorCode(context.outcome) ? errorHeaders(context.outcome) : {})
+          "x-request-id": current.requestId,
+          ...headers,
+          ...(failed ? errorHeaders(outcome as ErrorCode) : {})
         })
 
         /** 404, 405 and the last-resort 500: the failures HttpApi leaves to the router. */
         function outsideHttpApi(cause: Cause.Cause<unknown>) {
           return Effect.gen(function* () {
             const failure = Cause.findErrorOption(cause)
-            let error: WireError
-            if (Option.isSome(failure) && isWireError(failure.value)) {
-              error = failure.value
-            } else if (allowed !== undefined && isRouteNotFound(cause)) {
-              error = wireError(context, "method_not_allowed", `${request.method} is not allowed here`)
-              addResponseHeaders(context, { allow: allowed.join(", ") })
-            } else {
-              yield* reportDefect(cause)
-              error = wireError(context, "internal_error", "An unexpected error occurred")
-            }
-            context.outcome = error.error.code
-            context.leadId = null
-            return errorResponse(error)
+            if (Option.isSome(failure) && isWireError(failure.value)) return failure.value
+            if (allowed !== undefined && isRouteNotFound(cause))
+              return wireError(current, "method_not_allowed", `${request.method} is not allowed here`)
+            yield* reportDefect(cause)
+            return wireError(current, "internal_error", "An unexpected error occurred")
           })
         }
       })

@@ -1,10 +1,9 @@
 import { Cause, Clock, Context, Effect, Metric, Option, Tracer } from "effect"
 import { type HttpServerRequest, HttpTraceContext } from "effect/http"
-import { type ErrorCode, isErrorCode } from "../../Api/Errors.ts"
 import * as Metrics from "./Metrics.ts"
 
-/** How a request ended: its error's code, or what it did. */
-export type Outcome = ErrorCode | "created" | "enriched" | "dry_run" | "replay" | "ok" | "error"
+/** How a request ended: its error's code (`failed`), or what it did (`created`, `ok`, ...). */
+export type Outcome = string
 
 /** The origin a request's key named, known once the key was looked up (refused keys included). */
 export interface Attribution {
@@ -22,6 +21,8 @@ export interface RequestReport {
   readonly route: string | null
   readonly status: number
   readonly outcome: Outcome
+  /** The outcome is the code of the error the request was answered with. */
+  readonly failed: boolean
   readonly attribution: Attribution
   readonly leadId: string | null
 }
@@ -73,7 +74,7 @@ export const observeRequest = (request: ObservedRequest, report: RequestReport) 
       const attributes: Record<string, unknown> = {
         "request.id": report.requestId,
         "request.outcome": outcome,
-        ...(isErrorCode(outcome) ? { "error.code": outcome } : {}),
+        ...(report.failed ? { "error.code": outcome } : {}),
         ...(attribution.keyPrefix === null ? {} : { "key.prefix": attribution.keyPrefix }),
         ...(attribution.originId === null ? {} : { "origin.id": attribution.originId }),
         ...(leadId === null ? {} : { "lead.id": leadId })

@@ -7,7 +7,6 @@ import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace
 import { Effect, Layer } from "effect"
 import { HttpMiddleware, UrlParams } from "effect/http"
 import packageJson from "../../../package.json" with { type: "json" }
-import { routeTable } from "../../Api/Routes.ts"
 import { instanceId } from "../Sql.ts"
 
 // Loaded only when traces or OTLP metrics are configured: the OpenTelemetry SDK is memory a server
@@ -33,10 +32,10 @@ const pathOf = (url: string) => {
 
 /**
  * Effect spans (server span per request, `Effect.fn` steps, SQL statements) into OpenTelemetry
- * through `processor`. Only the contract's paths are traced, so a path a client made up (and
- * whatever it put in it) never reaches a span; those requests are still logged and counted. The
- * server span is named `METHOD /route`. Query string values are never recorded: the API takes
- * none, so whatever a client puts there is not ours to keep.
+ * through `processor`. The server span is named `METHOD /path`; which paths are traced at all is
+ * the listener's to say (`HttpMiddleware.TracerDisabledWhen`, see `Intake/Http/App.ts`). Query
+ * string values are never recorded: the API takes none, so whatever a client puts there is not
+ * ours to keep.
  */
 export const layerTracer = (processor: SpanProcessor) =>
   Layer.mergeAll(
@@ -44,7 +43,6 @@ export const layerTracer = (processor: SpanProcessor) =>
       Layer.provide(NodeSdk.layerTracerProvider(processor)),
       Layer.provide(layerResource)
     ),
-    Layer.succeed(HttpMiddleware.TracerDisabledWhen, (request) => !routeTable.has(pathOf(request.url))),
     Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${pathOf(request.url)}`),
     Layer.succeed(UrlParams.CurrentRedactedNames, [/(?:)/])
   )
