@@ -299,6 +299,9 @@ export class WebhookDeliveries extends Context.Service<
           const endpointId = claimed.endpointId
           // One statement: the delivery, its attempt, and the endpoint's clock
           // (docs/webhooks.md#when-an-endpoint-keeps-failing). A healthy endpoint's row is not touched.
+          // The failed attempts are counted since `failing_since`, the whole time without a success, not
+          // over the last `disableAfterMillis`: an endpoint whose attempts come sparsely (few events, a
+          // busy worker) would otherwise never have three in the trailing window and never be paused.
           const rows = yield* sql`
             WITH recorded AS (
               UPDATE webhook_deliveries
@@ -320,9 +323,11 @@ export class WebhookDeliveries extends Context.Service<
               SELECT CASE
                        WHEN ${failed && result.disableEndpoint} THEN 'gone'
                        WHEN ${failed} AND COALESCE(e.failing_since, ${attemptedAt}) <= ${windowStart}
-                            AND 1 + (SELECT count(*) FROM webhook_attempts a
-                                     WHERE a.organization_id = e.organization_id AND a.endpoint_id = e.id
-                                       AND a.at > ${windowStart} AND a.error IS NOT NULL)
+                            AND 1 + (SELECT count(*) FROM (
+                                       SELECT 1 FROM webhook_attempts a
+                                       WHERE a.organization_id = e.organization_id AND a.endpoint_id = e.id
+                                         AND a.at >= e.failing_since AND a.error IS NOT NULL
+                                       LIMIT ${minimumFailedAttempts - 1}) since)
                                 >= ${minimumFailedAttempts}
                          THEN 'failing'
                      END AS reason

@@ -163,7 +163,7 @@ describe("an endpoint that keeps failing (WEBHOOK_DISABLE_AFTER, on PostgreSQL)"
     expect(await auditRows(db, endpointId)).toHaveLength(2)
   })
 
-  it("one success resets the clock; failures too sparse in the window never pause", async () => {
+  it("one success resets the clock; failed attempts count over the whole time without a success, however sparse", async () => {
     const { organization, endpointId } = await endpointWithDelivery()
     const t = Date.UTC(2026, 1, 1)
     await attempt(endpointId, t, "fail")
@@ -171,17 +171,28 @@ describe("an endpoint that keeps failing (WEBHOOK_DISABLE_AFTER, on PostgreSQL)"
     await attempt(endpointId, t + 2 * day, "fail")
     await attempt(endpointId, t + 3 * day, "ok")
     await attempt(endpointId, t + 4 * day, "fail")
-    await attempt(endpointId, t + 6 * day, "fail")
-    await attempt(endpointId, t + 8 * day, "fail")
-    // Failing since t + 4 days: not yet five days.
-    expect(await endpointState(organization, endpointId)).toEqual({ disabled: false, reason: null })
     await attempt(endpointId, t + 20 * day, "fail")
-    // Five days and more, but only one failed attempt in the last five days.
+    // Failing since t + 4 days, for sixteen days, but only two failed attempts in that time.
     expect(await endpointState(organization, endpointId)).toEqual({ disabled: false, reason: null })
-    await attempt(endpointId, t + 21 * day, "fail")
-    await attempt(endpointId, t + 22 * day, "fail")
+    // The third, ten days after the second: no three failures fall in any five days, but the endpoint
+    // has not succeeded since t + 4 days and three attempts failed in that time.
+    await attempt(endpointId, t + 30 * day, "fail")
     expect(await endpointState(organization, endpointId)).toEqual({ disabled: true, reason: "failing" })
     expect(await auditRows(db, endpointId)).toHaveLength(1)
+  })
+
+  it("counts only the failed attempts since the last success, not those before it", async () => {
+    const { organization, endpointId } = await endpointWithDelivery()
+    const t = Date.UTC(2026, 1, 15)
+    await attempt(endpointId, t, "fail")
+    await attempt(endpointId, t + 1 * day, "fail")
+    await attempt(endpointId, t + 2 * day, "ok")
+    await attempt(endpointId, t + 3 * day, "fail")
+    await attempt(endpointId, t + 9 * day, "fail")
+    // Four failed attempts in all, two since the success: not paused.
+    expect(await endpointState(organization, endpointId)).toEqual({ disabled: false, reason: null })
+    await attempt(endpointId, t + 10 * day, "fail")
+    expect(await endpointState(organization, endpointId)).toEqual({ disabled: true, reason: "failing" })
   })
 
   it("keeps every attempt, oldest first; they go with their delivery when it is pruned or the endpoint removed", async () => {
