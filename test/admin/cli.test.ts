@@ -147,7 +147,8 @@ describe("operator commands and the console listener (real processes)", { timeou
       id: added.id,
       email: "ana@example.com",
       role: "admin",
-      organization_id: organizationId
+      organization_id: organizationId,
+      language: null
     })
     secrets.push(browser.cookie!)
     const origin = await call(adminUrl, browser, "POST", "/api/origins", { label: "sitio" })

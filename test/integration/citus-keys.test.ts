@@ -108,6 +108,8 @@ const exceptions: Record<string, string> = {
     "add organization_id, FOREIGN KEY (organization_id, origin_id); unattributed requests (no origin) to a table of their own",
   "request_log: primary key request_log_pkey (id)":
     "with organization_id added: PRIMARY KEY (organization_id, id)",
+  "request_log: unique index request_log_row_key_idx (row_key)":
+    "with organization_id added: UNIQUE (organization_id, row_key) (the writer knows each row's organization)",
   "test_idempotency_keys: foreign key test_idempotency_keys_origin_id_fkey (origin_id)":
     "add organization_id, FOREIGN KEY (organization_id, origin_id)",
   "test_idempotency_keys: primary key test_idempotency_keys_pkey (origin_id, key)":
