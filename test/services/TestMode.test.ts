@@ -12,8 +12,10 @@ import { acrossLayers, expectFailure, leadWrite, setClock } from "./Suite.ts"
 const fingerprint = "f".repeat(64)
 
 const tokenOf = (reservation: Reservation) => {
-  assert.strictEqual(reservation._tag, "Reserved")
-  return reservation._tag === "Reserved" ? reservation.token : ""
+  const token = reservation._tag === "Reserved" ? reservation.token : ""
+  assert.isString(token)
+  assert.deepStrictEqual(reservation, { _tag: "Reserved", token })
+  return token
 }
 
 /**
