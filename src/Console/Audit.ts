@@ -1,7 +1,6 @@
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { decodeRows } from "../Platform/Sql.ts"
-import { ConsoleMemory } from "./Operators.ts"
 
 export interface AuditEvent {
   readonly organizationId: string | null
@@ -85,35 +84,6 @@ export class Audit extends Context.Service<
             action: row.action,
             target: row.target,
             ip: row.ip
-          }))
-          return { items, nextCursor: rows.length > options.limit ? (items.at(-1)?.id ?? null) : null }
-        })
-      })
-    })
-  )
-
-  static readonly layerMemory = Layer.effect(
-    Audit,
-    Effect.gen(function* () {
-      const state = yield* ConsoleMemory
-      return Audit.of({
-        record: Effect.fn("Audit.record")(function* (event) {
-          state.audit.push({ id: state.audit.length + 1, at: yield* Clock.currentTimeMillis, ...event })
-        }),
-        list: Effect.fn("Audit.list")(function* (scope, options) {
-          const before = cursorOf(options.cursor)
-          const rows = state.audit
-            .filter(
-              (entry) =>
-                (entry.organizationId === scope.organizationId ||
-                  (scope.includePlatform && entry.organizationId === null)) &&
-                (before === null || entry.id < Number(before))
-            )
-            .reverse()
-          const items = rows.slice(0, options.limit).map((entry) => ({
-            ...entry,
-            id: String(entry.id),
-            at: new Date(entry.at)
           }))
           return { items, nextCursor: rows.length > options.limit ? (items.at(-1)?.id ?? null) : null }
         })

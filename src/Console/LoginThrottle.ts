@@ -1,7 +1,7 @@
 import { Clock, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { availableOrFail, type StoreUnavailable } from "../Platform/Sql.ts"
-import { ConsoleMemory, normalizeEmail } from "./Operators.ts"
+import { normalizeEmail } from "./Operators.ts"
 
 export interface ThrottlePolicy {
   /** Failed sign-ins for one e-mail from one address before each further attempt waits. */
@@ -182,66 +182,4 @@ export class LoginThrottle extends Context.Service<
     )
 
   static readonly layer = LoginThrottle.layerWith(defaultThrottlePolicy)
-
-  static readonly layerMemoryWith = (policy: ThrottlePolicy) =>
-    Layer.effect(
-      LoginThrottle,
-      Effect.gen(function* () {
-        const state = yield* ConsoleMemory
-        const forgetMillis = Duration.toMillis(policy.forgetAfter)
-        const slot = (scope: Scope, subject: string) => `${scope}\u0000${subject}`
-        const waitAt = (attempt: Attempt, now: number) => {
-          const counts = subjectsOf(attempt).flatMap(([scope, subject]) => {
-            const entry = state.throttle.get(slot(scope, subject))
-            return entry === undefined || entry.lastFailureAt <= now - forgetMillis
-              ? []
-              : [{ scope, ...entry }]
-          })
-          return waitOf(policy, counts, now)
-        }
-        const countFailure = (attempt: Attempt, now: number) => {
-          for (const [scope, subject] of subjectsOf(attempt)) {
-            const entry = state.throttle.get(slot(scope, subject))
-            state.throttle.set(slot(scope, subject), {
-              failures:
-                entry === undefined || entry.lastFailureAt <= now - forgetMillis ? 1 : entry.failures + 1,
-              lastFailureAt: now
-            })
-          }
-        }
-        return LoginThrottle.of({
-          check: Effect.fn("LoginThrottle.check")(function* (attempt) {
-            return waitAt(attempt, yield* Clock.currentTimeMillis)
-          }),
-          recordFailure: Effect.fn("LoginThrottle.recordFailure")(function* (attempt) {
-            countFailure(attempt, yield* Clock.currentTimeMillis)
-          }),
-          admit: Effect.fn("LoginThrottle.admit")(function* (attempt) {
-            const now = yield* Clock.currentTimeMillis
-            const wait = waitAt(attempt, now)
-            if (wait === 0) countFailure(attempt, now)
-            return wait
-          }),
-          recordSuccess: Effect.fn("LoginThrottle.recordSuccess")(function* (attempt) {
-            const [[, pair], [, address]] = subjectsOf(attempt) as [[Scope, string], [Scope, string]]
-            state.throttle.delete(slot("pair", pair))
-            const entry = state.throttle.get(slot("address", address))
-            if (entry !== undefined) entry.failures = Math.max(entry.failures - 1, 0)
-          }),
-          purge: Effect.fn("LoginThrottle.purge")(function* () {
-            const forgotten = (yield* Clock.currentTimeMillis) - forgetMillis
-            let purged = 0
-            for (const [key, entry] of state.throttle) {
-              if (entry.lastFailureAt <= forgotten) {
-                state.throttle.delete(key)
-                purged++
-              }
-            }
-            return purged
-          })
-        })
-      })
-    )
-
-  static readonly layerMemory = LoginThrottle.layerMemoryWith(defaultThrottlePolicy)
 }

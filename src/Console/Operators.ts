@@ -2,7 +2,6 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { decoyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from "../Domain/Password.ts"
-import { MemoryStore } from "../Platform/MemoryStore.ts"
 import { decodeFirst, requireExisting } from "../Platform/Sql.ts"
 
 export type Role = "admin" | "viewer"
@@ -18,46 +17,6 @@ export interface Operator {
 export interface OperatorWithPassword extends Operator {
   /** Generated, returned this once; only its scrypt hash is stored. */
   readonly password: string
-}
-
-/** The console's own in-memory state, beside the domain's `MemoryStore`, for the `layerMemory` fakes. */
-export interface ConsoleMemoryState {
-  readonly operators: Map<string, Operator & { passwordHash: string }>
-  readonly sessions: Map<
-    string,
-    {
-      id: string
-      operatorId: string
-      tokenHash: string
-      csrfToken: string
-      ip: string | null
-      createdAt: number
-      lastSeenAt: number
-      revokedAt: number | null
-    }
-  >
-  readonly audit: Array<{
-    id: number
-    at: number
-    organizationId: string | null
-    operatorId: string | null
-    operatorEmail: string
-    action: string
-    target: string | null
-    ip: string | null
-  }>
-  readonly throttle: Map<string, { failures: number; lastFailureAt: number }>
-}
-
-export class ConsoleMemory extends Context.Service<ConsoleMemory, ConsoleMemoryState>()(
-  "lead-intake/ConsoleMemory"
-) {
-  static readonly layer = Layer.sync(ConsoleMemory, () => ({
-    operators: new Map(),
-    sessions: new Map(),
-    audit: [],
-    throttle: new Map()
-  }))
 }
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase()
@@ -191,75 +150,6 @@ export class Operators extends Context.Service<
             )
           }
           return Option.some(view(row.value))
-        })
-      })
-    })
-  )
-
-  static readonly layerMemory = Layer.effect(
-    Operators,
-    Effect.gen(function* () {
-      const state = yield* ConsoleMemory
-      const domain = yield* MemoryStore
-      yield* Effect.promise(decoyHash)
-      const byEmail = (email: string) => [...state.operators.values()].find((o) => o.email === email)
-      const view = ({ passwordHash: _, ...operator }: Operator & { passwordHash: string }): Operator =>
-        operator
-      const endSessions = (operatorId: string, now: number) => {
-        for (const session of state.sessions.values()) {
-          if (session.operatorId === operatorId && session.revokedAt === null) session.revokedAt = now
-        }
-      }
-      return Operators.of({
-        add: Effect.fn("Operators.add")(function* (input) {
-          const email = normalizeEmail(input.email)
-          yield* checkEmail(email)
-          if (input.organizationId !== null && !domain.organizations.has(input.organizationId)) {
-            return yield* new UnknownEntity({ entity: "organization", id: input.organizationId })
-          }
-          if (byEmail(email) !== undefined) {
-            return yield* new Rejected({ reason: `an operator with e-mail ${email} already exists` })
-          }
-          const password = generatePassword()
-          const stored = {
-            id: crypto.randomUUID(),
-            email,
-            role: input.role,
-            organizationId: input.organizationId,
-            passwordHash: yield* hash(password)
-          }
-          state.operators.set(stored.id, stored)
-          return { ...view(stored), password }
-        }),
-        resetPassword: Effect.fn("Operators.resetPassword")(function* (rawEmail) {
-          const email = normalizeEmail(rawEmail)
-          const operator = byEmail(email)
-          if (operator === undefined) return yield* new UnknownEntity({ entity: "operator", id: email })
-          const password = generatePassword()
-          operator.passwordHash = yield* hash(password)
-          endSessions(operator.id, yield* Clock.currentTimeMillis)
-          return { ...view(operator), password }
-        }),
-        remove: Effect.fn("Operators.remove")(function* (rawEmail) {
-          const email = normalizeEmail(rawEmail)
-          const operator = byEmail(email)
-          if (operator === undefined) return yield* new UnknownEntity({ entity: "operator", id: email })
-          state.operators.delete(operator.id)
-          for (const [id, session] of state.sessions) {
-            if (session.operatorId === operator.id) state.sessions.delete(id)
-          }
-          return view(operator)
-        }),
-        find: Effect.fn("Operators.find")(function* (rawEmail) {
-          const operator = byEmail(normalizeEmail(rawEmail))
-          return operator === undefined ? Option.none() : Option.some(view(operator))
-        }),
-        authenticate: Effect.fn("Operators.authenticate")(function* (rawEmail, password) {
-          const operator = byEmail(normalizeEmail(rawEmail))
-          const matches = yield* verify(password, operator?.passwordHash)
-          if (!matches || operator === undefined) return Option.none()
-          if (needsRehash(operator.passwordHash)) operator.passwordHash = yield* hash(password)
-          return Option.some(view(operator))
         })
       })
     })

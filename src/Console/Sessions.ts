@@ -3,7 +3,7 @@ import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { generateToken } from "../Domain/Password.ts"
 import { availableOrFail, decodeSingle, IdRow, type StoreUnavailable } from "../Platform/Sql.ts"
-import { ConsoleMemory, type Operator } from "./Operators.ts"
+import type { Operator } from "./Operators.ts"
 
 export interface SessionPolicy {
   /** A session unused this long ends (each use slides it). */
@@ -126,78 +126,4 @@ export class Sessions extends Context.Service<
     )
 
   static readonly layer = Sessions.layerWith(defaultSessionPolicy)
-
-  static readonly layerMemoryWith = (policy: SessionPolicy) =>
-    Layer.effect(
-      Sessions,
-      Effect.gen(function* () {
-        const state = yield* ConsoleMemory
-        const idleMillis = Duration.toMillis(policy.idle)
-        const absoluteMillis = Duration.toMillis(policy.absolute)
-        return Sessions.of({
-          create: Effect.fn("Sessions.create")(function* (input) {
-            const now = yield* Clock.currentTimeMillis
-            const token = generateToken()
-            const session = {
-              id: crypto.randomUUID(),
-              operatorId: input.operatorId,
-              tokenHash: hashToken(token),
-              csrfToken: generateToken(),
-              ip: input.ip,
-              createdAt: now,
-              lastSeenAt: now,
-              revokedAt: null
-            }
-            state.sessions.set(session.id, session)
-            return { id: session.id, token, csrfToken: session.csrfToken }
-          }),
-          resolve: Effect.fn("Sessions.resolve")(function* (token) {
-            const now = yield* Clock.currentTimeMillis
-            const tokenHash = hashToken(token)
-            const session = [...state.sessions.values()].find((s) => s.tokenHash === tokenHash)
-            const operator = session === undefined ? undefined : state.operators.get(session.operatorId)
-            if (
-              session === undefined ||
-              operator === undefined ||
-              session.revokedAt !== null ||
-              session.lastSeenAt <= now - idleMillis ||
-              session.createdAt <= now - absoluteMillis
-            ) {
-              return Option.none()
-            }
-            session.lastSeenAt = now
-            const { passwordHash: _, ...view } = operator
-            return Option.some({ id: session.id, csrfToken: session.csrfToken, operator: view })
-          }),
-          revoke: Effect.fn("Sessions.revoke")(function* (sessionId) {
-            const session = state.sessions.get(sessionId)
-            if (session !== undefined && session.revokedAt === null)
-              session.revokedAt = yield* Clock.currentTimeMillis
-          }),
-          revokeAll: Effect.fn("Sessions.revokeAll")(function* (operatorId) {
-            const now = yield* Clock.currentTimeMillis
-            for (const session of state.sessions.values()) {
-              if (session.operatorId === operatorId && session.revokedAt === null) session.revokedAt = now
-            }
-          }),
-          purge: Effect.fn("Sessions.purge")(function* () {
-            const now = yield* Clock.currentTimeMillis
-            let purged = 0
-            for (const [id, session] of state.sessions) {
-              if (
-                session.revokedAt !== null ||
-                session.lastSeenAt <= now - idleMillis ||
-                session.createdAt <= now - absoluteMillis
-              ) {
-                state.sessions.delete(id)
-                purged++
-              }
-            }
-            return purged
-          })
-        })
-      })
-    )
-
-  static readonly layerMemory = Sessions.layerMemoryWith(defaultSessionPolicy)
 }

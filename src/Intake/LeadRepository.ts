@@ -446,7 +446,6 @@ export class LeadRepository extends Context.Service<
           keep(store.notes)
           keep(store.tasks)
           keep(store.events)
-          keep(store.erasures)
           const origins = new Set(
             [...store.origins.values()].filter((o) => o.organizationId === organizationId).map((o) => o.id)
           )

@@ -87,16 +87,6 @@ export interface MemoryState {
   /** Requests counted per window: `rateWindowSlot` names one. */
   readonly windows: Map<string, number>
   readonly requests: Array<RequestLogRow>
-  readonly erasures: Array<ErasureRow>
-}
-
-export interface ErasureRow {
-  readonly leadId: string
-  readonly organizationId: string
-  readonly erasedAt: number
-  readonly erasedBy: string
-  readonly reason: string
-  readonly removed: Readonly<Record<string, number>>
 }
 
 export interface RequestLogRow {
@@ -139,7 +129,6 @@ export class MemoryStore extends Context.Service<MemoryStore, MemoryState>()("le
     events: [],
     idempotency: new Map(),
     windows: new Map(),
-    requests: [],
-    erasures: []
+    requests: []
   }))
 }

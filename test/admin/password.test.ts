@@ -4,9 +4,8 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { describe, expect, it } from "vitest"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
-import { ConsoleMemory, Operators } from "../../src/Console/Operators.ts"
+import { Operators } from "../../src/Console/Operators.ts"
 import { hashPassword, needsRehash, verifyPassword } from "../../src/Domain/Password.ts"
-import { MemoryStore } from "../../src/Platform/MemoryStore.ts"
 import { layerFreshDatabase } from "../support/Database.ts"
 
 /** A hash as stored before issue 26: scrypt N=2^15, r=8, p=1. */
@@ -43,52 +42,28 @@ describe("password hashes", { timeout: 60_000 }, () => {
   })
 })
 
-const setHash = {
-  postgres: (id: string, hash: string) =>
-    Effect.flatMap(
-      Effect.service(SqlClient.SqlClient),
-      (sql) => sql`UPDATE operators SET password_hash = ${hash} WHERE id = ${id}`
-    ).pipe(Effect.orDie, Effect.asVoid),
-  memory: (id: string, hash: string) =>
-    Effect.map(Effect.service(ConsoleMemory), (state) => {
-      state.operators.get(id)!.passwordHash = hash
-    })
-}
+const setHash = (id: string, hash: string) =>
+  Effect.flatMap(
+    Effect.service(SqlClient.SqlClient),
+    (sql) => sql`UPDATE operators SET password_hash = ${hash} WHERE id = ${id}`
+  ).pipe(Effect.orDie, Effect.asVoid)
 
-const getHash = {
-  postgres: (id: string) =>
-    Effect.flatMap(
-      Effect.service(SqlClient.SqlClient),
-      (sql) => sql<{ password_hash: string }>`SELECT password_hash FROM operators WHERE id = ${id}`
-    ).pipe(
-      Effect.orDie,
-      Effect.map((rows) => rows[0]!.password_hash)
-    ),
-  memory: (id: string) =>
-    Effect.map(Effect.service(ConsoleMemory), (state) => state.operators.get(id)!.passwordHash)
-}
+const getHash = (id: string) =>
+  Effect.flatMap(
+    Effect.service(SqlClient.SqlClient),
+    (sql) => sql<{ password_hash: string }>`SELECT password_hash FROM operators WHERE id = ${id}`
+  ).pipe(
+    Effect.orDie,
+    Effect.map((rows) => rows[0]!.password_hash)
+  )
 
-const variants = [
-  [
-    "postgres",
-    Layer.mergeAll(Operators.layer, Organizations.layer).pipe(Layer.provideMerge(layerFreshDatabase)),
-    setHash.postgres,
-    getHash.postgres
-  ],
-  [
-    "memory",
-    Layer.mergeAll(Operators.layerMemory, Organizations.layerMemory).pipe(
-      Layer.provideMerge(Layer.merge(ConsoleMemory.layer, MemoryStore.layer))
-    ),
-    setHash.memory,
-    getHash.memory
-  ]
-] as const
+const services = Layer.mergeAll(Operators.layer, Organizations.layer).pipe(
+  Layer.provideMerge(layerFreshDatabase)
+)
 
-for (const [variant, services, set, get] of variants) {
-  layer(services as Layer.Layer<Operators | Organizations | SqlClient.SqlClient | ConsoleMemory>, {
-    timeout: 60_000
-  })(`an old hash is replaced at the next successful sign-in (${variant})`, (it) => {
+layer(services, { timeout: 60_000 })(
+  "an old hash is replaced at the next successful sign-in (postgres)",
+  (it) => {
     it.effect(
       "a wrong password leaves the old hash; the right one signs in and stores an N=2^17 hash that still verifies",
       () =>
@@ -103,20 +78,20 @@ for (const [variant, services, set, get] of variants) {
             role: "admin"
           })
           const old = legacyHash("the old password")
-          yield* set(added.id, old)
+          yield* setHash(added.id, old)
           assert.isTrue(Option.isNone(yield* operators.authenticate(added.email, "not it")))
-          assert.strictEqual(yield* get(added.id), old, "a failed sign-in changes nothing")
+          assert.strictEqual(yield* getHash(added.id), old, "a failed sign-in changes nothing")
           const signedIn = yield* operators.authenticate(added.email, "the old password")
           assert.deepStrictEqual(
             Option.map(signedIn, (o) => o.id),
             Option.some(added.id)
           )
-          const fresh = yield* get(added.id)
+          const fresh = yield* getHash(added.id)
           assert.notStrictEqual(fresh, old)
           assert.match(fresh, /^scrypt\$131072\$8\$1\$/)
           assert.isTrue(Option.isSome(yield* operators.authenticate(added.email, "the old password")))
-          assert.strictEqual(yield* get(added.id), fresh, "a current hash is left alone")
+          assert.strictEqual(yield* getHash(added.id), fresh, "a current hash is left alone")
         })
     )
-  })
-}
+  }
+)

@@ -10,8 +10,10 @@ const fingerprint = "a".repeat(64)
 const otherFingerprint = "b".repeat(64)
 
 const reservedToken = (reservation: Reservation) => {
-  assert.strictEqual(reservation._tag, "Reserved")
-  return (reservation as Extract<Reservation, { _tag: "Reserved" }>).token
+  const token = (reservation as Extract<Reservation, { _tag: "Reserved" }>).token
+  assert.isString(token)
+  assert.deepStrictEqual(reservation, { _tag: "Reserved", token })
+  return token
 }
 
 acrossLayers("IdempotencyStore", (it) => {
@@ -127,7 +129,7 @@ acrossLayers("IdempotencyStore", (it) => {
 
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
       yield* TestClock.adjust("10 seconds")
-      yield* leads.createOrEnrich(
+      const written = yield* leads.createOrEnrich(
         leadWrite(
           fixture,
           { nombre: "Luis", telefono: "55 5555 6666" },
@@ -136,8 +138,11 @@ acrossLayers("IdempotencyStore", (it) => {
       )
 
       yield* TestClock.adjust("86399999 millis")
-      assert.strictEqual((yield* store.reserve(slot, otherFingerprint))._tag, "Conflict")
-      assert.strictEqual((yield* store.reserve(slot, fingerprint))._tag, "Replay")
+      assert.deepStrictEqual(yield* store.reserve(slot, otherFingerprint), { _tag: "Conflict" })
+      assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), {
+        _tag: "Replay",
+        response: { lead_id: written.leadId, status: "created" }
+      })
       yield* TestClock.adjust("1 millis")
       reservedToken(yield* store.reserve(slot, otherFingerprint))
       assert.deepStrictEqual(yield* store.reserve(slot, otherFingerprint), { _tag: "InProgress" })
@@ -186,12 +191,10 @@ acrossLayers("IdempotencyStore", (it) => {
           { idempotency: { key: slot.key, token: current } }
         )
       )
-      const replay = yield* store.reserve(slot, fingerprint)
-      assert.strictEqual(replay._tag, "Replay")
-      assert.deepStrictEqual(
-        (replay as Extract<Reservation, { _tag: "Replay" }>).response.lead_id,
-        written.leadId
-      )
+      assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), {
+        _tag: "Replay",
+        response: { lead_id: written.leadId, status: written.outcome }
+      })
     })
   )
 })

@@ -100,36 +100,34 @@ acrossLayers("LeadRepository", (it) => {
         filled: ["email", "property"]
       })
 
-      const detail = yield* leads.show(created.leadId)
-      assert.deepStrictEqual(
-        {
-          nombre: detail.nombre,
-          telefono: detail.telefono,
-          email: detail.email,
-          property_id: detail.property_id,
-          assignee_id: detail.assignee_id,
-          created_at: detail.created_at
-        },
-        {
-          nombre: "Luis",
-          telefono: "55-2222-3333",
-          email: "luis@example.com",
-          property_id: fixture.propertyId,
-          assignee_id: fixture.agentIds[0]!,
-          created_at: at(createdAt)
-        }
-      )
-      assert.deepStrictEqual(detail.notes, [
-        { body: "¿Sigue disponible?", created_at: at(createdAt + 300_000) }
-      ])
-      assert.deepStrictEqual(
-        detail.tasks.map((task) => task.kind),
-        ["first_contact"]
-      )
-      assert.deepStrictEqual(detail.events, [
-        { type: "lead.created", created_at: at(createdAt) },
-        { type: "lead.enriched", created_at: at(createdAt + 300_000) }
-      ])
+      const origin = (yield* (yield* KeyStore).listOrigins(fixture.organizationId))[0]!
+      assert.deepStrictEqual(yield* leads.show(created.leadId), {
+        id: created.leadId,
+        organization_id: fixture.organizationId,
+        origin: origin.label,
+        nombre: "Luis",
+        telefono: "55-2222-3333",
+        email: "luis@example.com",
+        property_id: fixture.propertyId,
+        property_codigo: "ABC-1234",
+        assignee_id: fixture.agentIds[0]!,
+        assignee_name: "Ana",
+        created_at: at(createdAt),
+        livemode: true,
+        notes: [{ body: "¿Sigue disponible?", created_at: at(createdAt + 300_000) }],
+        tasks: [
+          {
+            kind: "first_contact",
+            assignee_id: fixture.agentIds[0]!,
+            assignee_name: "Ana",
+            due_at: at(createdAt + firstContactMillis)
+          }
+        ],
+        events: [
+          { type: "lead.created", created_at: at(createdAt) },
+          { type: "lead.enriched", created_at: at(createdAt + 300_000) }
+        ]
+      })
     })
   )
 

@@ -38,20 +38,15 @@ acrossLayers("RateLimiter", (it) => {
 
       const allowed = yield* admitTimes(key, 60)
       assert.deepStrictEqual(
-        allowed.map((window) => window.remaining),
-        Array.from({ length: 60 }, (_, i) => 59 - i)
+        allowed,
+        Array.from({ length: 60 }, (_, i) => ({
+          allowed: true,
+          limit: 60,
+          remaining: 59 - i,
+          resetAt: (minute + 60_000) / 1000,
+          retryAfter: 45
+        }))
       )
-      for (const window of allowed) {
-        assert.deepStrictEqual(
-          {
-            allowed: window.allowed,
-            limit: window.limit,
-            resetAt: window.resetAt,
-            retryAfter: window.retryAfter
-          },
-          { allowed: true, limit: 60, resetAt: (minute + 60_000) / 1000, retryAfter: 45 }
-        )
-      }
 
       yield* TestClock.adjust("44500 millis")
       assert.deepStrictEqual(yield* admitWindow(key), {
@@ -70,12 +65,16 @@ acrossLayers("RateLimiter", (it) => {
       yield* setClock("2026-05-04T09:30:00.000Z")
       yield* admitTimes(key, 3)
       const refused = yield* admitTimes(key, 5)
-      assert.isTrue(refused.every((window) => !window.allowed))
+      const resetAt = (minute + 60_000) / 1000
+      assert.deepStrictEqual(
+        refused,
+        Array.from({ length: 5 }, () => ({ allowed: false, limit: 3, remaining: 0, resetAt, retryAfter: 60 }))
+      )
 
       // Had the refusals counted, a limit of 4 would still refuse.
       yield* (yield* KeyStore).setRateLimit(originId, 4)
       const afterRaise = yield* admitWindow(key)
-      assert.deepStrictEqual([afterRaise.allowed, afterRaise.remaining], [true, 0])
+      assert.deepStrictEqual(afterRaise, { allowed: true, limit: 4, remaining: 0, resetAt, retryAfter: 60 })
       assert.isFalse((yield* admitWindow(key)).allowed)
     })
   )
@@ -89,10 +88,11 @@ acrossLayers("RateLimiter", (it) => {
         const error = yield* expectFailure(admit(forged))
         assert.strictEqual(error._tag, "KeyRejected")
       }
-      assert.deepStrictEqual(
-        (yield* admitTimes(key, 2)).map((window) => window.remaining),
-        [1, 0]
-      )
+      const resetAt = (minute + 300_000) / 1000
+      assert.deepStrictEqual(yield* admitTimes(key, 2), [
+        { allowed: true, limit: 2, remaining: 1, resetAt, retryAfter: 60 },
+        { allowed: true, limit: 2, remaining: 0, resetAt, retryAfter: 60 }
+      ])
       yield* (yield* KeyStore).revoke(originId)
       const revoked = yield* expectFailure(admit(key))
       assert.deepStrictEqual(revoked._tag === "KeyRejected" ? [revoked.reason, revoked.originId] : [], [
@@ -108,10 +108,13 @@ acrossLayers("RateLimiter", (it) => {
       yield* setClock("2026-05-04T09:30:59.999Z")
       yield* admitTimes(key, 2)
       const last = yield* admitWindow(key)
-      assert.deepStrictEqual(
-        [last.allowed, last.retryAfter, last.resetAt],
-        [false, 1, (minute + 60_000) / 1000]
-      )
+      assert.deepStrictEqual(last, {
+        allowed: false,
+        limit: 2,
+        remaining: 0,
+        resetAt: (minute + 60_000) / 1000,
+        retryAfter: 1
+      })
 
       yield* TestClock.adjust("1 millis")
       assert.deepStrictEqual(yield* admitWindow(key), {
@@ -132,7 +135,13 @@ acrossLayers("RateLimiter", (it) => {
       yield* admitTimes(first.key, 5)
       assert.isFalse((yield* admitWindow(first.key)).allowed)
       const other = yield* admitWindow(second.key)
-      assert.deepStrictEqual([other.allowed, other.remaining], [true, 4])
+      assert.deepStrictEqual(other, {
+        allowed: true,
+        limit: 5,
+        remaining: 4,
+        resetAt: (minute + 120_000) / 1000,
+        retryAfter: 50
+      })
     })
   )
 
@@ -144,11 +153,12 @@ acrossLayers("RateLimiter", (it) => {
 
       yield* (yield* KeyStore).setRateLimit(originId, 5)
       const lowered = yield* admitWindow(key)
-      assert.deepStrictEqual([lowered.allowed, lowered.limit, lowered.remaining], [false, 5, 0])
+      const resetAt = (minute + 180_000) / 1000
+      assert.deepStrictEqual(lowered, { allowed: false, limit: 5, remaining: 0, resetAt, retryAfter: 60 })
 
       yield* (yield* KeyStore).setRateLimit(originId, 100)
       const raised = yield* admitWindow(key)
-      assert.deepStrictEqual([raised.allowed, raised.limit, raised.remaining], [true, 100, 89])
+      assert.deepStrictEqual(raised, { allowed: true, limit: 100, remaining: 89, resetAt, retryAfter: 60 })
     })
   )
 

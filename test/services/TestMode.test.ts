@@ -12,8 +12,10 @@ import { acrossLayers, expectFailure, leadWrite, setClock } from "./Suite.ts"
 const fingerprint = "f".repeat(64)
 
 const tokenOf = (reservation: Reservation) => {
-  assert.strictEqual(reservation._tag, "Reserved")
-  return reservation._tag === "Reserved" ? reservation.token : ""
+  const token = reservation._tag === "Reserved" ? reservation.token : ""
+  assert.isString(token)
+  assert.deepStrictEqual(reservation, { _tag: "Reserved", token })
+  return token
 }
 
 /**
@@ -29,13 +31,17 @@ acrossLayers("Test mode", (it) => {
         const fixture = yield* seed()
         const first = yield* keys.rotate(fixture.originId, "test")
         assert.match(first.key, /^lk_test_[0-9A-Za-z]{8}_[0-9A-Za-z]{38}$/)
-        assert.strictEqual(parseApiKey(first.key)?.prefix, first.prefix)
+        assert.deepStrictEqual(first, { key: first.key, prefix: parseApiKey(first.key)?.prefix })
 
         const caller = yield* keys.authenticate(first.key)
-        assert.isFalse(caller.livemode)
-        assert.strictEqual(caller.originId, fixture.originId)
-        assert.strictEqual(caller.prefix, first.prefix)
-        assert.isTrue((yield* keys.authenticate(fixture.key)).livemode, "the live key still works")
+        const liveCaller = yield* keys.authenticate(fixture.key)
+        assert.isTrue(liveCaller.livemode, "the live key still works")
+        assert.strictEqual(liveCaller.originId, fixture.originId)
+        assert.notStrictEqual(caller.keyId, liveCaller.keyId)
+        assert.deepStrictEqual(
+          { ...caller, keyId: "" },
+          { ...liveCaller, keyId: "", prefix: first.prefix, livemode: false }
+        )
         assert.deepStrictEqual(
           (yield* keys.listOrigins(fixture.organizationId)).map((o) => [o.prefix, o.revoked, o.test_prefix]),
           [[fixture.prefix, false, first.prefix]]
@@ -55,7 +61,8 @@ acrossLayers("Test mode", (it) => {
         const live = yield* keys.rotate(fixture.originId)
         assert.isFalse((yield* keys.authenticate(second.key)).livemode)
         const revoked = yield* keys.revoke(fixture.originId, "test")
-        assert.strictEqual(revoked.prefix, second.prefix)
+        assert.deepStrictEqual(revoked, { prefix: second.prefix, revokedAt: revoked.revokedAt })
+        assert.isTrue(revoked.revokedAt instanceof Date)
         assert.isTrue((yield* keys.authenticate(live.key)).livemode)
         assert.strictEqual((yield* expectFailure(keys.authenticate(second.key)))._tag, "KeyRejected")
         assert.deepStrictEqual(
