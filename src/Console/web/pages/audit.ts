@@ -9,6 +9,7 @@ import {
   errorBox,
   h,
   loading,
+  loadMoreButton,
   pageHeader,
   replace,
   section,
@@ -90,24 +91,7 @@ export const renderAudit: Page = async (main, { signal }) => {
         rowAttributes: (entry) => ({ "data-audit-id": entry.id })
       })
     )
-    const next = cursor
-    replace(
-      more,
-      next
-        ? h(
-            "button",
-            {
-              type: "button",
-              class: "secondary",
-              onClick: async (event) => {
-                ;(event.currentTarget as HTMLButtonElement).disabled = true
-                await load(next)
-              }
-            },
-            t.common.loadMore
-          )
-        : null
-    )
+    replace(more, loadMoreButton(cursor, t.common.loadMore, load))
   }
   const load = async (after: string | undefined) => {
     try {

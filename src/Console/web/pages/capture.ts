@@ -8,7 +8,7 @@ import {
   add,
   busy,
   type Column,
-  clearFormError,
+  checkedForm,
   confirmDialog,
   errorBox,
   field,
@@ -75,29 +75,23 @@ export const renderCapture: Page = async (main, { signal }) => {
       maxlength: "100"
     })
     const submit = h("button", { type: "submit", class: "primary" }, t.capture.addAgent)
-    const form: HTMLFormElement = h(
-      "form",
-      {
-        class: "inline-form",
-        novalidate: true,
-        onSubmit: async (event) => {
-          event.preventDefault()
-          clearFormError(form)
-          const value = name.value.trim()
-          if (!value || value.length > 100) {
-            showFormError(form, checkField(t.capture.agentNameRequired, "name"))
-            return
-          }
-          try {
-            await busy(submit, () =>
-              call((api) => api.capture.createAgent({ payload: { name: value }, query: {} }))
-            )
-            toast(t.capture.agentAdded(value))
-            await load()
-            main.querySelector<HTMLInputElement>("input[name=name]")?.focus()
-          } catch (error) {
-            showFormError(form, error)
-          }
+    const form: HTMLFormElement = checkedForm(
+      { class: "inline-form" },
+      async () => {
+        const value = name.value.trim()
+        if (!value || value.length > 100) {
+          showFormError(form, checkField(t.capture.agentNameRequired, "name"))
+          return
+        }
+        try {
+          await busy(submit, () =>
+            call((api) => api.capture.createAgent({ payload: { name: value }, query: {} }))
+          )
+          toast(t.capture.agentAdded(value))
+          await load()
+          main.querySelector<HTMLInputElement>("input[name=name]")?.focus()
+        } catch (error) {
+          showFormError(form, error)
         }
       },
       h(
@@ -255,53 +249,47 @@ export const renderCapture: Page = async (main, { signal }) => {
     roundRobin.addEventListener("change", syncMode)
     const priority = h("input", { name: "priority", type: "number", step: "1", inputmode: "numeric" })
     const submit = h("button", { type: "submit", class: "primary" }, t.capture.addRule)
-    const form: HTMLFormElement = h(
-      "form",
-      {
-        class: "rule-form",
-        novalidate: true,
-        onSubmit: async (event) => {
-          event.preventDefault()
-          clearFormError(form)
-          const agentIds = roundRobin.checked
-            ? boxes.filter((box) => box.checked).map((box) => box.value)
-            : agent.value
-              ? [agent.value]
-              : []
-          if (agentIds.length === 0) {
-            showFormError(
-              form,
-              roundRobin.checked
-                ? checkField(t.capture.tickAgents, "agent_ids_rr")
-                : checkField(t.capture.chooseTheAgent, "agent_ids")
+    const form: HTMLFormElement = checkedForm(
+      { class: "rule-form" },
+      async () => {
+        const agentIds = roundRobin.checked
+          ? boxes.filter((box) => box.checked).map((box) => box.value)
+          : agent.value
+            ? [agent.value]
+            : []
+        if (agentIds.length === 0) {
+          showFormError(
+            form,
+            roundRobin.checked
+              ? checkField(t.capture.tickAgents, "agent_ids_rr")
+              : checkField(t.capture.chooseTheAgent, "agent_ids")
+          )
+          return
+        }
+        const priorityText = priority.value.trim()
+        if (priorityText !== "" && !Number.isInteger(Number(priorityText))) {
+          showFormError(form, checkField(t.capture.priorityRule, "priority"))
+          return
+        }
+        try {
+          await busy(submit, () =>
+            call((api) =>
+              api.capture.createRule({
+                payload: {
+                  ...(origin.value ? { origin_id: origin.value } : {}),
+                  ...(property.value ? { property_id: property.value } : {}),
+                  agent_ids: agentIds,
+                  round_robin: roundRobin.checked,
+                  ...(priorityText === "" ? {} : { priority: Number(priorityText) })
+                },
+                query: {}
+              })
             )
-            return
-          }
-          const priorityText = priority.value.trim()
-          if (priorityText !== "" && !Number.isInteger(Number(priorityText))) {
-            showFormError(form, checkField(t.capture.priorityRule, "priority"))
-            return
-          }
-          try {
-            await busy(submit, () =>
-              call((api) =>
-                api.capture.createRule({
-                  payload: {
-                    ...(origin.value ? { origin_id: origin.value } : {}),
-                    ...(property.value ? { property_id: property.value } : {}),
-                    agent_ids: agentIds,
-                    round_robin: roundRobin.checked,
-                    ...(priorityText === "" ? {} : { priority: Number(priorityText) })
-                  },
-                  query: {}
-                })
-              )
-            )
-            toast(t.capture.ruleAdded)
-            await load()
-          } catch (error) {
-            showFormError(form, error)
-          }
+          )
+          toast(t.capture.ruleAdded)
+          await load()
+        } catch (error) {
+          showFormError(form, error)
         }
       },
       h("h3", {}, t.capture.addRuleHeading),
