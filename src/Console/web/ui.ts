@@ -1,7 +1,7 @@
 // DOM helpers shared by every page: element builders, dialogs, formatting, notices. No words here:
 // they come from the catalogs (`t`), or from the caller.
 
-import { ApiError } from "./api.ts"
+import { ApiError, isAbort } from "./api.ts"
 import {
   formatDate,
   formatDateTime,
@@ -215,6 +215,11 @@ export const errorBox = (error: unknown) => {
 }
 
 /** Shows an error next to the field it names (aria-invalid) or in the form's error slot. */
+/** Shows a failure in place of what the container held, unless the request was abandoned (the page was left). */
+export const showError = (container: Element, error: unknown) => {
+  if (!isAbort(error)) container.replaceChildren(errorBox(error))
+}
+
 export const showFormError = (form: HTMLFormElement, error: unknown) => {
   for (const invalid of form.querySelectorAll("[aria-invalid]")) invalid.removeAttribute("aria-invalid")
   const slot = form.querySelector(".form-error")

@@ -1,18 +1,18 @@
 // Audit: every operator action, newest first, with cursor pagination; then the lead erasures (CLI and console).
 
 import type { AuditEntry } from "../../../AdminApi/AdminApi.ts"
-import { call, isAbort } from "../api.ts"
+import { call } from "../api.ts"
 import { t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
   add,
-  errorBox,
   h,
   loading,
   loadMoreButton,
   pageHeader,
   replace,
   section,
+  showError,
   table,
   time,
   timeColumnLabel
@@ -55,8 +55,7 @@ export const renderAudit: Page = async (main, { signal }) => {
         )
       )
     } catch (error) {
-      if (isAbort(error)) return
-      erasures.replaceChildren(errorBox(error))
+      showError(erasures, error)
     }
   }
   const items: Array<typeof AuditEntry.Type> = []
@@ -105,8 +104,7 @@ export const renderAudit: Page = async (main, { signal }) => {
       cursor = page.next_cursor
       draw()
     } catch (error) {
-      if (isAbort(error)) return
-      results.replaceChildren(errorBox(error))
+      showError(results, error)
     }
   }
   await Promise.all([load(undefined), loadErasures()])

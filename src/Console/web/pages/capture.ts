@@ -1,7 +1,7 @@
 // Capture: agents and the capture rules that assign new leads, shown in the order they apply.
 
 import type { Agent, OriginItem, Property, Rule } from "../../../AdminApi/AdminApi.ts"
-import { ApiError, call, canChange, isAbort } from "../api.ts"
+import { ApiError, call, canChange } from "../api.ts"
 import { t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
@@ -10,7 +10,6 @@ import {
   type Column,
   checkedForm,
   confirmDialog,
-  errorBox,
   field,
   h,
   loading,
@@ -18,6 +17,7 @@ import {
   pageHeader,
   section,
   selectOf,
+  showError,
   showFormError,
   table,
   toast
@@ -61,8 +61,7 @@ export const renderCapture: Page = async (main, { signal }) => {
           properties.items.filter((property) => !property.archived)
         )
     } catch (error) {
-      if (isAbort(error)) return
-      rulesSlot.replaceChildren(errorBox(error))
+      showError(rulesSlot, error)
     }
   }
 

@@ -1,7 +1,7 @@
 // Catalog: the organization's properties; add, archive, restore; search by codigo or external code.
 
 import { NewProperty, type Property } from "../../../AdminApi/AdminApi.ts"
-import { call, canChange, isAbort, validate } from "../api.ts"
+import { call, canChange, validate } from "../api.ts"
 import { t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
@@ -9,13 +9,13 @@ import {
   busy,
   type Column,
   checkedForm,
-  errorBox,
   field,
   h,
   loading,
   pageHeader,
   searchForm,
   section,
+  showError,
   showFormError,
   table,
   time,
@@ -115,8 +115,7 @@ export const renderCatalog: Page = async (main, { signal, navigate, search }) =>
         })
       )
     } catch (error) {
-      if (isAbort(error)) return
-      results.replaceChildren(errorBox(error))
+      showError(results, error)
     }
   }
   await refresh()

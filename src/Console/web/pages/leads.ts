@@ -23,6 +23,7 @@ import {
   replace,
   searchForm,
   section,
+  showError,
   showFormError,
   table,
   testBadge,
@@ -276,8 +277,7 @@ export const renderLeads: Page = async (main, { signal, navigate, search }) => {
       cursor = page.next_cursor
       draw()
     } catch (error) {
-      if (isAbort(error)) return
-      results.replaceChildren(errorBox(error))
+      showError(results, error)
     }
   }
   await load(null)

@@ -10,7 +10,6 @@ import {
   add,
   busy,
   checkedForm,
-  confirmDialog,
   confirmThenAct,
   dialogFooter,
   field,
@@ -173,112 +172,100 @@ const rateLimitDialog = (origin: Origin, refresh: () => Promise<void>) => {
   })
 }
 
-const rotate = async (origin: Origin, refresh: () => Promise<void>) => {
-  await confirmThenAct(
-    {
-      title: t.origins.rotateTitle(origin.label),
-      message: t.origins.rotateText(origin.prefix ?? "")
-    },
-    async () => {
-      const rotated = await call((api) => api.origins.rotateKey({ params: { id: origin.id }, query: {} }))
-      await showKeyDialog({
-        title: t.origins.keyRotated,
-        label: origin.label,
-        key: rotated.key,
-        prefix: rotated.prefix
-      })
-    },
-    refresh,
-    failed
-  )
-}
-
-const revoke = async (origin: Origin, refresh: () => Promise<void>) => {
-  await confirmThenAct(
-    {
-      title: t.origins.revokeTitle(origin.label),
-      message: t.origins.revokeText(origin.prefix ?? ""),
-      danger: true
-    },
-    async () => {
-      await call((api) => api.origins.revokeKey({ params: { id: origin.id }, query: {} }))
-      toast(t.origins.keyRevoked(origin.label))
-    },
-    refresh,
-    failed
-  )
-}
-
-/** Creates the origin's test key, or replaces the active one (which stops working at once). */
-const rotateTest = async (origin: Origin, refresh: () => Promise<void>) => {
-  if (origin.test_prefix) {
-    const ok = await confirmDialog({
-      title: t.origins.rotateTestTitle(origin.label),
-      message: t.origins.rotateTestText(origin.test_prefix)
+/**
+ * Issues the origin's live or test key anew (the active one of that mode stops working at once),
+ * after a confirmation when there is one to replace. A test key may not exist yet: then it is created.
+ */
+const rotate = async (origin: Origin, test: boolean, refresh: () => Promise<void>) => {
+  const byId = { params: { id: origin.id }, query: {} }
+  const work = async () => {
+    const issued = await call((api) => (test ? api.origins.rotateTestKey(byId) : api.origins.rotateKey(byId)))
+    await showKeyDialog({
+      title: !test
+        ? t.origins.keyRotated
+        : origin.test_prefix
+          ? t.origins.testKeyRotated
+          : t.origins.testKeyCreated,
+      label: origin.label,
+      key: issued.key,
+      prefix: issued.prefix,
+      test
     })
-    if (!ok) return
   }
-  await act(
-    async () => {
-      const issued = await call((api) => api.origins.rotateTestKey({ params: { id: origin.id }, query: {} }))
-      await showKeyDialog({
-        title: origin.test_prefix ? t.origins.testKeyRotated : t.origins.testKeyCreated,
-        label: origin.label,
-        key: issued.key,
-        prefix: issued.prefix,
-        test: true
-      })
-    },
-    refresh,
-    failed
-  )
+  if (!test) {
+    await confirmThenAct(
+      { title: t.origins.rotateTitle(origin.label), message: t.origins.rotateText(origin.prefix ?? "") },
+      work,
+      refresh,
+      failed
+    )
+  } else if (origin.test_prefix) {
+    await confirmThenAct(
+      {
+        title: t.origins.rotateTestTitle(origin.label),
+        message: t.origins.rotateTestText(origin.test_prefix)
+      },
+      work,
+      refresh,
+      failed
+    )
+  } else {
+    await act(work, refresh, failed)
+  }
 }
 
-const revokeTest = async (origin: Origin, refresh: () => Promise<void>) => {
+/** Revokes the origin's live or test key after a confirmation naming it. */
+const revoke = async (origin: Origin, test: boolean, refresh: () => Promise<void>) => {
+  const byId = { params: { id: origin.id }, query: {} }
   await confirmThenAct(
-    {
-      title: t.origins.revokeTestTitle(origin.label),
-      message: t.origins.revokeTestText(origin.test_prefix ?? ""),
-      confirmLabel: t.origins.revokeTestKey,
-      danger: true
-    },
+    test
+      ? {
+          title: t.origins.revokeTestTitle(origin.label),
+          message: t.origins.revokeTestText(origin.test_prefix ?? ""),
+          confirmLabel: t.origins.revokeTestKey,
+          danger: true
+        }
+      : {
+          title: t.origins.revokeTitle(origin.label),
+          message: t.origins.revokeText(origin.prefix ?? ""),
+          danger: true
+        },
     async () => {
-      await call((api) => api.origins.revokeTestKey({ params: { id: origin.id }, query: {} }))
-      toast(t.origins.testRevoked(origin.label))
+      await call((api) => (test ? api.origins.revokeTestKey(byId) : api.origins.revokeKey(byId)))
+      toast((test ? t.origins.testRevoked : t.origins.keyRevoked)(origin.label))
     },
     refresh,
     failed
   )
 }
 
-/** The test key's actions, a row of their own under the live key's. */
-const testKeyActions = (origin: Origin, refresh: () => Promise<void>) =>
-  h(
-    "div",
-    { class: "row-actions" },
+/** A key's actions, rotate and revoke: the live key's, or in a row of its own under them the test key's. */
+const keyActions = (origin: Origin, test: boolean, refresh: () => Promise<void>) => {
+  const button = (className: string, label: string, onClick: () => void, disabled = false) =>
     h(
       "button",
-      {
-        type: "button",
-        class: "secondary small",
-        "aria-describedby": `origin-${origin.id}`,
-        onClick: () => rotateTest(origin, refresh)
-      },
-      origin.test_prefix ? t.origins.rotateTestKey : t.origins.createTestKey
-    ),
-    origin.test_prefix
-      ? h(
-          "button",
-          {
-            type: "button",
-            class: "danger-outline small",
-            "aria-describedby": `origin-${origin.id}`,
-            onClick: () => revokeTest(origin, refresh)
-          },
-          t.origins.revokeTestKey
+      { type: "button", class: className, "aria-describedby": `origin-${origin.id}`, disabled, onClick },
+      label
+    )
+  const rotateLabel = !test
+    ? t.origins.rotateKey
+    : origin.test_prefix
+      ? t.origins.rotateTestKey
+      : t.origins.createTestKey
+  return h(
+    "div",
+    { class: "row-actions" },
+    button("secondary small", rotateLabel, () => rotate(origin, test, refresh)),
+    !test || origin.test_prefix
+      ? button(
+          "danger-outline small",
+          test ? t.origins.revokeTestKey : t.origins.revokeKey,
+          () => revoke(origin, test, refresh),
+          !test && origin.revoked
         )
       : null
   )
+}
 
 const columns = (admin: boolean, navigate: PageContext["navigate"], refresh: () => Promise<void>) => [
   {
@@ -362,32 +349,8 @@ const columns = (admin: boolean, navigate: PageContext["navigate"], refresh: () 
         ? h(
             "div",
             { class: "key-actions" },
-            h(
-              "div",
-              { class: "row-actions" },
-              h(
-                "button",
-                {
-                  type: "button",
-                  class: "secondary small",
-                  "aria-describedby": `origin-${origin.id}`,
-                  onClick: () => rotate(origin, refresh)
-                },
-                t.origins.rotateKey
-              ),
-              h(
-                "button",
-                {
-                  type: "button",
-                  class: "danger-outline small",
-                  "aria-describedby": `origin-${origin.id}`,
-                  disabled: origin.revoked,
-                  onClick: () => revoke(origin, refresh)
-                },
-                t.origins.revokeKey
-              )
-            ),
-            testKeyActions(origin, refresh)
+            keyActions(origin, false, refresh),
+            keyActions(origin, true, refresh)
           )
         : h("span", { class: "muted" }, t.origins.viewOnly)
   }

@@ -7,7 +7,7 @@ import {
   type WebhookEndpointItem,
   WebhookEventType
 } from "../../../AdminApi/AdminApi.ts"
-import { call, canChange, isAbort, validate } from "../api.ts"
+import { call, canChange, validate } from "../api.ts"
 import { t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
@@ -18,7 +18,6 @@ import {
   checkedForm,
   confirmThenAct,
   dialogFooter,
-  errorBox,
   field,
   h,
   listHeader,
@@ -27,6 +26,7 @@ import {
   nextId,
   openDialog,
   section,
+  showError,
   showFormError,
   showOnceDialog,
   table,
@@ -291,8 +291,7 @@ const renderDeliveries = async (
         )
       )
     } catch (error) {
-      if (isAbort(error)) return
-      container.replaceChildren(errorBox(error))
+      showError(container, error)
     }
   }
   await draw()
@@ -412,8 +411,7 @@ export const renderWebhooks: Page = async (main, { signal }) => {
         })
       )
     } catch (error) {
-      if (isAbort(error)) return
-      list.replaceChildren(errorBox(error))
+      showError(list, error)
     }
   }
   await refresh()
