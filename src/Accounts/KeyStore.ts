@@ -1,5 +1,5 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { OriginItem } from "../Console/Origins/Api.ts"
 import {
   generateApiKey,
@@ -165,6 +165,31 @@ export class KeyStore extends Context.Service<
         if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "origin", id })
       })
 
+      /**
+       * In one transaction: the origin must exist, its active key of the mode (if any) is revoked at
+       * this instant, and `then` runs with what was revoked. Rotating and revoking both start so.
+       */
+      const revokingActive = <A, E>(
+        originId: string,
+        mode: KeyMode,
+        then: (revoked: Option.Option<typeof RevokedRow.Type>) => Effect.Effect<A, E | SqlError.SqlError>
+      ) =>
+        Effect.gen(function* () {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          return yield* sql
+            .withTransaction(
+              Effect.gen(function* () {
+                yield* requireOrigin(originId)
+                const row = yield* sql`
+                  UPDATE api_keys SET revoked_at = ${now}
+                  WHERE origin_id = ${originId} AND livemode = ${mode === "live"} AND revoked_at IS NULL
+                  RETURNING prefix, revoked_at`.pipe(decodeFirst(RevokedRow))
+                return yield* then(row)
+              })
+            )
+            .pipe(Effect.catchTag("SqlError", Effect.die))
+        })
+
       return KeyStore.of({
         authenticate: fn("KeyStore.authenticate")(function* (token) {
           const { publicId, prefix } = yield* parseToken(token)
@@ -232,37 +257,15 @@ export class KeyStore extends Context.Service<
         }),
 
         rotate: Effect.fn("KeyStore.rotate")(function* (originId, mode = "live") {
-          const now = new Date(yield* Clock.currentTimeMillis)
-          return yield* sql
-            .withTransaction(
-              Effect.gen(function* () {
-                yield* requireOrigin(originId)
-                yield* sql`
-                  UPDATE api_keys SET revoked_at = ${now}
-                  WHERE origin_id = ${originId} AND livemode = ${mode === "live"} AND revoked_at IS NULL`
-                return yield* insertKey(originId, mode)
-              })
-            )
-            .pipe(Effect.catchTag("SqlError", Effect.die))
+          return yield* revokingActive(originId, mode, () => insertKey(originId, mode))
         }),
 
         revoke: Effect.fn("KeyStore.revoke")(function* (originId, mode = "live") {
-          const now = new Date(yield* Clock.currentTimeMillis)
-          return yield* sql
-            .withTransaction(
-              Effect.gen(function* () {
-                yield* requireOrigin(originId)
-                const row = yield* sql`
-                  UPDATE api_keys SET revoked_at = ${now}
-                  WHERE origin_id = ${originId} AND livemode = ${mode === "live"} AND revoked_at IS NULL
-                  RETURNING prefix, revoked_at`.pipe(decodeFirst(RevokedRow))
-                if (Option.isNone(row)) {
-                  return yield* new Rejected({ reason: `the origin has no active ${modeText(mode)}` })
-                }
-                return { prefix: row.value.prefix, revokedAt: row.value.revoked_at }
-              })
-            )
-            .pipe(Effect.catchTag("SqlError", Effect.die))
+          return yield* revokingActive(originId, mode, (row) =>
+            Option.isNone(row)
+              ? Effect.fail(new Rejected({ reason: `the origin has no active ${modeText(mode)}` }))
+              : Effect.succeed({ prefix: row.value.prefix, revokedAt: row.value.revoked_at })
+          )
         })
       })
     })

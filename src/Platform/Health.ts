@@ -1,11 +1,9 @@
-import { createServer } from "node:http"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Duration, Effect, Layer, Option, Schema } from "effect"
-import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import { Duration, Effect, Layer, Schema } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { migrations } from "../../migrations/index.ts"
 import { AppConfig } from "./Config.ts"
-import { listenerStates, logListening } from "./Listening.ts"
+import { layerListener, listenerStates } from "./Listening.ts"
 
 /** A probe must answer before a load balancer's or kubelet's own timeout (commonly 1-5 s). */
 export const readinessTimeout = Duration.seconds(2)
@@ -91,8 +89,6 @@ export const layerHealthRoutes = Layer.mergeAll(
   )
 )
 
-const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`
-
 /**
  * The management listener (`HEALTH_HOST:HEALTH_PORT`, default `HOST:8082`): `GET /healthz` and
  * `GET /readyz` only, whether or not the console listens; nothing when `HEALTH_PORT=off`. The API's
@@ -101,31 +97,22 @@ const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[$
 export const layerHealthServer = Layer.unwrap(
   Effect.gen(function* () {
     const config = yield* AppConfig
-    if (Option.isNone(config.healthPort)) {
-      return Layer.effectDiscard(Effect.logInfo("health probes disabled (HEALTH_PORT=off)"))
-    }
-    const listener = NodeHttpServer.layer(
-      () =>
-        createServer({
+    return layerListener(
+      HttpRouter.serve(layerHealthRoutes, { disableLogger: true, disableListenLog: true }),
+      {
+        listener: "health",
+        host: config.healthHost,
+        port: config.healthPort,
+        disabled: "health probes disabled (HEALTH_PORT=off)",
+        limits: {
           requestTimeout: 5_000,
           headersTimeout: 5_000,
           keepAliveTimeout: 5_000,
           maxHeaderSize: 8_192,
           connectionsCheckingInterval: 1_000
-        }),
-      { port: config.healthPort.value, host: config.healthHost, gracefulShutdownTimeout: "2 seconds" }
+        },
+        gracefulShutdownTimeout: "2 seconds"
+      }
     )
-    const announce = Layer.effectDiscard(
-      Effect.gen(function* () {
-        const server = yield* HttpServer.HttpServer
-        const port =
-          "port" in server.address ? server.address.port : Option.getOrElse(config.healthPort, () => 0)
-        yield* logListening("health", urlOf(config.healthHost, port))
-      })
-    )
-    return HttpRouter.serve(layerHealthRoutes, {
-      disableLogger: true,
-      disableListenLog: true
-    }).pipe(Layer.merge(announce), Layer.provide(listener))
   })
 )

@@ -1,5 +1,8 @@
+import { createServer, type ServerOptions } from "node:http"
 import { connect } from "node:net"
-import { Config, Context, Deferred, Effect, Layer, Option } from "effect"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Config, Context, Deferred, type Duration, Effect, Layer, Option } from "effect"
+import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "./Config.ts"
 import { instanceId } from "./Sql.ts"
@@ -62,6 +65,40 @@ export const logListening = (listener: string, url: string, details: Record<stri
     announced.set(listener, { listener, url })
     if (expected.every((name) => announced.has(name))) yield* Deferred.succeed(allUp, [...announced.values()])
   })
+
+const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`
+
+/**
+ * A listener of its own (the console's, the management probes'): a node server with these limits
+ * on `host:port` answering with `served`, which logs `listening` once bound (port 0 names the port
+ * the system chose); with no port (`…_PORT=off`), nothing but the line `disabled`.
+ */
+export const layerListener = <ROut, E, R>(
+  served: Layer.Layer<ROut, E, R>,
+  options: {
+    readonly listener: string
+    readonly host: string
+    readonly port: Option.Option<number>
+    readonly disabled: string
+    readonly limits: ServerOptions
+    readonly gracefulShutdownTimeout: Duration.Input
+  }
+) => {
+  const { listener, host, limits, gracefulShutdownTimeout } = options
+  if (Option.isNone(options.port)) return Layer.effectDiscard(Effect.logInfo(options.disabled))
+  const port = options.port.value
+  const announce = Layer.effectDiscard(
+    Effect.gen(function* () {
+      const server = yield* HttpServer.HttpServer
+      const bound = "port" in server.address ? server.address.port : port
+      yield* logListening(listener, urlOf(host, bound))
+    })
+  )
+  return served.pipe(
+    Layer.merge(announce),
+    Layer.provide(NodeHttpServer.layer(() => createServer(limits), { port, host, gracefulShutdownTimeout }))
+  )
+}
 
 const acceptTimeoutMillis = 1_000
 

@@ -19,6 +19,24 @@ export const layerCatalogHandlers = HttpApiBuilder.group(
       return property.value
     })
 
+    /** Archives or restores one of the organization's properties, audited as `property.<action>`. */
+    const setArchived = (action: "archive" | "restore") =>
+      Effect.fn(`Admin.${action}Property`)(function* ({
+        query,
+        params
+      }: {
+        readonly query: { readonly org?: string | undefined }
+        readonly params: { readonly id: string }
+      }) {
+        const organization = yield* organizationOf(query.org)
+        yield* requireOwned(organization, "property", params.id)
+        const property = yield* catalog[action](params.id).pipe(
+          Effect.catchTag("UnknownEntity", unknownToNotFound)
+        )
+        yield* record(organization, `property.${action}`, `property ${property.id} ${property.codigo}`)
+        return yield* propertyView(organization, params.id)
+      })
+
     return handlers
       .handle(
         "properties",
@@ -46,29 +64,7 @@ export const layerCatalogHandlers = HttpApiBuilder.group(
           return yield* propertyView(organization, property.id)
         })
       )
-      .handle(
-        "archiveProperty",
-        Effect.fn("Admin.archiveProperty")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* requireOwned(organization, "property", params.id)
-          const property = yield* catalog
-            .archive(params.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
-          yield* record(organization, "property.archive", `property ${property.id} ${property.codigo}`)
-          return yield* propertyView(organization, params.id)
-        })
-      )
-      .handle(
-        "restoreProperty",
-        Effect.fn("Admin.restoreProperty")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* requireOwned(organization, "property", params.id)
-          const property = yield* catalog
-            .restore(params.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
-          yield* record(organization, "property.restore", `property ${property.id} ${property.codigo}`)
-          return yield* propertyView(organization, params.id)
-        })
-      )
+      .handle("archiveProperty", setArchived("archive"))
+      .handle("restoreProperty", setArchived("restore"))
   })
 )

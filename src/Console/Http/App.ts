@@ -1,11 +1,8 @@
-import { createServer } from "node:http"
-import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Effect, Layer, Option, Schedule } from "effect"
+import { ByteSize, Cause, Effect, Layer, Schedule } from "effect"
 import {
   HttpEffect,
   HttpIncomingMessage,
   HttpRouter,
-  HttpServer,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
@@ -15,7 +12,7 @@ import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { isAllowedHost } from "../../Domain/HostNames.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
 import { AppConfig, WebhookConfig } from "../../Platform/Config.ts"
-import { logListening } from "../../Platform/Listening.ts"
+import { layerListener } from "../../Platform/Listening.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
 import { Audit } from "../Audit.ts"
@@ -197,38 +194,28 @@ export const layerConsoleHousekeeping = Layer.effectDiscard(
   })
 )
 
-const urlOf = (host: string, port: number) => `http://${host.includes(":") ? `[${host}]` : host}:${port}`
-
 /** The console's own listener (ADMIN_HOST:ADMIN_PORT), or nothing when ADMIN_PORT=off. */
 export const layerAdminServer = Layer.unwrap(
   Effect.gen(function* () {
     const config = yield* AppConfig
-    if (Option.isNone(config.adminPort)) {
-      return Layer.effectDiscard(Effect.logInfo("console disabled (ADMIN_PORT=off)"))
-    }
-    const listener = NodeHttpServer.layer(
-      () =>
-        createServer({
+    return layerListener(
+      HttpRouter.serve(layerAdminApp, { disableLogger: true, disableListenLog: true }).pipe(
+        Layer.merge(layerConsoleHousekeeping)
+      ),
+      {
+        listener: "admin",
+        host: config.adminHost,
+        port: config.adminPort,
+        disabled: "console disabled (ADMIN_PORT=off)",
+        limits: {
           requestTimeout: 15_000,
           headersTimeout: 10_000,
           keepAliveTimeout: 5_000,
           maxHeaderSize: 16_384,
           connectionsCheckingInterval: 1_000
-        }),
-      { port: config.adminPort.value, host: config.adminHost, gracefulShutdownTimeout: "10 seconds" }
-    )
-    const announce = Layer.effectDiscard(
-      Effect.gen(function* () {
-        const server = yield* HttpServer.HttpServer
-        const port =
-          "port" in server.address ? server.address.port : Option.getOrElse(config.adminPort, () => 0)
-        yield* logListening("admin", urlOf(config.adminHost, port))
-      })
-    )
-    return HttpRouter.serve(layerAdminApp, { disableLogger: true, disableListenLog: true }).pipe(
-      Layer.merge(announce),
-      Layer.merge(layerConsoleHousekeeping),
-      Layer.provide(listener)
+        },
+        gracefulShutdownTimeout: "10 seconds"
+      }
     )
   })
 ).pipe(Layer.provide(layerAdminServices))

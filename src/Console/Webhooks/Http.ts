@@ -27,17 +27,15 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
     const deliveries = yield* WebhookDeliveries
     const { organizationOf, record } = yield* organizationScope
 
-    /** The organization's endpoint with this id; any other id, malformed included, is a 404. */
-    const ownedWebhook = Effect.fn("Admin.ownedWebhook")(function* (
-      organization: OrganizationRow,
-      id: string
-    ) {
-      const listed = yield* webhooks
-        .list(organization.id)
-        .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
-      const endpoint = listed.find((item) => item.id === id)
+    const listed = (organization: OrganizationRow) =>
+      webhooks.list(organization.id).pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+
+    /** The organization asked for and its endpoint with this id; any other id, malformed included, is a 404. */
+    const ownedWebhook = Effect.fn("Admin.ownedWebhook")(function* (org: string | undefined, id: string) {
+      const organization = yield* organizationOf(org)
+      const endpoint = (yield* listed(organization)).find((item) => item.id === id)
       if (endpoint === undefined) return yield* notFound("webhook")
-      return endpoint
+      return { organization, endpoint }
     })
 
     return handlers
@@ -45,10 +43,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
         "webhooks",
         Effect.fn("Admin.webhooks")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
-          const listed = yield* webhooks
-            .list(organization.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
-          return { items: listed.map(webhookView) }
+          return { items: (yield* listed(organization)).map(webhookView) }
         })
       )
       .handle(
@@ -79,8 +74,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
       .handle(
         "deleteWebhook",
         Effect.fn("Admin.deleteWebhook")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          const endpoint = yield* ownedWebhook(organization, params.id)
+          const { organization, endpoint } = yield* ownedWebhook(query.org, params.id)
           yield* webhooks.remove(endpoint.id).pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
           yield* record(organization, "webhook.remove", `webhook ${endpoint.id} ${endpoint.url}`)
         })
@@ -88,8 +82,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
       .handle(
         "enableWebhook",
         Effect.fn("Admin.enableWebhook")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* ownedWebhook(organization, params.id)
+          const { organization } = yield* ownedWebhook(query.org, params.id)
           const enabled = yield* webhooks
             .enable(params.id)
             .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
@@ -100,8 +93,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
       .handle(
         "rotateWebhookSecret",
         Effect.fn("Admin.rotateWebhookSecret")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* ownedWebhook(organization, params.id)
+          const { organization } = yield* ownedWebhook(query.org, params.id)
           const rotated = yield* webhooks
             .rotateSecret(params.id)
             .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
@@ -112,8 +104,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
       .handle(
         "webhookDeliveries",
         Effect.fn("Admin.webhookDeliveries")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* ownedWebhook(organization, params.id)
+          yield* ownedWebhook(query.org, params.id)
           const rows = yield* deliveries
             .list(params.id, query.limit ?? 50)
             .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
@@ -123,8 +114,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
       .handle(
         "testWebhook",
         Effect.fn("Admin.testWebhook")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* ownedWebhook(organization, params.id)
+          const { organization } = yield* ownedWebhook(query.org, params.id)
           const queued = yield* deliveries
             .sendTest(params.id)
             .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
@@ -135,8 +125,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
       .handle(
         "resendWebhookDelivery",
         Effect.fn("Admin.resendWebhookDelivery")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* ownedWebhook(organization, params.id)
+          const { organization } = yield* ownedWebhook(query.org, params.id)
           if (!uuidPattern.test(params.event_id)) return yield* notFound("event")
           yield* deliveries
             .resend(params.id, params.event_id)

@@ -39,6 +39,12 @@ const responsive = (label: string, render: (width: number) => SVGSVGElement) => 
   return figure
 }
 
+/** Where a chart of this width draws: the margins leave room for the axes' labels. */
+const plotArea = (width: number) => {
+  const height = 220
+  return { height, left: 40, right: width - 12, top: 12, bottom: height - 28 }
+}
+
 const axisY = (max: number, top: number, bottom: number, left: number, right: number, ticks = 4) =>
   Array.from({ length: ticks + 1 }, (_, index) => {
     const value = (max / ticks) * index
@@ -98,11 +104,7 @@ export const requestsChart = (
       : t.charts.requestsSummary(list.length, formatNumber(total), formatNumber(peak))
   const max = niceMax(peak)
   const chart = responsive(summary, (width) => {
-    const height = 220
-    const left = 40
-    const right = width - 12
-    const top = 12
-    const bottom = height - 28
+    const { height, left, right, top, bottom } = plotArea(width)
     const x = (index: number) => left + ((right - left) * index) / (minutes - 1)
     const y = (count: number) => bottom - ((bottom - top) * count) / max
     const hourStep = width < 520 ? 6 : 3
@@ -191,11 +193,7 @@ export const leadsChart = (
   const max = niceMax(Math.max(...series.map((entry) => entry.created + entry.enriched)))
   const colors = { created: "#2563eb", enriched: "#93c5fd" }
   const chart = responsive(summary, (width) => {
-    const height = 220
-    const left = 40
-    const right = width - 12
-    const top = 12
-    const bottom = height - 28
+    const { height, left, right, top, bottom } = plotArea(width)
     const slot = (right - left) / series.length
     const barWidth = Math.max(3, slot * 0.7)
     const y = (count: number) => ((bottom - top) * count) / max

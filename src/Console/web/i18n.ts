@@ -86,37 +86,19 @@ export const setTimeZone = (zone: string | null | undefined) => {
 
 let formats: ReturnType<typeof makeFormats> | undefined
 
+const clockParts: Intl.DateTimeFormatOptions = {
+  hour: "2-digit",
+  minute: "2-digit",
+  second: "2-digit",
+  hourCycle: "h23"
+}
+const dayParts: Intl.DateTimeFormatOptions = { month: "short", day: "2-digit", ...clockParts }
+const dateTimeParts: Intl.DateTimeFormatOptions = { year: "numeric", ...dayParts }
+
 const makeFormats = () => ({
-  dateTime: new Intl.DateTimeFormat(locale, {
-    timeZone,
-    year: "numeric",
-    month: "short",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23"
-  }),
-  dateTimeZoned: new Intl.DateTimeFormat(locale, {
-    timeZone,
-    year: "numeric",
-    month: "short",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-    timeZoneName: "short"
-  }),
-  shortDateTime: new Intl.DateTimeFormat(locale, {
-    timeZone,
-    month: "short",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23"
-  }),
+  dateTime: new Intl.DateTimeFormat(locale, { timeZone, ...dateTimeParts }),
+  dateTimeZoned: new Intl.DateTimeFormat(locale, { timeZone, ...dateTimeParts, timeZoneName: "short" }),
+  shortDateTime: new Intl.DateTimeFormat(locale, { timeZone, ...dayParts }),
   date: new Intl.DateTimeFormat(locale, { timeZone, year: "numeric", month: "short", day: "2-digit" }),
   dayMonth: new Intl.DateTimeFormat(locale, { timeZone, month: "short", day: "2-digit" }),
   /** A calendar day the API sends as `YYYY-MM-DD`: shown as that day, whatever the zone. */
@@ -127,13 +109,7 @@ const makeFormats = () => ({
     minute: "2-digit",
     hourCycle: "h23"
   }),
-  clock: new Intl.DateTimeFormat(locale, {
-    timeZone,
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23"
-  }),
+  clock: new Intl.DateTimeFormat(locale, { timeZone, ...clockParts }),
   hourOfDay: new Intl.DateTimeFormat("en", { timeZone, hour: "numeric", hourCycle: "h23" }),
   year: new Intl.DateTimeFormat("en", { timeZone, year: "numeric" }),
   zone: new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: "shortOffset" }),

@@ -1,7 +1,7 @@
 // DOM helpers shared by every page: element builders, dialogs, formatting, notices. No words here:
 // they come from the catalogs (`t`), or from the caller.
 
-import { ApiError } from "./api.ts"
+import { ApiError, isAbort } from "./api.ts"
 import {
   formatDate,
   formatDateTime,
@@ -215,6 +215,11 @@ export const errorBox = (error: unknown) => {
 }
 
 /** Shows an error next to the field it names (aria-invalid) or in the form's error slot. */
+/** Shows a failure in place of what the container held, unless the request was abandoned (the page was left). */
+export const showError = (container: Element, error: unknown) => {
+  if (!isAbort(error)) container.replaceChildren(errorBox(error))
+}
+
 export const showFormError = (form: HTMLFormElement, error: unknown) => {
   for (const invalid of form.querySelectorAll("[aria-invalid]")) invalid.removeAttribute("aria-invalid")
   const slot = form.querySelector(".form-error")
@@ -418,6 +423,148 @@ export const table = <Row>({
     )
   )
 }
+
+/** What a failure says, for a toast. */
+export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
+
+/**
+ * Runs an operator's action (which toasts its own success), toasts its failure with `failed`, and
+ * refreshes the view whatever happened.
+ */
+export const act = async (
+  work: () => Promise<unknown>,
+  refresh: () => Promise<void>,
+  failed: (error: unknown) => void = (error) => toast(messageOf(error), "error")
+) => {
+  try {
+    await work()
+  } catch (error) {
+    failed(error)
+  }
+  await refresh()
+}
+
+/** Asks the operator first; once confirmed, runs the action as `act` does. */
+export const confirmThenAct = async (
+  question: Parameters<typeof confirmDialog>[0],
+  work: () => Promise<unknown>,
+  refresh: () => Promise<void>,
+  failed?: (error: unknown) => void
+) => {
+  if (await confirmDialog(question)) await act(work, refresh, failed)
+}
+
+/** A form the page validates itself: no browser bubbles, the last error cleared before `submit` runs. */
+export const checkedForm = (
+  attributes: Attributes,
+  submit: () => Promise<void> | void,
+  ...children: ReadonlyArray<Child>
+) => {
+  const form: HTMLFormElement = h(
+    "form",
+    {
+      ...attributes,
+      novalidate: true,
+      onSubmit: async (event) => {
+        event.preventDefault()
+        clearFormError(form)
+        await submit()
+      }
+    },
+    children
+  )
+  return form
+}
+
+/** A search or filter form: submitting it runs `search` (which navigates) instead of loading a page. */
+export const searchForm = (
+  className: string,
+  label: string,
+  search: () => void,
+  ...children: ReadonlyArray<Child>
+) =>
+  h(
+    "form",
+    {
+      class: className,
+      role: "search",
+      "aria-label": label,
+      onSubmit: (event) => {
+        event.preventDefault()
+        search()
+      }
+    },
+    children
+  )
+
+/** The end of a dialog's form: where its error shows, then Cancel (which closes) and the form's own button. */
+export const dialogFooter = (close: () => void, confirm: Child): Child => [
+  h("div", { class: "form-error" }),
+  h(
+    "div",
+    { class: "dialog-actions" },
+    h("button", { type: "button", class: "secondary", onClick: close }, t.common.cancel),
+    confirm
+  )
+]
+
+/** "Load more" under a paged list, when there is a next page: disabled once pressed, then loads it. */
+export const loadMoreButton = (
+  cursor: string | null | undefined,
+  label: string,
+  load: (cursor: string) => Promise<void>,
+  busyLabel?: string
+) =>
+  cursor
+    ? h(
+        "button",
+        {
+          type: "button",
+          class: "secondary",
+          onClick: async (event) => {
+            const button = event.currentTarget as HTMLButtonElement
+            button.disabled = true
+            if (busyLabel !== undefined) button.textContent = busyLabel
+            await load(cursor)
+          }
+        },
+        label
+      )
+    : null
+
+/** A list of dated entries, or a muted line when there is none. */
+export const timeline = <A>(entries: ReadonlyArray<A>, empty: string, entry: (a: A) => Child) =>
+  entries.length === 0
+    ? h("p", { class: "muted" }, empty)
+    : h(
+        "ol",
+        { class: "timeline" },
+        entries.map((a) => h("li", {}, entry(a)))
+      )
+
+/** A list page's header: a "new" button for operators who may change things, a read-only notice for the rest. */
+export const listHeader = ({
+  admin,
+  title,
+  lede,
+  readOnly,
+  newLabel,
+  onNew
+}: {
+  readonly admin: boolean
+  readonly title: string
+  readonly lede: string
+  readonly readOnly: string
+  readonly newLabel: string
+  readonly onNew: () => void
+}): Child => [
+  pageHeader(
+    title,
+    lede,
+    admin ? h("button", { type: "button", class: "primary", onClick: onNew }, newLabel) : null
+  ),
+  admin ? null : h("p", { class: "notice" }, readOnly)
+]
 
 export const pageHeader = (title: Child, description?: Child, ...actions: ReadonlyArray<Child>) =>
   h(

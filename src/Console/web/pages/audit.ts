@@ -1,17 +1,18 @@
 // Audit: every operator action, newest first, with cursor pagination; then the lead erasures (CLI and console).
 
 import type { AuditEntry } from "../../../AdminApi/AdminApi.ts"
-import { call, isAbort } from "../api.ts"
+import { call } from "../api.ts"
 import { t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
   add,
-  errorBox,
   h,
   loading,
+  loadMoreButton,
   pageHeader,
   replace,
   section,
+  showError,
   table,
   time,
   timeColumnLabel
@@ -54,8 +55,7 @@ export const renderAudit: Page = async (main, { signal }) => {
         )
       )
     } catch (error) {
-      if (isAbort(error)) return
-      erasures.replaceChildren(errorBox(error))
+      showError(erasures, error)
     }
   }
   const items: Array<typeof AuditEntry.Type> = []
@@ -90,24 +90,7 @@ export const renderAudit: Page = async (main, { signal }) => {
         rowAttributes: (entry) => ({ "data-audit-id": entry.id })
       })
     )
-    const next = cursor
-    replace(
-      more,
-      next
-        ? h(
-            "button",
-            {
-              type: "button",
-              class: "secondary",
-              onClick: async (event) => {
-                ;(event.currentTarget as HTMLButtonElement).disabled = true
-                await load(next)
-              }
-            },
-            t.common.loadMore
-          )
-        : null
-    )
+    replace(more, loadMoreButton(cursor, t.common.loadMore, load))
   }
   const load = async (after: string | undefined) => {
     try {
@@ -121,8 +104,7 @@ export const renderAudit: Page = async (main, { signal }) => {
       cursor = page.next_cursor
       draw()
     } catch (error) {
-      if (isAbort(error)) return
-      results.replaceChildren(errorBox(error))
+      showError(results, error)
     }
   }
   await Promise.all([load(undefined), loadErasures()])

@@ -1,16 +1,15 @@
 // Capture: agents and the capture rules that assign new leads, shown in the order they apply.
 
 import type { Agent, OriginItem, Property, Rule } from "../../../AdminApi/AdminApi.ts"
-import { ApiError, call, canChange, isAbort } from "../api.ts"
+import { ApiError, call, canChange } from "../api.ts"
 import { t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
   add,
   busy,
   type Column,
-  clearFormError,
+  checkedForm,
   confirmDialog,
-  errorBox,
   field,
   h,
   loading,
@@ -18,6 +17,7 @@ import {
   pageHeader,
   section,
   selectOf,
+  showError,
   showFormError,
   table,
   toast
@@ -61,8 +61,7 @@ export const renderCapture: Page = async (main, { signal }) => {
           properties.items.filter((property) => !property.archived)
         )
     } catch (error) {
-      if (isAbort(error)) return
-      rulesSlot.replaceChildren(errorBox(error))
+      showError(rulesSlot, error)
     }
   }
 
@@ -75,29 +74,23 @@ export const renderCapture: Page = async (main, { signal }) => {
       maxlength: "100"
     })
     const submit = h("button", { type: "submit", class: "primary" }, t.capture.addAgent)
-    const form: HTMLFormElement = h(
-      "form",
-      {
-        class: "inline-form",
-        novalidate: true,
-        onSubmit: async (event) => {
-          event.preventDefault()
-          clearFormError(form)
-          const value = name.value.trim()
-          if (!value || value.length > 100) {
-            showFormError(form, checkField(t.capture.agentNameRequired, "name"))
-            return
-          }
-          try {
-            await busy(submit, () =>
-              call((api) => api.capture.createAgent({ payload: { name: value }, query: {} }))
-            )
-            toast(t.capture.agentAdded(value))
-            await load()
-            main.querySelector<HTMLInputElement>("input[name=name]")?.focus()
-          } catch (error) {
-            showFormError(form, error)
-          }
+    const form: HTMLFormElement = checkedForm(
+      { class: "inline-form" },
+      async () => {
+        const value = name.value.trim()
+        if (!value || value.length > 100) {
+          showFormError(form, checkField(t.capture.agentNameRequired, "name"))
+          return
+        }
+        try {
+          await busy(submit, () =>
+            call((api) => api.capture.createAgent({ payload: { name: value }, query: {} }))
+          )
+          toast(t.capture.agentAdded(value))
+          await load()
+          main.querySelector<HTMLInputElement>("input[name=name]")?.focus()
+        } catch (error) {
+          showFormError(form, error)
         }
       },
       h(
@@ -255,53 +248,47 @@ export const renderCapture: Page = async (main, { signal }) => {
     roundRobin.addEventListener("change", syncMode)
     const priority = h("input", { name: "priority", type: "number", step: "1", inputmode: "numeric" })
     const submit = h("button", { type: "submit", class: "primary" }, t.capture.addRule)
-    const form: HTMLFormElement = h(
-      "form",
-      {
-        class: "rule-form",
-        novalidate: true,
-        onSubmit: async (event) => {
-          event.preventDefault()
-          clearFormError(form)
-          const agentIds = roundRobin.checked
-            ? boxes.filter((box) => box.checked).map((box) => box.value)
-            : agent.value
-              ? [agent.value]
-              : []
-          if (agentIds.length === 0) {
-            showFormError(
-              form,
-              roundRobin.checked
-                ? checkField(t.capture.tickAgents, "agent_ids_rr")
-                : checkField(t.capture.chooseTheAgent, "agent_ids")
+    const form: HTMLFormElement = checkedForm(
+      { class: "rule-form" },
+      async () => {
+        const agentIds = roundRobin.checked
+          ? boxes.filter((box) => box.checked).map((box) => box.value)
+          : agent.value
+            ? [agent.value]
+            : []
+        if (agentIds.length === 0) {
+          showFormError(
+            form,
+            roundRobin.checked
+              ? checkField(t.capture.tickAgents, "agent_ids_rr")
+              : checkField(t.capture.chooseTheAgent, "agent_ids")
+          )
+          return
+        }
+        const priorityText = priority.value.trim()
+        if (priorityText !== "" && !Number.isInteger(Number(priorityText))) {
+          showFormError(form, checkField(t.capture.priorityRule, "priority"))
+          return
+        }
+        try {
+          await busy(submit, () =>
+            call((api) =>
+              api.capture.createRule({
+                payload: {
+                  ...(origin.value ? { origin_id: origin.value } : {}),
+                  ...(property.value ? { property_id: property.value } : {}),
+                  agent_ids: agentIds,
+                  round_robin: roundRobin.checked,
+                  ...(priorityText === "" ? {} : { priority: Number(priorityText) })
+                },
+                query: {}
+              })
             )
-            return
-          }
-          const priorityText = priority.value.trim()
-          if (priorityText !== "" && !Number.isInteger(Number(priorityText))) {
-            showFormError(form, checkField(t.capture.priorityRule, "priority"))
-            return
-          }
-          try {
-            await busy(submit, () =>
-              call((api) =>
-                api.capture.createRule({
-                  payload: {
-                    ...(origin.value ? { origin_id: origin.value } : {}),
-                    ...(property.value ? { property_id: property.value } : {}),
-                    agent_ids: agentIds,
-                    round_robin: roundRobin.checked,
-                    ...(priorityText === "" ? {} : { priority: Number(priorityText) })
-                  },
-                  query: {}
-                })
-              )
-            )
-            toast(t.capture.ruleAdded)
-            await load()
-          } catch (error) {
-            showFormError(form, error)
-          }
+          )
+          toast(t.capture.ruleAdded)
+          await load()
+        } catch (error) {
+          showFormError(form, error)
         }
       },
       h("h3", {}, t.capture.addRuleHeading),

@@ -1,20 +1,21 @@
 // Catalog: the organization's properties; add, archive, restore; search by codigo or external code.
 
 import { NewProperty, type Property } from "../../../AdminApi/AdminApi.ts"
-import { call, canChange, isAbort, validate } from "../api.ts"
+import { call, canChange, validate } from "../api.ts"
 import { t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
   add,
   busy,
   type Column,
-  clearFormError,
-  errorBox,
+  checkedForm,
   field,
   h,
   loading,
   pageHeader,
+  searchForm,
   section,
+  showError,
   showFormError,
   table,
   time,
@@ -27,17 +28,12 @@ export const renderCatalog: Page = async (main, { signal, navigate, search }) =>
   const admin = canChange()
   const q = search.get("q") ?? ""
   const input = h("input", { name: "q", type: "search", value: q, autocomplete: "off" })
-  const searchForm = h(
-    "form",
-    {
-      class: "search-form",
-      role: "search",
-      "aria-label": t.catalog.searchLabel,
-      onSubmit: (event) => {
-        event.preventDefault()
-        const next = input.value.trim()
-        navigate(next ? `/catalog?${new URLSearchParams({ q: next })}` : "/catalog", { replace: true })
-      }
+  const filterForm = searchForm(
+    "search-form",
+    t.catalog.searchLabel,
+    () => {
+      const next = input.value.trim()
+      navigate(next ? `/catalog?${new URLSearchParams({ q: next })}` : "/catalog", { replace: true })
     },
     field(t.catalog.searchField, input),
     h("button", { type: "submit", class: "primary" }, t.catalog.search)
@@ -50,7 +46,7 @@ export const renderCatalog: Page = async (main, { signal, navigate, search }) =>
     main,
     pageHeader(t.catalog.title, t.catalog.lede),
     addForm ? section(t.catalog.addSection, addForm) : null,
-    searchForm,
+    filterForm,
     results
   )
 
@@ -119,8 +115,7 @@ export const renderCatalog: Page = async (main, { signal, navigate, search }) =>
         })
       )
     } catch (error) {
-      if (isAbort(error)) return
-      results.replaceChildren(errorBox(error))
+      showError(results, error)
     }
   }
   await refresh()
@@ -137,38 +132,32 @@ const propertyForm = (refresh: () => Promise<void>) => {
   })
   const external = h("input", { name: "external_code", type: "text", autocomplete: "off" })
   const submit = h("button", { type: "submit", class: "primary" }, t.catalog.add)
-  const form: HTMLFormElement = h(
-    "form",
-    {
-      class: "inline-form",
-      novalidate: true,
-      onSubmit: async (event) => {
-        event.preventDefault()
-        clearFormError(form)
-        const checked = validate(
-          NewProperty,
-          {
-            codigo: codigo.value.trim(),
-            ...(external.value.trim() ? { external_code: external.value.trim() } : {})
-          },
-          { codigo: t.catalog.codigoRule, external_code: t.catalog.externalCodeRule }
+  const form: HTMLFormElement = checkedForm(
+    { class: "inline-form" },
+    async () => {
+      const checked = validate(
+        NewProperty,
+        {
+          codigo: codigo.value.trim(),
+          ...(external.value.trim() ? { external_code: external.value.trim() } : {})
+        },
+        { codigo: t.catalog.codigoRule, external_code: t.catalog.externalCodeRule }
+      )
+      if (!checked.ok) {
+        showFormError(form, checked.error)
+        return
+      }
+      try {
+        const created = await busy(submit, () =>
+          call((api) => api.catalog.createProperty({ payload: checked.value, query: {} }))
         )
-        if (!checked.ok) {
-          showFormError(form, checked.error)
-          return
-        }
-        try {
-          const created = await busy(submit, () =>
-            call((api) => api.catalog.createProperty({ payload: checked.value, query: {} }))
-          )
-          toast(t.catalog.added(created.codigo))
-          codigo.value = ""
-          external.value = ""
-          codigo.focus()
-          await refresh()
-        } catch (error) {
-          showFormError(form, error)
-        }
+        toast(t.catalog.added(created.codigo))
+        codigo.value = ""
+        external.value = ""
+        codigo.focus()
+        await refresh()
+      } catch (error) {
+        showFormError(form, error)
       }
     },
     h(

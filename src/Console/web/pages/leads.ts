@@ -9,16 +9,21 @@ import {
   add,
   busy,
   type Child,
-  clearFormError,
+  checkedForm,
+  dialogFooter,
   errorBox,
   field,
   focusTestSwitch,
   h,
   loading,
+  loadMoreButton,
+  messageOf,
   openDialog,
   pageHeader,
   replace,
+  searchForm,
   section,
+  showError,
   showFormError,
   table,
   testBadge,
@@ -26,14 +31,13 @@ import {
   testDataSwitch,
   time,
   timeColumnLabel,
+  timeline,
   toast
 } from "../ui.ts"
 import { requestColumns } from "./requests.ts"
 
 type Lead = typeof LeadDetail.Type
 type Summary = typeof LeadItem.Type
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** Purges the organization's test data in one action, after a confirmation naming what goes. */
 const purgeDialog = (done: (purged: number) => void) => {
@@ -99,45 +103,34 @@ const exportLead = async (lead: Lead, button: HTMLButtonElement) => {
 const eraseDialog = (lead: Lead, done: () => void) => {
   const reason = h("textarea", { name: "reason", rows: "3", maxlength: "500", required: true })
   const confirm = h("button", { type: "submit", class: "danger" }, t.common.confirm)
-  const form: HTMLFormElement = h(
-    "form",
-    {
-      novalidate: true,
-      onSubmit: async (event) => {
-        event.preventDefault()
-        clearFormError(form)
-        const checked = validate(LeadErasure, { reason: reason.value }, { reason: t.leads.reasonRequired })
-        if (!checked.ok) {
-          showFormError(form, checked.error)
-          return
-        }
-        try {
-          await busy(confirm, () =>
-            call((api) =>
-              api.leads.eraseLead({
-                params: { id: lead.id },
-                query: {},
-                payload: { reason: checked.value.reason.trim() }
-              })
-            )
+  const form: HTMLFormElement = checkedForm(
+    {},
+    async () => {
+      const checked = validate(LeadErasure, { reason: reason.value }, { reason: t.leads.reasonRequired })
+      if (!checked.ok) {
+        showFormError(form, checked.error)
+        return
+      }
+      try {
+        await busy(confirm, () =>
+          call((api) =>
+            api.leads.eraseLead({
+              params: { id: lead.id },
+              query: {},
+              payload: { reason: checked.value.reason.trim() }
+            })
           )
-          dialog.close()
-          toast(t.leads.erasedToast)
-          done()
-        } catch (error) {
-          showFormError(form, error)
-        }
+        )
+        dialog.close()
+        toast(t.leads.erasedToast)
+        done()
+      } catch (error) {
+        showFormError(form, error)
       }
     },
     h("p", {}, t.leads.eraseText),
     field(t.leads.reason, reason, t.leads.reasonHint),
-    h("div", { class: "form-error" }),
-    h(
-      "div",
-      { class: "dialog-actions" },
-      h("button", { type: "button", class: "secondary", onClick: () => dialog.close() }, t.common.cancel),
-      confirm
-    )
+    dialogFooter(() => dialog.close(), confirm)
   )
   const dialog = openDialog({ title: t.leads.eraseTitle, body: form, initialFocus: "textarea" })
 }
@@ -177,16 +170,11 @@ export const renderLeads: Page = async (main, { signal, navigate, search }) => {
     autocomplete: "off",
     placeholder: t.leads.searchPlaceholder
   })
-  const form = h(
-    "form",
-    {
-      class: "search-form",
-      role: "search",
-      "aria-label": t.leads.searchLabel,
-      onSubmit: (event) => {
-        event.preventDefault()
-        navigate(leadsPath({ q: input.value.trim() }), { replace: true })
-      }
+  const form = searchForm(
+    "search-form",
+    t.leads.searchLabel,
+    () => {
+      navigate(leadsPath({ q: input.value.trim() }), { replace: true })
     },
     field(t.leads.searchField, input, t.leads.searchHint),
     h("button", { type: "submit", class: "primary" }, t.leads.search)
@@ -270,24 +258,7 @@ export const renderLeads: Page = async (main, { signal, navigate, search }) => {
         rowAttributes: (lead) => ({ "data-lead-id": lead.id, class: testMode ? "test-row" : undefined })
       })
     )
-    const next = cursor
-    replace(
-      more,
-      next
-        ? h(
-            "button",
-            {
-              type: "button",
-              class: "secondary",
-              onClick: async (event) => {
-                ;(event.currentTarget as HTMLButtonElement).disabled = true
-                await load(next)
-              }
-            },
-            t.leads.loadMore
-          )
-        : null
-    )
+    replace(more, loadMoreButton(cursor, t.leads.loadMore, load))
   }
   const load = async (after: string | null) => {
     try {
@@ -306,8 +277,7 @@ export const renderLeads: Page = async (main, { signal, navigate, search }) => {
       cursor = page.next_cursor
       draw()
     } catch (error) {
-      if (isAbort(error)) return
-      results.replaceChildren(errorBox(error))
+      showError(results, error)
     }
   }
   await load(null)
@@ -418,15 +388,10 @@ export const renderLead: Page = async (main, context) => {
       ),
       section(
         t.leads.notes,
-        lead.notes.length === 0
-          ? h("p", { class: "muted" }, t.leads.noNotes)
-          : h(
-              "ol",
-              { class: "timeline" },
-              lead.notes.map((note) =>
-                h("li", {}, time(note.created_at), h("p", { class: "note-body" }, note.body))
-              )
-            )
+        timeline(lead.notes, t.leads.noNotes, (note) => [
+          time(note.created_at),
+          h("p", { class: "note-body" }, note.body)
+        ])
       ),
       section(
         t.leads.tasks,
@@ -443,13 +408,11 @@ export const renderLead: Page = async (main, context) => {
       ),
       section(
         t.leads.events,
-        lead.events.length === 0
-          ? h("p", { class: "muted" }, t.leads.noEvents)
-          : h(
-              "ol",
-              { class: "timeline" },
-              lead.events.map((event) => h("li", {}, time(event.created_at), " ", h("code", {}, event.type)))
-            )
+        timeline(lead.events, t.leads.noEvents, (event) => [
+          time(event.created_at),
+          " ",
+          h("code", {}, event.type)
+        ])
       )
     ),
     section(

@@ -6,15 +6,17 @@ import { ApiError, call, canChange, isAbort, validate } from "../api.ts"
 import { formatNumber, t } from "../i18n.ts"
 import type { Page, PageContext } from "../page.ts"
 import {
+  act,
   add,
   busy,
-  clearFormError,
-  confirmDialog,
+  checkedForm,
+  confirmThenAct,
+  dialogFooter,
   field,
   h,
+  listHeader,
   loading,
   openDialog,
-  pageHeader,
   showFormError,
   showOnceDialog,
   table,
@@ -86,49 +88,38 @@ const newOriginDialog = (refresh: () => Promise<void>) => {
   })
   const rateLimit = rateLimitControl()
   const create = h("button", { type: "submit", class: "primary" }, t.origins.create)
-  const form: HTMLFormElement = h(
-    "form",
-    {
-      novalidate: true,
-      onSubmit: async (event) => {
-        event.preventDefault()
-        clearFormError(form)
-        const limit = rateLimitOf(rateLimit)
-        const checked = validate(
-          NewOrigin,
-          { label: label.value.trim(), ...(limit === undefined ? {} : { rate_limit: limit }) },
-          { label: t.origins.labelRule, rate_limit: t.origins.rateLimitRule }
+  const form: HTMLFormElement = checkedForm(
+    {},
+    async () => {
+      const limit = rateLimitOf(rateLimit)
+      const checked = validate(
+        NewOrigin,
+        { label: label.value.trim(), ...(limit === undefined ? {} : { rate_limit: limit }) },
+        { label: t.origins.labelRule, rate_limit: t.origins.rateLimitRule }
+      )
+      if (!checked.ok) {
+        showFormError(form, checked.error)
+        return
+      }
+      try {
+        const created = await busy(create, () =>
+          call((api) => api.origins.createOrigin({ payload: checked.value, query: {} }))
         )
-        if (!checked.ok) {
-          showFormError(form, checked.error)
-          return
-        }
-        try {
-          const created = await busy(create, () =>
-            call((api) => api.origins.createOrigin({ payload: checked.value, query: {} }))
-          )
-          dialog.close()
-          await showKeyDialog({
-            title: t.origins.originCreated,
-            label: created.label,
-            key: created.key,
-            prefix: created.prefix
-          })
-          await refresh()
-        } catch (error) {
-          showFormError(form, error)
-        }
+        dialog.close()
+        await showKeyDialog({
+          title: t.origins.originCreated,
+          label: created.label,
+          key: created.key,
+          prefix: created.prefix
+        })
+        await refresh()
+      } catch (error) {
+        showFormError(form, error)
       }
     },
     field(t.origins.label, label, t.origins.labelHint),
     field(t.origins.rateLimit, rateLimit, t.origins.rateLimitHintNew),
-    h("div", { class: "form-error" }),
-    h(
-      "div",
-      { class: "dialog-actions" },
-      h("button", { type: "button", class: "secondary", onClick: () => dialog.close() }, t.common.cancel),
-      create
-    )
+    dialogFooter(() => dialog.close(), create)
   )
   const dialog = openDialog({ title: t.origins.newOrigin, body: form, initialFocus: "input[name=label]" })
 }
@@ -136,54 +127,43 @@ const newOriginDialog = (refresh: () => Promise<void>) => {
 const rateLimitDialog = (origin: Origin, refresh: () => Promise<void>) => {
   const rateLimit = rateLimitControl(origin.rate_limit)
   const save = h("button", { type: "submit", class: "primary" }, t.origins.save)
-  const form: HTMLFormElement = h(
-    "form",
-    {
-      novalidate: true,
-      onSubmit: async (event) => {
-        event.preventDefault()
-        clearFormError(form)
-        const checked = validate(
-          RateLimitChange,
-          { rate_limit: rateLimitOf(rateLimit) },
-          { rate_limit: t.origins.rateLimitRule }
+  const form: HTMLFormElement = checkedForm(
+    {},
+    async () => {
+      const checked = validate(
+        RateLimitChange,
+        { rate_limit: rateLimitOf(rateLimit) },
+        { rate_limit: t.origins.rateLimitRule }
+      )
+      const limit = checked.ok ? checked.value.rate_limit : undefined
+      if (!checked.ok || limit === undefined) {
+        showFormError(
+          form,
+          checked.ok
+            ? new ApiError(400, "validation_error", t.origins.rateLimitRule, "rate_limit")
+            : checked.error
         )
-        const limit = checked.ok ? checked.value.rate_limit : undefined
-        if (!checked.ok || limit === undefined) {
-          showFormError(
-            form,
-            checked.ok
-              ? new ApiError(400, "validation_error", t.origins.rateLimitRule, "rate_limit")
-              : checked.error
+        return
+      }
+      try {
+        await busy(save, () =>
+          call((api) =>
+            api.origins.setRateLimit({
+              params: { id: origin.id },
+              payload: { rate_limit: limit },
+              query: {}
+            })
           )
-          return
-        }
-        try {
-          await busy(save, () =>
-            call((api) =>
-              api.origins.setRateLimit({
-                params: { id: origin.id },
-                payload: { rate_limit: limit },
-                query: {}
-              })
-            )
-          )
-          dialog.close()
-          toast(t.origins.rateLimitSaved(origin.label, formatNumber(limit)))
-          await refresh()
-        } catch (error) {
-          showFormError(form, error)
-        }
+        )
+        dialog.close()
+        toast(t.origins.rateLimitSaved(origin.label, formatNumber(limit)))
+        await refresh()
+      } catch (error) {
+        showFormError(form, error)
       }
     },
     field(t.origins.rateLimit, rateLimit, t.origins.rateLimitHint),
-    h("div", { class: "form-error" }),
-    h(
-      "div",
-      { class: "dialog-actions" },
-      h("button", { type: "button", class: "secondary", onClick: () => dialog.close() }, t.common.cancel),
-      save
-    )
+    dialogFooter(() => dialog.close(), save)
   )
   const dialog = openDialog({
     title: t.origins.rateLimitOf(origin.label),
@@ -192,111 +172,100 @@ const rateLimitDialog = (origin: Origin, refresh: () => Promise<void>) => {
   })
 }
 
-const rotate = async (origin: Origin, refresh: () => Promise<void>) => {
-  const ok = await confirmDialog({
-    title: t.origins.rotateTitle(origin.label),
-    message: t.origins.rotateText(origin.prefix ?? "")
-  })
-  if (!ok) return
-  try {
-    const rotated = await call((api) => api.origins.rotateKey({ params: { id: origin.id }, query: {} }))
+/**
+ * Issues the origin's live or test key anew (the active one of that mode stops working at once),
+ * after a confirmation when there is one to replace. A test key may not exist yet: then it is created.
+ */
+const rotate = async (origin: Origin, test: boolean, refresh: () => Promise<void>) => {
+  const byId = { params: { id: origin.id }, query: {} }
+  const work = async () => {
+    const issued = await call((api) => (test ? api.origins.rotateTestKey(byId) : api.origins.rotateKey(byId)))
     await showKeyDialog({
-      title: t.origins.keyRotated,
-      label: origin.label,
-      key: rotated.key,
-      prefix: rotated.prefix
-    })
-  } catch (error) {
-    failed(error)
-  }
-  await refresh()
-}
-
-const revoke = async (origin: Origin, refresh: () => Promise<void>) => {
-  const ok = await confirmDialog({
-    title: t.origins.revokeTitle(origin.label),
-    message: t.origins.revokeText(origin.prefix ?? ""),
-    danger: true
-  })
-  if (!ok) return
-  try {
-    await call((api) => api.origins.revokeKey({ params: { id: origin.id }, query: {} }))
-    toast(t.origins.keyRevoked(origin.label))
-  } catch (error) {
-    failed(error)
-  }
-  await refresh()
-}
-
-/** Creates the origin's test key, or replaces the active one (which stops working at once). */
-const rotateTest = async (origin: Origin, refresh: () => Promise<void>) => {
-  if (origin.test_prefix) {
-    const ok = await confirmDialog({
-      title: t.origins.rotateTestTitle(origin.label),
-      message: t.origins.rotateTestText(origin.test_prefix)
-    })
-    if (!ok) return
-  }
-  try {
-    const issued = await call((api) => api.origins.rotateTestKey({ params: { id: origin.id }, query: {} }))
-    await showKeyDialog({
-      title: origin.test_prefix ? t.origins.testKeyRotated : t.origins.testKeyCreated,
+      title: !test
+        ? t.origins.keyRotated
+        : origin.test_prefix
+          ? t.origins.testKeyRotated
+          : t.origins.testKeyCreated,
       label: origin.label,
       key: issued.key,
       prefix: issued.prefix,
-      test: true
+      test
     })
-  } catch (error) {
-    failed(error)
   }
-  await refresh()
+  if (!test) {
+    await confirmThenAct(
+      { title: t.origins.rotateTitle(origin.label), message: t.origins.rotateText(origin.prefix ?? "") },
+      work,
+      refresh,
+      failed
+    )
+  } else if (origin.test_prefix) {
+    await confirmThenAct(
+      {
+        title: t.origins.rotateTestTitle(origin.label),
+        message: t.origins.rotateTestText(origin.test_prefix)
+      },
+      work,
+      refresh,
+      failed
+    )
+  } else {
+    await act(work, refresh, failed)
+  }
 }
 
-const revokeTest = async (origin: Origin, refresh: () => Promise<void>) => {
-  const ok = await confirmDialog({
-    title: t.origins.revokeTestTitle(origin.label),
-    message: t.origins.revokeTestText(origin.test_prefix ?? ""),
-    confirmLabel: t.origins.revokeTestKey,
-    danger: true
-  })
-  if (!ok) return
-  try {
-    await call((api) => api.origins.revokeTestKey({ params: { id: origin.id }, query: {} }))
-    toast(t.origins.testRevoked(origin.label))
-  } catch (error) {
-    failed(error)
-  }
-  await refresh()
+/** Revokes the origin's live or test key after a confirmation naming it. */
+const revoke = async (origin: Origin, test: boolean, refresh: () => Promise<void>) => {
+  const byId = { params: { id: origin.id }, query: {} }
+  await confirmThenAct(
+    test
+      ? {
+          title: t.origins.revokeTestTitle(origin.label),
+          message: t.origins.revokeTestText(origin.test_prefix ?? ""),
+          confirmLabel: t.origins.revokeTestKey,
+          danger: true
+        }
+      : {
+          title: t.origins.revokeTitle(origin.label),
+          message: t.origins.revokeText(origin.prefix ?? ""),
+          danger: true
+        },
+    async () => {
+      await call((api) => (test ? api.origins.revokeTestKey(byId) : api.origins.revokeKey(byId)))
+      toast((test ? t.origins.testRevoked : t.origins.keyRevoked)(origin.label))
+    },
+    refresh,
+    failed
+  )
 }
 
-/** The test key's actions, a row of their own under the live key's. */
-const testKeyActions = (origin: Origin, refresh: () => Promise<void>) =>
-  h(
-    "div",
-    { class: "row-actions" },
+/** A key's actions, rotate and revoke: the live key's, or in a row of its own under them the test key's. */
+const keyActions = (origin: Origin, test: boolean, refresh: () => Promise<void>) => {
+  const button = (className: string, label: string, onClick: () => void, disabled = false) =>
     h(
       "button",
-      {
-        type: "button",
-        class: "secondary small",
-        "aria-describedby": `origin-${origin.id}`,
-        onClick: () => rotateTest(origin, refresh)
-      },
-      origin.test_prefix ? t.origins.rotateTestKey : t.origins.createTestKey
-    ),
-    origin.test_prefix
-      ? h(
-          "button",
-          {
-            type: "button",
-            class: "danger-outline small",
-            "aria-describedby": `origin-${origin.id}`,
-            onClick: () => revokeTest(origin, refresh)
-          },
-          t.origins.revokeTestKey
+      { type: "button", class: className, "aria-describedby": `origin-${origin.id}`, disabled, onClick },
+      label
+    )
+  const rotateLabel = !test
+    ? t.origins.rotateKey
+    : origin.test_prefix
+      ? t.origins.rotateTestKey
+      : t.origins.createTestKey
+  return h(
+    "div",
+    { class: "row-actions" },
+    button("secondary small", rotateLabel, () => rotate(origin, test, refresh)),
+    !test || origin.test_prefix
+      ? button(
+          "danger-outline small",
+          test ? t.origins.revokeTestKey : t.origins.revokeKey,
+          () => revoke(origin, test, refresh),
+          !test && origin.revoked
         )
       : null
   )
+}
 
 const columns = (admin: boolean, navigate: PageContext["navigate"], refresh: () => Promise<void>) => [
   {
@@ -380,32 +349,8 @@ const columns = (admin: boolean, navigate: PageContext["navigate"], refresh: () 
         ? h(
             "div",
             { class: "key-actions" },
-            h(
-              "div",
-              { class: "row-actions" },
-              h(
-                "button",
-                {
-                  type: "button",
-                  class: "secondary small",
-                  "aria-describedby": `origin-${origin.id}`,
-                  onClick: () => rotate(origin, refresh)
-                },
-                t.origins.rotateKey
-              ),
-              h(
-                "button",
-                {
-                  type: "button",
-                  class: "danger-outline small",
-                  "aria-describedby": `origin-${origin.id}`,
-                  disabled: origin.revoked,
-                  onClick: () => revoke(origin, refresh)
-                },
-                t.origins.revokeKey
-              )
-            ),
-            testKeyActions(origin, refresh)
+            keyActions(origin, false, refresh),
+            keyActions(origin, true, refresh)
           )
         : h("span", { class: "muted" }, t.origins.viewOnly)
   }
@@ -414,17 +359,16 @@ const columns = (admin: boolean, navigate: PageContext["navigate"], refresh: () 
 export const renderOrigins: Page = async (main, { signal, navigate }) => {
   const admin = canChange()
   const list = h("div", {}, loading())
-  const newButton = admin
-    ? h(
-        "button",
-        { type: "button", class: "primary", onClick: () => newOriginDialog(refresh) },
-        t.origins.newOrigin
-      )
-    : null
   add(
     main,
-    pageHeader(t.origins.title, t.origins.lede, newButton),
-    admin ? null : h("p", { class: "notice" }, t.origins.readOnly),
+    listHeader({
+      admin,
+      title: t.origins.title,
+      lede: t.origins.lede,
+      readOnly: t.origins.readOnly,
+      newLabel: t.origins.newOrigin,
+      onNew: () => newOriginDialog(refresh)
+    }),
     list
   )
 

@@ -15,10 +15,12 @@ import {
   focusTestSwitch,
   h,
   loading,
+  loadMoreButton,
   openDialog,
   outcomeBadge,
   pageHeader,
   replace,
+  searchForm,
   selectOf,
   statusBadge,
   table,
@@ -315,27 +317,22 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
     value: filters.idempotency_key,
     autocomplete: "off"
   })
-  const form = h(
-    "form",
-    {
-      class: "filters",
-      role: "search",
-      "aria-label": t.requests.filterRequests,
-      onSubmit: (event) => {
-        event.preventDefault()
-        const next: Filters = {
-          origin: source.value && source.value !== "unattributed" ? source.value : "",
-          unattributed: source.value === "unattributed" ? "true" : "",
-          status_class: statusClass.value,
-          outcome: outcome.value,
-          from: fromZonedLocal(from.value),
-          to: fromZonedLocal(to.value),
-          request_id: requestId.value.trim(),
-          idempotency_key: idempotencyKey.value.trim(),
-          test
-        }
-        navigate(`/requests${queryString(next)}`, { replace: true })
+  const form = searchForm(
+    "filters",
+    t.requests.filterRequests,
+    () => {
+      const next: Filters = {
+        origin: source.value && source.value !== "unattributed" ? source.value : "",
+        unattributed: source.value === "unattributed" ? "true" : "",
+        status_class: statusClass.value,
+        outcome: outcome.value,
+        from: fromZonedLocal(from.value),
+        to: fromZonedLocal(to.value),
+        request_id: requestId.value.trim(),
+        idempotency_key: idempotencyKey.value.trim(),
+        test
       }
+      navigate(`/requests${queryString(next)}`, { replace: true })
     },
     h(
       "div",
@@ -407,27 +404,12 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
         })
       })
     )
-    const next = cursor
     replace(
       more,
-      next
-        ? h(
-            "button",
-            {
-              type: "button",
-              class: "secondary",
-              onClick: async (event) => {
-                const button = event.currentTarget as HTMLButtonElement
-                button.disabled = true
-                button.textContent = t.common.loading
-                await loadPage(next)
-              }
-            },
-            t.common.loadMore
-          )
-        : items.length > 0
+      loadMoreButton(cursor, t.common.loadMore, loadPage, t.common.loading) ??
+        (items.length > 0
           ? h("p", { class: "muted" }, t.requests.allShown(formatNumber(items.length), items.length === 1))
-          : null
+          : null)
     )
   }
 

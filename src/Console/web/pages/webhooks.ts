@@ -7,23 +7,26 @@ import {
   type WebhookEndpointItem,
   WebhookEventType
 } from "../../../AdminApi/AdminApi.ts"
-import { call, canChange, isAbort, validate } from "../api.ts"
+import { call, canChange, validate } from "../api.ts"
 import { t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
+  act,
   add,
   busy,
   type Column,
-  clearFormError,
-  confirmDialog,
-  errorBox,
+  checkedForm,
+  confirmThenAct,
+  dialogFooter,
   field,
   h,
+  listHeader,
   loading,
+  messageOf,
   nextId,
   openDialog,
-  pageHeader,
   section,
+  showError,
   showFormError,
   showOnceDialog,
   table,
@@ -34,8 +37,6 @@ import {
 
 type Endpoint = typeof WebhookEndpointItem.Type
 type Delivery = typeof WebhookDelivery.Type
-
-const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
 /** The one time a signing secret is visible, like a new API key. */
 const showSecretDialog = ({
@@ -99,57 +100,46 @@ const newEndpointDialog = (refresh: () => Promise<void>) => {
     t.webhooks.testEventsAfter
   )
   const create = h("button", { type: "submit", class: "primary" }, t.webhooks.addEndpoint)
-  const form: HTMLFormElement = h(
-    "form",
-    {
-      novalidate: true,
-      onSubmit: async (event) => {
-        event.preventDefault()
-        clearFormError(form)
-        const checked = validate(
-          NewWebhookEndpoint,
-          {
-            url: url.value.trim(),
-            events: boxes.filter((box) => box.checked).map((box) => box.value),
-            test_events: testEvents.checked
-          },
-          {
-            url: url.value.trim() ? t.webhooks.urlInvalid : t.webhooks.urlRequired,
-            events: t.webhooks.eventsRequired
-          }
+  const form: HTMLFormElement = checkedForm(
+    {},
+    async () => {
+      const checked = validate(
+        NewWebhookEndpoint,
+        {
+          url: url.value.trim(),
+          events: boxes.filter((box) => box.checked).map((box) => box.value),
+          test_events: testEvents.checked
+        },
+        {
+          url: url.value.trim() ? t.webhooks.urlInvalid : t.webhooks.urlRequired,
+          events: t.webhooks.eventsRequired
+        }
+      )
+      if (!checked.ok) {
+        showFormError(form, checked.error)
+        if (checked.error.field === "events") boxes[0]?.focus()
+        return
+      }
+      try {
+        const created = await busy(create, () =>
+          call((api) => api.webhooks.createWebhook({ payload: checked.value, query: {} }))
         )
-        if (!checked.ok) {
-          showFormError(form, checked.error)
-          if (checked.error.field === "events") boxes[0]?.focus()
-          return
-        }
-        try {
-          const created = await busy(create, () =>
-            call((api) => api.webhooks.createWebhook({ payload: checked.value, query: {} }))
-          )
-          dialog.close()
-          await showSecretDialog({
-            title: t.webhooks.endpointAdded,
-            url: created.endpoint.url,
-            secret: created.secret,
-            rotated: false
-          })
-          await refresh()
-        } catch (error) {
-          showFormError(form, error)
-        }
+        dialog.close()
+        await showSecretDialog({
+          title: t.webhooks.endpointAdded,
+          url: created.endpoint.url,
+          secret: created.secret,
+          rotated: false
+        })
+        await refresh()
+      } catch (error) {
+        showFormError(form, error)
       }
     },
     field(t.webhooks.url, url, t.webhooks.urlHint),
     events,
     testEventsChoice,
-    h("div", { class: "form-error" }),
-    h(
-      "div",
-      { class: "dialog-actions" },
-      h("button", { type: "button", class: "secondary", onClick: () => dialog.close() }, t.common.cancel),
-      create
-    )
+    dialogFooter(() => dialog.close(), create)
   )
   const dialog = openDialog({
     title: t.webhooks.newEndpointTitle,
@@ -161,39 +151,37 @@ const newEndpointDialog = (refresh: () => Promise<void>) => {
 const byId = (endpoint: Endpoint) => ({ params: { id: endpoint.id }, query: {} })
 
 const rotateSecret = async (endpoint: Endpoint, refresh: () => Promise<void>) => {
-  const ok = await confirmDialog({
-    title: t.webhooks.rotateTitle,
-    message: t.webhooks.rotateMessage(endpoint.url)
-  })
-  if (!ok) return
-  try {
-    const rotated = await call((api) => api.webhooks.rotateWebhookSecret(byId(endpoint)))
-    await showSecretDialog({
-      title: t.webhooks.secretRotated,
-      url: endpoint.url,
-      secret: rotated.secret,
-      rotated: true
-    })
-  } catch (error) {
-    toast(messageOf(error), "error")
-  }
-  await refresh()
+  await confirmThenAct(
+    {
+      title: t.webhooks.rotateTitle,
+      message: t.webhooks.rotateMessage(endpoint.url)
+    },
+    async () => {
+      const rotated = await call((api) => api.webhooks.rotateWebhookSecret(byId(endpoint)))
+      await showSecretDialog({
+        title: t.webhooks.secretRotated,
+        url: endpoint.url,
+        secret: rotated.secret,
+        rotated: true
+      })
+    },
+    refresh
+  )
 }
 
 const remove = async (endpoint: Endpoint, refresh: () => Promise<void>) => {
-  const ok = await confirmDialog({
-    title: t.webhooks.removeTitle,
-    message: t.webhooks.removeMessage(endpoint.url),
-    danger: true
-  })
-  if (!ok) return
-  try {
-    await call((api) => api.webhooks.deleteWebhook(byId(endpoint)))
-    toast(t.webhooks.removed(endpoint.url))
-  } catch (error) {
-    toast(messageOf(error), "error")
-  }
-  await refresh()
+  await confirmThenAct(
+    {
+      title: t.webhooks.removeTitle,
+      message: t.webhooks.removeMessage(endpoint.url),
+      danger: true
+    },
+    async () => {
+      await call((api) => api.webhooks.deleteWebhook(byId(endpoint)))
+      toast(t.webhooks.removed(endpoint.url))
+    },
+    refresh
+  )
 }
 
 /** Queues a signed webhook.test event for this endpoint alone, then shows its deliveries. */
@@ -209,13 +197,10 @@ const sendTest = async (endpoint: Endpoint, button: HTMLButtonElement, showDeliv
 }
 
 const enable = async (endpoint: Endpoint, refresh: () => Promise<void>) => {
-  try {
+  await act(async () => {
     await call((api) => api.webhooks.enableWebhook(byId(endpoint)))
     toast(t.webhooks.enabled(endpoint.url))
-  } catch (error) {
-    toast(messageOf(error), "error")
-  }
-  await refresh()
+  }, refresh)
 }
 
 const stateBadge = (state: Delivery["state"]) =>
@@ -306,8 +291,7 @@ const renderDeliveries = async (
         )
       )
     } catch (error) {
-      if (isAbort(error)) return
-      container.replaceChildren(errorBox(error))
+      showError(container, error)
     }
   }
   await draw()
@@ -318,17 +302,16 @@ export const renderWebhooks: Page = async (main, { signal }) => {
   const list = h("div", {}, loading())
   const deliveries = h("div", { class: "deliveries" })
   let shown: string | null = null
-  const newButton = admin
-    ? h(
-        "button",
-        { type: "button", class: "primary", onClick: () => newEndpointDialog(refresh) },
-        t.webhooks.newEndpoint
-      )
-    : null
   add(
     main,
-    pageHeader(t.webhooks.title, t.webhooks.lede, newButton),
-    admin ? null : h("p", { class: "notice" }, t.webhooks.readOnly),
+    listHeader({
+      admin,
+      title: t.webhooks.title,
+      lede: t.webhooks.lede,
+      readOnly: t.webhooks.readOnly,
+      newLabel: t.webhooks.newEndpoint,
+      onNew: () => newEndpointDialog(refresh)
+    }),
     list,
     deliveries
   )
@@ -428,8 +411,7 @@ export const renderWebhooks: Page = async (main, { signal }) => {
         })
       )
     } catch (error) {
-      if (isAbort(error)) return
-      list.replaceChildren(errorBox(error))
+      showError(list, error)
     }
   }
   await refresh()
