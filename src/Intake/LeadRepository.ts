@@ -12,6 +12,7 @@ import {
 } from "../Platform/Sql/Outcome.ts"
 import { pipelinedSql } from "../Platform/Sql.ts"
 import { type LeadInput, noteBody } from "./LeadInput.ts"
+import { readLead } from "./LeadRecord.ts"
 
 export interface LeadWrite {
   readonly requestId: string
@@ -79,28 +80,6 @@ const Written = Schema.Struct({
   filled: Schema.Array(FilledField)
 })
 
-const LeadRow = Schema.Struct({
-  id: Schema.String,
-  organization_id: Schema.String,
-  origin: Schema.String,
-  nombre: Schema.NullOr(Schema.String),
-  telefono: Schema.NullOr(Schema.String),
-  email: Schema.NullOr(Schema.String),
-  property_id: Schema.NullOr(Schema.String),
-  property_codigo: Schema.NullOr(Schema.String),
-  assignee_id: Schema.NullOr(Schema.String),
-  assignee_name: Schema.NullOr(Schema.String),
-  created_at: Schema.Date,
-  livemode: Schema.Boolean
-})
-const NoteRow = Schema.Struct({ body: Schema.String, created_at: Schema.Date })
-const TaskRow = Schema.Struct({
-  kind: Schema.String,
-  assignee_id: Schema.NullOr(Schema.String),
-  assignee_name: Schema.NullOr(Schema.String),
-  due_at: Schema.Date
-})
-const EventRow = Schema.Struct({ type: Schema.String, created_at: Schema.Date })
 const SummaryRow = Schema.Struct({
   id: Schema.String,
   nombre: Schema.NullOr(Schema.String),
@@ -166,38 +145,6 @@ export class LeadRepository extends Context.Service<
             ${new Date(now.getTime() + firstContactMillis)}, ${lead.idempotency?.key ?? null}::text,
             ${lead.idempotency?.token ?? null}::uuid, ${lead.livemode}
           )`.pipe(Effect.flatMap(([row]) => decodeWritten(row)))
-      const findLead = SqlSchema.findOneOption({
-        Request: Schema.String,
-        Result: LeadRow,
-        execute: (id) => sql`
-          SELECT l.id, l.organization_id, o.label AS origin, l.nombre, l.telefono, l.email, l.property_id,
-                 p.codigo AS property_codigo, l.assignee_id, a.name AS assignee_name, l.created_at, l.livemode
-          FROM leads l
-          JOIN origins o ON o.id = l.origin_id
-          LEFT JOIN properties p ON p.id = l.property_id
-          LEFT JOIN agents a ON a.id = l.assignee_id
-          WHERE l.id = ${id}`
-      })
-      const findNotes = SqlSchema.findAll({
-        Request: Schema.String,
-        Result: NoteRow,
-        execute: (id) =>
-          sql`SELECT body, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`
-      })
-      const findTasks = SqlSchema.findAll({
-        Request: Schema.String,
-        Result: TaskRow,
-        execute: (id) =>
-          sql`
-            SELECT t.kind, t.assignee_id, a.name AS assignee_name, t.due_at
-            FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id
-            WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`
-      })
-      const findEvents = SqlSchema.findAll({
-        Request: Schema.String,
-        Result: EventRow,
-        execute: (id) => sql`SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`
-      })
       const findLeads = SqlSchema.findAll({
         Request: Schema.Struct({
           organizationId: Schema.String,
@@ -240,12 +187,31 @@ export class LeadRepository extends Context.Service<
         }),
 
         show: Effect.fn("LeadRepository.show")(function* (id) {
-          const found = yield* findLead(id).pipe(Effect.orDie)
+          const found = yield* readLead(id).pipe(Effect.provideService(SqlClient.SqlClient, sql))
           if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id })
-          const [notes, tasks, events] = yield* Effect.all([findNotes(id), findTasks(id), findEvents(id)], {
-            concurrency: "unbounded"
-          }).pipe(Effect.orDie)
-          return { ...found.value, notes, tasks, events }
+          const { lead, notes, tasks, events } = found.value
+          return {
+            id: lead.id,
+            organization_id: lead.organization_id,
+            origin: lead.origin_label,
+            nombre: lead.nombre,
+            telefono: lead.telefono,
+            email: lead.email,
+            property_id: lead.property_id,
+            property_codigo: lead.property?.codigo ?? null,
+            assignee_id: lead.assignee_id,
+            assignee_name: lead.assignee_name,
+            created_at: lead.created_at,
+            livemode: lead.livemode,
+            notes: notes.map((note) => ({ body: note.body, created_at: note.created_at })),
+            tasks: tasks.map((task) => ({
+              kind: task.kind,
+              assignee_id: task.assignee_id,
+              assignee_name: task.assignee_name,
+              due_at: task.due_at
+            })),
+            events: events.map((event) => ({ type: event.type, created_at: event.created_at }))
+          }
         }),
 
         list: Effect.fn("LeadRepository.list")(function* (organizationId, limit, livemode = true) {

@@ -2,6 +2,7 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { isAcceptablePhone, phoneMatchKey } from "../Domain/Phone.ts"
+import { readLead } from "../Intake/LeadRecord.ts"
 import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql.ts"
 
 export interface ExportedLead {
@@ -148,35 +149,6 @@ const ErasureRecordRow = Schema.Struct({
   removed: Schema.Record(Schema.String, Schema.Number)
 })
 const CountryRow = Schema.Struct({ country: Schema.String })
-const ExportLeadRow = Schema.Struct({
-  id: Schema.String,
-  organization_id: Schema.String,
-  origin_id: Schema.String,
-  origin: Schema.String,
-  nombre: Schema.NullOr(Schema.String),
-  telefono: Schema.NullOr(Schema.String),
-  phone_key: Schema.NullOr(Schema.String),
-  email: Schema.NullOr(Schema.String),
-  property: Schema.NullOr(
-    Schema.Struct({ id: Schema.String, codigo: Schema.String, external_code: Schema.NullOr(Schema.String) })
-  ),
-  assignee_id: Schema.NullOr(Schema.String),
-  created_at: Schema.Date,
-  erased_at: Schema.NullOr(Schema.Date)
-})
-const NoteRow = Schema.Struct({ body: Schema.String, request_id: Schema.String, created_at: Schema.Date })
-const TaskRow = Schema.Struct({
-  kind: Schema.String,
-  assignee_id: Schema.NullOr(Schema.String),
-  due_at: Schema.Date,
-  created_at: Schema.Date
-})
-const EventRow = Schema.Struct({
-  type: Schema.String,
-  payload: Schema.Unknown,
-  created_at: Schema.Date,
-  published_at: Schema.NullOr(Schema.Date)
-})
 const RequestRow = Schema.Struct({
   request_id: Schema.String,
   at: Schema.Date,
@@ -406,30 +378,9 @@ export class PersonalData extends Context.Service<
           const exportedAt = yield* Clock.currentTimeMillis
           const read = Effect.gen(function* () {
             yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`
-            const found = yield* sql`
-              SELECT l.id, l.organization_id, l.origin_id, o.label AS origin, l.nombre, l.telefono, l.phone_key,
-                     l.email,
-                     CASE WHEN p.id IS NULL THEN NULL
-                          ELSE jsonb_build_object('id', p.id, 'codigo', p.codigo, 'external_code', p.external_code)
-                     END AS property,
-                     l.assignee_id, l.created_at, l.erased_at
-              FROM leads l
-              JOIN origins o ON o.id = l.origin_id
-              LEFT JOIN properties p ON p.id = l.property_id
-              WHERE l.id = ${leadId}`.pipe(decodeFirst(ExportLeadRow))
+            const found = yield* readLead(leadId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
             if (Option.isNone(found)) return Option.none()
-            const lead = found.value
-            const notes = yield* sql`
-              SELECT body, request_id, created_at FROM lead_notes WHERE lead_id = ${leadId} ORDER BY created_at, id`.pipe(
-              decodeRows(NoteRow)
-            )
-            const tasks = yield* sql`
-              SELECT kind, assignee_id, due_at, created_at FROM lead_tasks WHERE lead_id = ${leadId}
-              ORDER BY created_at, id`.pipe(decodeRows(TaskRow))
-            const events = yield* sql`
-              SELECT type, payload, created_at, published_at FROM outbox_events WHERE lead_id = ${leadId} ORDER BY id`.pipe(
-              decodeRows(EventRow)
-            )
+            const { lead, notes, tasks, events } = found.value
             const requests = yield* sql`
               SELECT request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms
               FROM request_log WHERE lead_id = ${leadId} ORDER BY at, id`.pipe(decodeRows(RequestRow))
@@ -463,7 +414,7 @@ export class PersonalData extends Context.Service<
                 id: lead.id,
                 organization_id: lead.organization_id,
                 origin_id: lead.origin_id,
-                origin: lead.origin,
+                origin: lead.origin_label,
                 nombre: lead.nombre,
                 telefono: lead.telefono,
                 phone_key: lead.phone_key,

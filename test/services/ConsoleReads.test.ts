@@ -1,5 +1,6 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
@@ -443,6 +444,32 @@ for (const [variant, services] of variants) {
         assert.deepStrictEqual(overview.error_codes, [
           { code: "validation_error", count: 2 },
           { code: "rate_limited", count: 1 }
+        ])
+      }))
+
+    test("overview: leads count on the organization's day, in its zone or else its country's", () =>
+      Effect.gen(function* () {
+        const leads = yield* LeadRepository
+        const sql = yield* SqlClient.SqlClient
+        // 23:30 on 22 November in Mexico City (UTC-6) is 05:30 on the 23rd in UTC.
+        yield* setClock("2026-11-23T05:30:00.000Z")
+        const mexican = yield* organization("Zona MX")
+        const inUtc = yield* organization("Zona UTC")
+        yield* sql`UPDATE organizations SET time_zone = 'UTC' WHERE id = ${inUtc.id}`
+        for (const org of [mexican, inUtc])
+          yield* leads
+            .createOrEnrich(
+              leadWrite(
+                { organizationId: org.id, originId: org.origin.id },
+                { nombre: "Noche", telefono: "5533334444" }
+              )
+            )
+            .pipe(Effect.orDie)
+        assert.deepStrictEqual((yield* queries.overview(mexican.id)).leads_per_day, [
+          { day: "2026-11-22", created: 1, enriched: 0 }
+        ])
+        assert.deepStrictEqual((yield* queries.overview(inUtc.id)).leads_per_day, [
+          { day: "2026-11-23", created: 1, enriched: 0 }
         ])
       }))
 

@@ -1,18 +1,10 @@
 import { Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { isAcceptablePhone, phoneMatchKey } from "../../Domain/Phone.ts"
+import { readLead } from "../../Intake/LeadRecord.ts"
 import type { OrganizationRow } from "../Organizations.ts"
 import { requestsOfLead } from "../Requests/Queries.ts"
-import {
-  decodeAs,
-  decodeCursor,
-  decodeItem,
-  decodeItems,
-  encodeCursor,
-  isUuid,
-  likePattern,
-  pageOf
-} from "../Rows.ts"
+import { decodeAs, decodeCursor, decodeItems, encodeCursor, isUuid, likePattern, pageOf } from "../Rows.ts"
 import { LeadDetail, LeadItem } from "./Api.ts"
 
 /** Live leads, or with `livemode` false the test leads instead; `query` matches a phone, a name or an e-mail. */
@@ -49,39 +41,33 @@ export const listLeads = Effect.fn("Leads.list")(function* (
   return pageOf(rows, page.limit, (last) => encodeCursor(last.created_at, last.id))
 })
 
-const { notes, tasks, events, requests: _, ...leadFields } = LeadDetail.fields
-const LeadRecord = Schema.Struct(leadFields)
+const { requests: _, ...detailFields } = LeadDetail.fields
+const LeadWithoutRequests = Schema.Struct(detailFields)
 
 /** A lead of the organization with its notes, tasks, events and the requests that named it. */
 export const findLead = Effect.fn("Leads.find")(function* (organizationId: string, id: string) {
   if (!isUuid(id)) return Option.none<typeof LeadDetail.Type>()
-  const sql = yield* SqlClient.SqlClient
-  const found = yield* sql`
-    SELECT l.id, l.nombre, l.telefono, l.email, json_build_object('id', o.id, 'label', o.label) AS origin,
-           CASE WHEN l.property_id IS NULL THEN NULL
-                ELSE json_build_object('id', l.property_id, 'codigo', COALESCE(p.codigo, '')) END AS property,
-           CASE WHEN l.assignee_id IS NULL THEN NULL
-                ELSE json_build_object('id', l.assignee_id, 'name', COALESCE(a.name, '')) END AS assignee,
-           l.created_at, l.updated_at, l.erased_at, l.livemode
-    FROM leads l
-    JOIN origins o ON o.id = l.origin_id
-    LEFT JOIN properties p ON p.id = l.property_id
-    LEFT JOIN agents a ON a.id = l.assignee_id
-    WHERE l.id = ${id} AND l.organization_id = ${organizationId}`.pipe(decodeItem(LeadRecord))
-  if (Option.isNone(found)) return Option.none<typeof LeadDetail.Type>()
-  const [noteRows, taskRows, eventRows] = yield* Effect.all([
-    sql`SELECT body, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`,
-    sql`
-      SELECT t.kind, a.name AS assignee, t.due_at
-      FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id
-      WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`,
-    sql`SELECT type, created_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`
-  ]).pipe(Effect.orDie)
+  const found = yield* readLead(id)
+  if (Option.isNone(found) || found.value.lead.organization_id !== organizationId)
+    return Option.none<typeof LeadDetail.Type>()
+  const { lead, notes, tasks, events } = found.value
   const requests = yield* requestsOfLead(organizationId, id)
-  const detail = yield* decodeAs(Schema.Struct({ notes, tasks, events }), {
-    notes: noteRows,
-    tasks: taskRows,
-    events: eventRows
+  const detail = yield* decodeAs(LeadWithoutRequests, {
+    id: lead.id,
+    nombre: lead.nombre,
+    telefono: lead.telefono,
+    email: lead.email,
+    origin: { id: lead.origin_id, label: lead.origin_label },
+    property:
+      lead.property_id === null ? null : { id: lead.property_id, codigo: lead.property?.codigo ?? "" },
+    assignee: lead.assignee_id === null ? null : { id: lead.assignee_id, name: lead.assignee_name ?? "" },
+    created_at: lead.created_at,
+    updated_at: lead.updated_at,
+    erased_at: lead.erased_at,
+    livemode: lead.livemode,
+    notes: notes.map((note) => ({ body: note.body, created_at: note.created_at })),
+    tasks: tasks.map((task) => ({ kind: task.kind, assignee: task.assignee_name, due_at: task.due_at })),
+    events: events.map((event) => ({ type: event.type, created_at: event.created_at }))
   })
-  return Option.some<typeof LeadDetail.Type>({ ...found.value, ...detail, requests })
+  return Option.some<typeof LeadDetail.Type>({ ...detail, requests })
 })

@@ -22,7 +22,7 @@ export const Overview = Schema.Struct({
   ),
   leads_per_day: Schema.Array(
     Schema.Struct({
-      day: Schema.String.annotate({ format: "date" }),
+      day: Schema.String.annotate({ format: "date", description: "A day in the organization's time zone." }),
       created: Schema.Int,
       enriched: Schema.Int
     })

@@ -1,14 +1,27 @@
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { defaultTimeZone } from "../../Domain/Locale.ts"
+import { decodeFirst } from "../../Platform/Sql.ts"
 import { decodeAs } from "../Rows.ts"
 import { Overview } from "./Api.ts"
 
 const day = 24 * 60 * 60 * 1000
 
-/** Live data only: what test keys send is left out of every figure. */
+const ZoneRow = Schema.Struct({ country: Schema.String, time_zone: Schema.NullOr(Schema.String) })
+
+/**
+ * Live data only: what test keys send is left out of every figure. Leads are counted per day of
+ * the organization's time zone (the one an admin set, else its country's), as the console shows it.
+ */
 export const overviewOf = Effect.fn("Console.overview")(function* (organizationId: string) {
   const sql = yield* SqlClient.SqlClient
   const now = yield* Clock.currentTimeMillis
+  const organization = yield* sql`
+    SELECT country, time_zone FROM organizations WHERE id = ${organizationId}`.pipe(decodeFirst(ZoneRow))
+  const zone = Option.match(organization, {
+    onNone: () => "UTC",
+    onSome: (row) => row.time_zone ?? defaultTimeZone(row.country)
+  })
   const since = new Date(now - day)
   const [requests_per_minute, leads_per_day, error_codes] = yield* Effect.all([
     sql`
@@ -17,7 +30,7 @@ export const overviewOf = Effect.fn("Console.overview")(function* (organizationI
       WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.livemode
       GROUP BY 1, 2, 3 ORDER BY 1, 3`,
     sql`
-      SELECT to_char(date_trunc('day', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
+      SELECT to_char((created_at AT TIME ZONE ${zone})::date, 'YYYY-MM-DD') AS day,
              count(*) FILTER (WHERE type = 'lead.created')::int AS created,
              count(*) FILTER (WHERE type = 'lead.enriched')::int AS enriched
       FROM outbox_events

@@ -1,0 +1,83 @@
+import { Effect, Option, Schema } from "effect"
+import { SqlClient } from "effect/sql"
+import { decodeFirst, decodeRows } from "../Platform/Sql/Decode.ts"
+
+const LeadRow = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  origin_id: Schema.String,
+  origin_label: Schema.String,
+  nombre: Schema.NullOr(Schema.String),
+  telefono: Schema.NullOr(Schema.String),
+  phone_key: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  /** The lead's column; `property` is the catalog row it names, when that row exists. */
+  property_id: Schema.NullOr(Schema.String),
+  property: Schema.NullOr(
+    Schema.Struct({ id: Schema.String, codigo: Schema.String, external_code: Schema.NullOr(Schema.String) })
+  ),
+  assignee_id: Schema.NullOr(Schema.String),
+  assignee_name: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  updated_at: Schema.Date,
+  erased_at: Schema.NullOr(Schema.Date),
+  livemode: Schema.Boolean
+})
+const NoteRow = Schema.Struct({ body: Schema.String, request_id: Schema.String, created_at: Schema.Date })
+const TaskRow = Schema.Struct({
+  kind: Schema.String,
+  assignee_id: Schema.NullOr(Schema.String),
+  assignee_name: Schema.NullOr(Schema.String),
+  due_at: Schema.Date,
+  created_at: Schema.Date
+})
+const EventRow = Schema.Struct({
+  type: Schema.String,
+  payload: Schema.Unknown,
+  created_at: Schema.Date,
+  published_at: Schema.NullOr(Schema.Date)
+})
+
+/** A lead as stored, with its notes, tasks and events (each oldest first). */
+export interface LeadRecord {
+  readonly lead: typeof LeadRow.Type
+  readonly notes: ReadonlyArray<typeof NoteRow.Type>
+  readonly tasks: ReadonlyArray<typeof TaskRow.Type>
+  readonly events: ReadonlyArray<typeof EventRow.Type>
+}
+
+/**
+ * The one read of a lead with its notes, tasks and events: the CLI's `lead show`
+ * (`LeadRepository.show`), the console's lead detail (`Console/Leads/Queries.ts`) and the
+ * personal-data export (`PersonalData.export`) each map it to their own shape. Its statements run
+ * one after another, so inside a caller's transaction they read one snapshot.
+ */
+export const readLead = Effect.fn("LeadRecord.read")(function* (id: string) {
+  const sql = yield* SqlClient.SqlClient
+  const found = yield* sql`
+    SELECT l.id, l.organization_id, l.origin_id, o.label AS origin_label, l.nombre, l.telefono, l.phone_key,
+           l.email, l.property_id,
+           CASE WHEN p.id IS NULL THEN NULL
+                ELSE jsonb_build_object('id', p.id, 'codigo', p.codigo, 'external_code', p.external_code)
+           END AS property,
+           l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at, l.erased_at, l.livemode
+    FROM leads l
+    JOIN origins o ON o.id = l.origin_id
+    LEFT JOIN properties p ON p.id = l.property_id
+    LEFT JOIN agents a ON a.id = l.assignee_id
+    WHERE l.id = ${id}`.pipe(decodeFirst(LeadRow))
+  if (Option.isNone(found)) return Option.none<LeadRecord>()
+  const notes = yield* sql`
+    SELECT body, request_id, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`.pipe(
+    decodeRows(NoteRow)
+  )
+  const tasks = yield* sql`
+    SELECT t.kind, t.assignee_id, a.name AS assignee_name, t.due_at, t.created_at
+    FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id
+    WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`.pipe(decodeRows(TaskRow))
+  const events = yield* sql`
+    SELECT type, payload, created_at, published_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`.pipe(
+    decodeRows(EventRow)
+  )
+  return Option.some<LeadRecord>({ lead: found.value, notes, tasks, events })
+})
