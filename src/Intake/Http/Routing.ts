@@ -87,7 +87,7 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
     return (httpEffect) =>
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const settled = Deferred.makeUnsafe<Settlement>()
+        const settled = yield* Deferred.make<Settlement>()
         const current: CurrentRequestShape = {
           requestId: crypto.randomUUID(),
           docsUrl,
@@ -113,7 +113,7 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
                 )
               )
         if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* exit
-        const settlement = Deferred.isDoneUnsafe(settled) ? yield* Deferred.await(settled) : undefined
+        const settlement = (yield* Deferred.isDone(settled)) ? yield* Deferred.await(settled) : undefined
         let response: HttpServerResponse.HttpServerResponse
         let outcome: string
         let headers: Readonly<Record<string, string>> = settlement?.headers ?? {}
