@@ -1,5 +1,5 @@
 import { type JsonSchema, Schema } from "effect"
-import { isAcceptablePhone } from "../Domain/Phone.ts"
+import { isAcceptablePhone } from "../Domain/AcceptablePhone.ts"
 
 export const Limits = {
   bodyBytes: 64_000,

@@ -2,14 +2,9 @@
 // number), which min supports; "max" adds number-type and strict-validity patterns that a key does not use.
 import { isSupportedCountry, parsePhoneNumberFromString } from "libphonenumber-js/min"
 
+export { isAcceptablePhone } from "./AcceptablePhone.ts"
+
 const NON_DIGITS = /\D/g
-
-const MINIMUM_PHONE_DIGITS = 10
-const ACCEPTABLE_PHONE_CHARACTERS = /^\+?[0-9 ().-]*$/
-
-/** A phone a lead may carry: its characters and at least 10 digits (docs/contract.md#2-normalisation). */
-export const isAcceptablePhone = (raw: string): boolean =>
-  ACCEPTABLE_PHONE_CHARACTERS.test(raw) && raw.replace(NON_DIGITS, "").length >= MINIMUM_PHONE_DIGITS
 
 const MEXICO_E164_PREFIX = "+52"
 const MEXICO_NATIONAL_NUMBER_LENGTH = 10
