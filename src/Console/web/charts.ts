@@ -1,6 +1,6 @@
 // Inline SVG charts drawn at the container's real width (text stays legible on a phone), redrawn on resize.
 
-import { formatCalendarDay, formatHourMinute, formatNumber, hourInZone, t } from "./i18n.ts"
+import { dayInZone, formatCalendarDay, formatHourMinute, formatNumber, hourInZone, t } from "./i18n.ts"
 import { type Child, h, svg } from "./ui.ts"
 
 export const palette = [
@@ -178,11 +178,12 @@ export const leadsChart = (
   days: ReadonlyArray<{ readonly day: string; readonly created: number; readonly enriched: number }>,
   now = Date.now()
 ) => {
-  const today = new Date(now)
+  // The server counts by the organization's local days, so the last bar is its today, not UTC's.
+  const [year, month, day] = dayInZone(now).split("-").map(Number) as [number, number, number]
   const byDay = new Map(days.map((entry) => [entry.day.slice(0, 10), entry]))
   const series: Array<{ date: Date; created: number; enriched: number }> = []
   for (let offset = 29; offset >= 0; offset--) {
-    const date = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - offset))
+    const date = new Date(Date.UTC(year, month - 1, day - offset))
     const key = date.toISOString().slice(0, 10)
     const entry = byDay.get(key)
     series.push({ date, created: entry?.created ?? 0, enriched: entry?.enriched ?? 0 })

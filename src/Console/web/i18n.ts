@@ -111,6 +111,8 @@ const makeFormats = () => ({
   }),
   clock: new Intl.DateTimeFormat(locale, { timeZone, ...clockParts }),
   hourOfDay: new Intl.DateTimeFormat("en", { timeZone, hour: "numeric", hourCycle: "h23" }),
+  /** `YYYY-MM-DD` (the en-CA order) in the organization's zone. */
+  localDay: new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }),
   year: new Intl.DateTimeFormat("en", { timeZone, year: "numeric" }),
   zone: new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: "shortOffset" }),
   wallClock: new Intl.DateTimeFormat("en-US", {
@@ -191,6 +193,12 @@ export const zoneLabel = () => {
     .find((entry) => entry.type === "timeZoneName")
   return part?.value ?? timeZone
 }
+
+/**
+ * The calendar day an instant falls on in the organization's zone, as `YYYY-MM-DD`: the days the
+ * overview counts leads by (between 00:00 and 06:00 UTC, Mexico City is still on the day before).
+ */
+export const dayInZone = (ms: number) => f().localDay.format(new Date(ms))
 
 export const formatDateTime = (iso: string | null | undefined) =>
   iso ? f().dateTime.format(new Date(iso)) : t.common.none
