@@ -78,12 +78,18 @@ setUnauthenticatedHandler(() => {
   signedOut()
 })
 
+/** The console's words in `next`, and the page's `lang` with them (screen readers pronounce by it). */
+const speak = (next: Locale) => {
+  setLocale(next)
+  document.documentElement.lang = next
+}
+
 /** Before anyone signed in: the language chosen in this browser, else the browser's own. */
 const preSessionLocale = () => chooseLocale({ saved: chosenLocale(), languages: navigator.languages })
 
 /** The operator's saved language, else the browser's, else the organization's country; its time zone. */
 const applyLocale = () => {
-  setLocale(
+  speak(
     chooseLocale({
       saved: session.operator?.language ?? chosenLocale(),
       languages: navigator.languages,
@@ -219,7 +225,7 @@ const apiLanguage = (choice: Locale) => (choice === "es-MX" ? "es" : "en")
 /** Keeps the choice with the operator's account (signed in) or in this browser (the sign-in page). */
 const chooseLanguage = async (choice: Locale) => {
   rememberChoice(choice)
-  setLocale(choice)
+  speak(choice)
   if (session.operator === null) return
   try {
     const answer = await call((api) =>
@@ -543,7 +549,7 @@ document.addEventListener("keydown", (event) => {
 })
 
 const boot = async () => {
-  setLocale(preSessionLocale())
+  speak(preSessionLocale())
   try {
     const answer = await call((api) => api.session.current({}), { expectUnauthenticated: true })
     await startSession(answer)

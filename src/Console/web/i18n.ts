@@ -63,10 +63,10 @@ export const rememberChoice = (choice: Locale) => {
   } catch {}
 }
 
+/** The words and formats of `next` (no DOM here: the page's `lang` is set by app.ts's `speak`). */
 export const setLocale = (next: Locale) => {
   locale = next
   t = catalogs[next]
-  document.documentElement.lang = next
   resetFormats()
 }
 
