@@ -657,9 +657,10 @@ export const webhookAlerts = async (
                       ? t.webhooks.pausedAt(formatDateTime(alert.since))
                       : t.webhooks.failingSince(formatDateTime(alert.since))
                   ),
-                  alert.disabled_reason === null
-                    ? null
-                    : h("span", { class: "state-detail" }, t.webhooks.pausedReason[alert.disabled_reason])
+                  // A 410 says why by itself; "failing" is the badge and the last error beside it.
+                  alert.disabled_reason === "gone"
+                    ? h("span", { class: "state-detail" }, t.webhooks.pausedReason.gone)
+                    : null
                 )
             },
             {
