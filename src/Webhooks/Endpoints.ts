@@ -16,6 +16,11 @@ export interface WebhookEndpoint {
   readonly disabled: boolean
   /** Why it is disabled: a `410 Gone`, no success for `WEBHOOK_DISABLE_AFTER`, or an operator. */
   readonly disabledReason: DisabledReason | null
+  readonly disabledAt: Date | null
+  /** The first failed attempt since the last success (or since it was enabled); null while it succeeds. */
+  readonly failingSince: Date | null
+  /** The last attempt's one-line error while it is failing or disabled; null otherwise. */
+  readonly lastError: string | null
   readonly createdAt: Date
 }
 
@@ -37,6 +42,8 @@ const EndpointRow = Schema.Struct({
   test_events: Schema.Boolean,
   disabled_at: Schema.NullOr(Schema.Date),
   disabled_reason: Schema.NullOr(Schema.Literals(disabledReasons)),
+  failing_since: Schema.NullOr(Schema.Date),
+  last_error: Schema.NullOr(Schema.String),
   created_at: Schema.Date
 })
 
@@ -74,11 +81,21 @@ export class WebhookEndpoints extends Context.Service<
         testEvents: row.test_events,
         disabled: row.disabled_at !== null,
         disabledReason: row.disabled_at === null ? null : row.disabled_reason,
+        disabledAt: row.disabled_at,
+        failingSince: row.failing_since,
+        lastError: row.last_error,
         createdAt: row.created_at
       })
       // `410 Gone` is what releases before migration 0020 wrote for a 410 (a rolling deploy may still).
       const columns = sql`id, url, events, test_events, disabled_at,
-        CASE disabled_reason WHEN '410 Gone' THEN 'gone' ELSE disabled_reason END AS disabled_reason, created_at`
+        CASE disabled_reason WHEN '410 Gone' THEN 'gone' ELSE disabled_reason END AS disabled_reason,
+        failing_since,
+        CASE WHEN failing_since IS NOT NULL OR disabled_at IS NOT NULL THEN (
+          SELECT a.error FROM webhook_attempts a
+          WHERE a.organization_id = webhook_endpoints.organization_id AND a.endpoint_id = webhook_endpoints.id
+          ORDER BY a.at DESC, a.attempt DESC LIMIT 1)
+        END AS last_error,
+        created_at`
       return WebhookEndpoints.of({
         add: Effect.fn("WebhookEndpoints.add")(function* (endpoint) {
           const target = yield* vetUrl(endpoint.url, config).pipe(

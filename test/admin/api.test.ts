@@ -219,6 +219,7 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "exportLead",
           "logout",
           "purgeTestData",
+          "resendFailedWebhookDeliveries",
           "resendWebhookDelivery",
           "rotateWebhookSecret",
           "restoreProperty",
@@ -345,8 +346,10 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "exportLead",
           "lead",
           "request",
+          "resendFailedWebhookDeliveries",
           "resendWebhookDelivery",
           "rotateWebhookSecret",
+          "webhookAttempts",
           "webhookDeliveries",
           "restoreProperty",
           "revokeKey",
@@ -985,6 +988,10 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           events: ["lead.enriched"],
           test_events: false,
           disabled: false,
+          disabled_reason: null,
+          disabled_at: null,
+          failing_since: null,
+          last_error: null,
           created_at: expect.stringMatching(isoUtc)
         },
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/)
@@ -1051,6 +1058,7 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           state: "pending",
           attempts: 0,
           last_status: null,
+          last_error: null,
           last_attempt_at: null,
           next_attempt_at: expect.stringMatching(isoUtc)
         }
@@ -1068,6 +1076,7 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
         state: "pending",
         attempts: 0,
         last_status: null,
+        last_error: null,
         last_attempt_at: null,
         next_attempt_at: expect.stringMatching(isoUtc)
       })

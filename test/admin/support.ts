@@ -15,6 +15,7 @@ import { layerApp } from "../../src/Intake/Http/App.ts"
 import { layerServices } from "../../src/Intake/Services.ts"
 import { PersonalData } from "../../src/PersonalData/PersonalData.ts"
 import { AppConfig, type AppConfigShape, WebhookConfig } from "../../src/Platform/Config.ts"
+import { WebhookAttempts } from "../../src/Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
 import { type Fixture, seed } from "../support/Client.ts"
@@ -32,6 +33,7 @@ const layerAll = (policies: { readonly sessions: SessionPolicy; readonly throttl
     LoginThrottle.layerWith(policies.throttle),
     PersonalData.layer,
     WebhookDeliveries.layer,
+    WebhookAttempts.layer,
     WebhookEndpoints.layer.pipe(Layer.provideMerge(WebhookConfig.layer))
   ).pipe(Layer.provideMerge(layerFreshDatabase))
 
@@ -362,6 +364,8 @@ export const validBody = (endpoint: EndpointInfo, org: Organization): unknown =>
       return { name: "Marta" }
     case "createRule":
       return { agent_ids: [org.agentIds[0]], round_robin: false }
+    case "resendFailedWebhookDeliveries":
+      return { since: "2026-01-01T00:00:00Z" }
     case "createWebhook":
       return { url: "https://93.184.215.14/hooks/other", events: ["lead.created"] }
     case "eraseLead":

@@ -4,6 +4,7 @@ import * as path from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { json } from "../e2e/Processes.ts"
+import { type Receiver, startReceiver } from "../webhooks/support.ts"
 import {
   addOperator,
   apiFromPage,
@@ -80,10 +81,20 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
   let admin: Operator
   let leadId = ""
   let webhookId = ""
+  let receiver: Receiver
   const results: Array<string> = []
 
   beforeAll(async () => {
-    app = await startConsole()
+    // The endpoint's receiver refuses (503, on 127.0.0.1): its deliveries fail with their attempts
+    // and, after four failed attempts over more than WEBHOOK_DISABLE_AFTER, it is paused.
+    receiver = await startReceiver(() => ({ status: 503 }))
+    app = await startConsole({
+      WEBHOOK_WORKER: "true",
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      WEBHOOK_RETRY_SCHEDULE: "400ms,400ms,400ms",
+      WEBHOOK_DISABLE_AFTER: "1s",
+      WEBHOOK_POLL_INTERVAL: "200ms"
+    })
     browser = await launchBrowser()
     const org = json(await app.cli("org", "create", "--name", "Inmobiliaria Las Lomas", "--json")).id
     const agent = json(await app.cli("agent", "add", "--org", org, "--name", "Ana Martínez", "--json"))
@@ -115,7 +126,7 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     const created = await apiFromPage(page, "POST", "/api/webhooks", {
       csrf: true,
       body: {
-        url: "https://93.184.215.14/integraciones/crm-inmobiliario/webhooks/prospectos-recibidos-desde-el-sitio-web",
+        url: receiver.url("/integraciones/crm-inmobiliario/webhooks/prospectos-recibidos-desde-el-sitio-web"),
         events: ["lead.created", "lead.enriched", "lead.erased"]
       }
     })
@@ -134,16 +145,30 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     leadId = first.body.lead_id
     await postLead(app.publicUrl, origin.key, { nombre: "José Ángel Ramírez", telefono: "+52 33 9876 5432" })
     await postLead(app.publicUrl, origin.key, { nombre: "", telefono: "12" })
+    const deadline = Date.now() + 30_000
+    while (
+      json(await app.cli("webhook", "list", "--org", org, "--json")).find(
+        (w: { id: string }) => w.id === webhookId
+      )?.disabled_reason !== "failing"
+    ) {
+      if (Date.now() > deadline) throw new Error("the refused endpoint was not paused")
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
   })
 
   afterAll(async () => {
     if (results.length > 0) console.log(`axe results:\n${results.join("\n")}`)
     await browser?.close()
     await app?.stop()
+    await receiver?.close()
   })
 
   const views = (): ReadonlyArray<View> => [
-    { name: "overview", path: "/overview" },
+    {
+      name: "overview",
+      path: "/overview",
+      open: (page) => page.locator("main .webhook-alerts section").waitFor()
+    },
     { name: "origins", path: "/origins" },
     {
       name: "origin-new-dialog",
@@ -202,6 +227,24 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
         await page.locator(`main tr[data-webhook-id="${webhookId}"] button`).first().click()
         await page.locator("main tr[data-event-id]").first().waitFor()
       }
+    },
+    {
+      name: "webhook-attempts-dialog",
+      path: "/webhooks",
+      open: async (page) => {
+        await page.locator(`main tr[data-webhook-id="${webhookId}"] button`).first().click()
+        const attempted = page.locator("main tr[data-event-id] button:not([disabled])").first()
+        await openDialog(page, () => attempted.click())
+        await page.locator("dialog[open] tbody tr").first().waitFor()
+      }
+    },
+    {
+      name: "webhook-resend-failed-dialog",
+      path: "/webhooks",
+      open: (page) =>
+        openDialog(page, () =>
+          page.locator(`main tr[data-webhook-id="${webhookId}"] button`).filter({ hasText: /…$/ }).click()
+        )
     },
     { name: "audit", path: "/audit" }
   ]

@@ -43,8 +43,11 @@ export interface ConsoleServer {
   readonly stop: () => Promise<void>
 }
 
-/** A real `serve` process on a fresh database, with its admin listener on its own port. */
-export const startConsole = async (): Promise<ConsoleServer> => {
+/**
+ * A real `serve` process on a fresh database, with its admin listener on its own port. `env` adds
+ * settings (a test that turns the delivery worker on must point its endpoints at 127.0.0.1 only).
+ */
+export const startConsole = async (extra: Record<string, string> = {}): Promise<ConsoleServer> => {
   const env = await freshDatabaseEnv()
   const port = await freePort()
   const adminPort = await freePort()
@@ -55,7 +58,8 @@ export const startConsole = async (): Promise<ConsoleServer> => {
       ADMIN_PORT: String(adminPort),
       ADMIN_HOST: "127.0.0.1",
       LOG_LEVEL: "Warn",
-      WEBHOOK_WORKER: "false"
+      WEBHOOK_WORKER: "false",
+      ...extra
     }
   })
   const adminUrl = `http://127.0.0.1:${adminPort}`

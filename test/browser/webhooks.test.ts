@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { json } from "../e2e/Processes.ts"
+import { type Receiver, startReceiver } from "../webhooks/support.ts"
 import {
   addOperator,
   type ConsoleServer,
@@ -228,6 +229,224 @@ describe("webhooks, lead export and erasure in the console", () => {
   })
 
   it("reported no script errors or CSP violations", () => {
+    expect(problems).toEqual([])
+  })
+})
+
+/** An instant's wall-clock time in a zone, as a `datetime-local` input takes it. */
+const wallClock = (ms: number, timeZone: string) => {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      hourCycle: "h23"
+    })
+      .formatToParts(new Date(ms))
+      .map((part) => [part.type, part.value])
+  )
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}`
+}
+
+/**
+ * An endpoint whose receiver refuses (127.0.0.1 only, so the delivery worker runs and never dials
+ * out): the console shows each failure's error and attempts, the endpoint failing and then paused
+ * after a short WEBHOOK_DISABLE_AFTER, the overview's link to it, Resume, and "Resend failed since".
+ */
+describe("an endpoint that keeps failing, in the console", () => {
+  let app: ConsoleServer
+  let receiver: Receiver
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+  let problems: Array<string>
+  let org: string
+  let viewer: Operator
+  let key = ""
+  let webhookId = ""
+  let failingSince = 0
+  const started = Date.now()
+  const disableAfterMillis = 3000
+
+  const deliveries = async () => json(await app.cli("webhook", "deliveries", "--id", webhookId, "--json"))
+  const endpoint = async () =>
+    json(await app.cli("webhook", "list", "--org", org, "--json")).find(
+      (w: { id: string }) => w.id === webhookId
+    )
+
+  beforeAll(async () => {
+    receiver = await startReceiver(() => ({ status: 503 }))
+    app = await startConsole({
+      WEBHOOK_WORKER: "true",
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      WEBHOOK_RETRY_SCHEDULE: "200ms,200ms",
+      WEBHOOK_DISABLE_AFTER: `${disableAfterMillis}ms`,
+      WEBHOOK_POLL_INTERVAL: "200ms"
+    })
+    browser = await launchBrowser()
+    org = await createOrg(app, "Casas del Bajío")
+    key = json(await app.cli("origin", "create", "--org", org, "--label", "Portal", "--json")).key
+    const admin = await addOperator(app, { org, email: "admin@bajio.test" })
+    viewer = await addOperator(app, { org, email: "viewer@bajio.test", role: "viewer" })
+    context = await newContext(browser, app)
+    page = await context.newPage()
+    problems = watchProblems(page)
+    await signIn(page, admin)
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await app?.stop()
+    await receiver?.close()
+  })
+
+  it("shows each failed delivery's error, and its attempts with time, HTTP status, error and duration", async () => {
+    await goTo(page, "Webhooks")
+    await page.getByRole("button", { name: "New endpoint" }).click()
+    const form = page.getByRole("dialog", { name: "New webhook endpoint" })
+    await form.getByLabel("URL").fill(receiver.url("/crm"))
+    await form.getByRole("button", { name: "Add endpoint" }).click()
+    await page.getByRole("dialog", { name: "Endpoint added" }).getByRole("button", { name: "Done" }).click()
+    webhookId = json(await app.cli("webhook", "list", "--org", org, "--json"))[0].id
+
+    expect(
+      (await postLead(app.publicUrl, key, { nombre: "Inés Treviño", telefono: "+52 442 555 0101" })).status
+    ).toBe(201)
+    await expect.poll(async () => (await deliveries())[0]?.state, { timeout: 15_000 }).toBe("failed")
+    const [failed] = await deliveries()
+    expect(failed).toMatchObject({ attempts: 3, last_status: 503, last_error: "HTTP 503" })
+    expect(receiver.received.length).toBe(3)
+
+    await page.reload()
+    const row = page.locator(`tr[data-webhook-id="${webhookId}"]`)
+    await row.waitFor()
+    await expect(row.textContent()).resolves.toMatch(/Failing\s*since /)
+    await expect(row.textContent()).resolves.toContain("Last error: HTTP 503")
+    await expect(row.getByRole("button", { name: "Resume" }).count()).resolves.toBe(0)
+
+    await row.getByRole("button", { name: "Deliveries" }).click()
+    const region = page.getByRole("region", { name: /^Deliveries to / })
+    const deliveryRow = region.locator(`tr[data-event-id="${failed.event_id}"]`)
+    await deliveryRow.waitFor()
+    await expect(deliveryRow.textContent()).resolves.toMatch(/failed/)
+    await expect(deliveryRow.textContent()).resolves.toContain("HTTP 503")
+    await deliveryRow.getByRole("button", { name: `Attempts of ${failed.event_id}` }).click()
+    const dialog = page.getByRole("dialog", { name: "Delivery attempts" })
+    await dialog.waitFor()
+    const attempts = json(
+      await app.cli("webhook", "attempts", "--id", webhookId, "--event", failed.event_id, "--json")
+    )
+    expect(attempts).toHaveLength(3)
+    failingSince = Date.parse(attempts[0].at)
+    const shown = dialog.locator("tbody tr")
+    await expect(shown.count()).resolves.toBe(3)
+    for (const [index, attempt] of attempts.entries()) {
+      const cells = await shown.nth(index).locator("td").allTextContents()
+      expect(cells[0]).not.toBe("")
+      expect(cells.slice(1)).toEqual(["503", "HTTP 503", `${attempt.duration_ms} ms`])
+      await expect(shown.nth(index).locator("time").getAttribute("datetime")).resolves.toBe(attempt.at)
+    }
+    await screenshot(page, "webhook-attempts", { fullPage: false })
+    await dialog.getByRole("button", { name: "Close" }).click()
+    await expect.poll(() => page.getByRole("dialog").count()).toBe(0)
+  })
+
+  it("pauses the endpoint after WEBHOOK_DISABLE_AFTER without a success; the overview links to it", async () => {
+    await page.waitForTimeout(Math.max(0, failingSince + disableAfterMillis + 500 - Date.now()))
+    expect(
+      (await postLead(app.publicUrl, key, { nombre: "Óscar Luján", telefono: "+52 442 555 0202" })).status
+    ).toBe(201)
+    await expect.poll(async () => (await endpoint()).disabled_reason, { timeout: 15_000 }).toBe("failing")
+    expect((await endpoint()).disabled).toBe(true)
+    const waiting = (await deliveries()).find((d: { state: string }) => d.state === "pending")
+    expect(waiting).toBeDefined()
+
+    await goTo(page, "Overview")
+    const alerts = page.getByRole("region", { name: "Webhooks that need attention" })
+    await alerts.waitFor()
+    await expect(alerts.textContent()).resolves.toMatch(/Paused automaticallyon /)
+    await expect(alerts.textContent()).resolves.toContain("HTTP 503")
+    await screenshot(page, "overview-webhook-alerts", { fullPage: false })
+    await alerts.getByRole("link", { name: receiver.url("/crm") }).click()
+    await page.waitForURL(new RegExp(`/webhooks\\?endpoint=${webhookId}$`))
+    const row = page.locator(`tr[data-webhook-id="${webhookId}"]`)
+    await row.waitFor()
+    await expect(row.getAttribute("class")).resolves.toMatch(/selected/)
+    await expect(row.textContent()).resolves.toContain("Paused automatically")
+    await expect(row.textContent()).resolves.toMatch(/No successful attempt since .+\./)
+    await expect(row.textContent()).resolves.toContain("Last error: HTTP 503")
+    const waitingRow = page
+      .getByRole("region", { name: /^Deliveries to / })
+      .locator(`tr[data-event-id="${waiting.event_id}"]`)
+    await waitingRow.waitFor()
+    await expect(waitingRow.textContent()).resolves.toContain("waits for Resume")
+    await screenshot(page, "webhook-paused")
+  })
+
+  it("a viewer sees the state and the errors, but neither Resume nor Resend failed", async () => {
+    const viewerContext = await newContext(browser, app)
+    const viewerPage = await viewerContext.newPage()
+    const viewerProblems = watchProblems(viewerPage)
+    await signIn(viewerPage, viewer)
+    await expect
+      .poll(() => viewerPage.getByRole("region", { name: "Webhooks that need attention" }).count())
+      .toBe(1)
+    await goTo(viewerPage, "Webhooks")
+    const row = viewerPage.locator(`tr[data-webhook-id="${webhookId}"]`)
+    await row.waitFor()
+    await expect(row.textContent()).resolves.toContain("Paused automatically")
+    await expect(row.getByRole("button", { name: "Resume" }).count()).resolves.toBe(0)
+    await expect(row.getByRole("button", { name: "Resend failed…" }).count()).resolves.toBe(0)
+    await row.getByRole("button", { name: "Deliveries" }).click()
+    const region = viewerPage.getByRole("region", { name: /^Deliveries to / })
+    await region.locator("tr[data-event-id]").first().waitFor()
+    await expect(region.textContent()).resolves.toContain("HTTP 503")
+    await expect(region.getByRole("button", { name: /^Attempts of / }).count()).resolves.toBeGreaterThan(0)
+    await expect(region.getByRole("button", { name: /^Resend / }).count()).resolves.toBe(0)
+    expect(viewerProblems).toEqual([])
+    await viewerContext.close()
+  })
+
+  it("resumes the endpoint (its waiting delivery goes out) and resends the failed ones since a time in the organization's zone", async () => {
+    receiver.answer = () => ({ status: 204 })
+    const row = page.locator(`tr[data-webhook-id="${webhookId}"]`)
+    await row.getByRole("button", { name: "Resume" }).click()
+    await expect.poll(() => page.getByText(/resumed; its waiting deliveries are sent again/).count()).toBe(1)
+    await expect.poll(() => row.textContent()).toMatch(/Active/)
+    expect(await endpoint()).toMatchObject({ disabled: false, disabled_reason: null })
+    await expect
+      .poll(async () => (await deliveries()).map((d: { state: string }) => d.state).sort(), {
+        timeout: 15_000
+      })
+      .toEqual(["delivered", "failed"])
+
+    // Ten minutes before the test began, as the organization's clock (Mexico City) reads it.
+    const sinceMinute = Math.floor((started - 600_000) / 60_000) * 60_000
+    await row.getByRole("button", { name: "Resend failed…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Resend failed deliveries" })
+    await expect(dialog.getByLabel("Since").inputValue()).resolves.toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/)
+    await expect(dialog.textContent()).resolves.toMatch(/In the organization's time zone \(GMT-6\)/)
+    await dialog.getByLabel("Since").fill(wallClock(sinceMinute, "America/Mexico_City"))
+    await dialog.getByRole("button", { name: "Queue again" }).click()
+    await expect
+      .poll(() => page.getByText(`1 failed delivery to ${receiver.url("/crm")} queued again.`).count())
+      .toBe(1)
+    await expect
+      .poll(async () => (await deliveries()).map((d: { state: string }) => d.state), { timeout: 15_000 })
+      .toEqual(["delivered", "delivered"])
+
+    await goTo(page, "Audit")
+    const log = page.getByRole("table", { name: "Audit log" })
+    await expect
+      .poll(() => log.textContent())
+      .toContain(`webhook ${webhookId} since ${new Date(sinceMinute).toISOString()}: 1 queued`)
+    await expect(log.textContent()).resolves.toContain("webhook.auto_disabled")
+    await goTo(page, "Overview")
+    await page.locator("main .stats").waitFor()
+    await expect(page.getByRole("region", { name: "Webhooks that need attention" }).count()).resolves.toBe(0)
     expect(problems).toEqual([])
   })
 })

@@ -99,6 +99,9 @@ acrossLayers((test) => {
         testEvents: false,
         disabled: false,
         disabledReason: null,
+        disabledAt: null,
+        failingSince: null,
+        lastError: null,
         createdAt: new Date(now)
       })
       const listed = yield* endpoints.list(fixture.organizationId)

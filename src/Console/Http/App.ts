@@ -13,6 +13,7 @@ import { isAllowedHost } from "../../Domain/HostNames.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
 import { AppConfig, WebhookConfig } from "../../Platform/Config.ts"
 import { layerListener } from "../../Platform/Listening.ts"
+import { WebhookAttempts } from "../../Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
 import { Audit } from "../Audit.ts"
@@ -169,6 +170,7 @@ export const layerAdminServices = Layer.mergeAll(
   LoginThrottle.layer,
   PersonalData.layer,
   WebhookDeliveries.layer,
+  WebhookAttempts.layer,
   WebhookEndpoints.layer.pipe(Layer.provide(WebhookConfig.layer))
 )
 

@@ -33,6 +33,18 @@ export const Overview = Schema.Struct({
   description: "Live data only: the requests and leads of test keys count in no figure."
 })
 
+/** An endpoint operators must look at: failing, or paused by the service (a 410, or failing too long). */
+export const WebhookAlert = Schema.Struct({
+  id: Uuid,
+  url: Schema.String,
+  state: Schema.Literals(["failing", "paused"]),
+  since: Instant.annotate({
+    description: "Failing: its first failed attempt since the last success. Paused: when."
+  }),
+  disabled_reason: Schema.NullOr(Schema.Literals(["gone", "failing"])),
+  last_error: Schema.NullOr(Schema.String)
+}).annotate({ identifier: "WebhookAlert" })
+
 export class OverviewGroup extends HttpApiGroup.make("overview")
   .add(
     HttpApiEndpoint.get("organizations", "/api/organizations", {
@@ -46,6 +58,14 @@ export class OverviewGroup extends HttpApiGroup.make("overview")
     HttpApiEndpoint.get("overview", "/api/overview", {
       ...scoped,
       success: Overview,
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.get("webhookAlerts", "/api/overview/webhooks", {
+      ...scoped,
+      success: Schema.Struct({ items: Schema.Array(WebhookAlert) }).annotate({
+        identifier: "WebhookAlertList",
+        description: "The organization's endpoints that are failing or were paused automatically."
+      }),
       error: [AdminNotFound, ...Unavailable]
     })
   )

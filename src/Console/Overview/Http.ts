@@ -1,9 +1,10 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
-import { organizationScope } from "../Http/Shared.ts"
+import { organizationScope, unknownToNotFound } from "../Http/Shared.ts"
 import { organizationsFor } from "../Organizations.ts"
 import { overviewOf } from "./Queries.ts"
+import { webhookAlertsOf } from "./WebhookAlerts.ts"
 
 export const layerOverviewHandlers = HttpApiBuilder.group(
   AdminApi,
@@ -21,6 +22,16 @@ export const layerOverviewHandlers = HttpApiBuilder.group(
           const organization = yield* organizationOf(query.org)
           yield* logWritten
           return yield* overviewOf(organization.id)
+        })
+      )
+      .handle(
+        "webhookAlerts",
+        Effect.fn("Admin.webhookAlerts")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          const items = yield* webhookAlertsOf(organization.id).pipe(
+            Effect.catchTag("UnknownEntity", unknownToNotFound)
+          )
+          return { items }
         })
       )
   })

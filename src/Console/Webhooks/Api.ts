@@ -32,6 +32,18 @@ export const WebhookEndpointItem = Schema.Struct({
     description: 'Also receives the events of test leads (`"livemode": false`).'
   }),
   disabled: Schema.Boolean,
+  disabled_reason: Schema.NullOr(Schema.Literals(["gone", "failing", "operator"])).annotate({
+    description:
+      "Why it is disabled: `gone` (it answered 410), `failing` (paused after no success for WEBHOOK_DISABLE_AFTER) or `operator`; null while enabled."
+  }),
+  disabled_at: Schema.NullOr(Instant),
+  failing_since: Schema.NullOr(Instant).annotate({
+    description:
+      "The first failed attempt since the last success (or since it was enabled); null while it succeeds."
+  }),
+  last_error: Schema.NullOr(Schema.String).annotate({
+    description: "The last attempt's one-line error while it is failing or disabled; null otherwise."
+  }),
   created_at: Instant
 }).annotate({ identifier: "WebhookEndpoint" })
 
@@ -71,9 +83,39 @@ export const WebhookDelivery = Schema.Struct({
   state: Schema.Literals(["pending", "delivered", "failed"]),
   attempts: Schema.Int,
   last_status: Schema.NullOr(Schema.Int),
+  last_error: Schema.NullOr(Schema.String).annotate({
+    description: "The last attempt's one-line error; null after a success or before any attempt."
+  }),
   last_attempt_at: Schema.NullOr(Instant),
   next_attempt_at: Schema.NullOr(Instant)
 }).annotate({ identifier: "WebhookDelivery" })
+
+export const WebhookAttempt = Schema.Struct({
+  at: Instant,
+  status: Schema.NullOr(Schema.Int).annotate({
+    description: "The HTTP status, or null when there was no answer."
+  }),
+  error: Schema.NullOr(Schema.String).annotate({
+    description:
+      "One line (timeout, connection refused, TLS, address not allowed, redirect, non-2xx); null on success."
+  }),
+  duration_ms: Schema.Int
+}).annotate({ identifier: "WebhookAttempt" })
+
+const isoInstantPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i
+
+export const ResendFailed = Schema.Struct({
+  since: StoredText.check(
+    Schema.makeFilter(
+      (value: string) =>
+        (isoInstantPattern.test(value) && !Number.isNaN(Date.parse(value))) ||
+        "Expected an ISO-8601 time with its offset, such as 2026-11-23T10:00:00Z"
+    )
+  ).annotate({
+    format: "date-time",
+    description: "Every failed delivery created at or after this time is queued again."
+  })
+}).annotate({ identifier: "ResendFailed" })
 
 export class WebhooksGroup extends HttpApiGroup.make("webhooks")
   .add(
@@ -138,6 +180,24 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
         identifier: "ResentDelivery"
       }),
       error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.get("webhookAttempts", "/api/webhooks/:id/deliveries/:event_id/attempts", {
+      ...scoped,
+      params: { id: StoredText, event_id: StoredText },
+      success: itemsOf(WebhookAttempt, "WebhookAttemptList").annotate({
+        description: "Every attempt of the delivery, oldest first."
+      }),
+      error: [AdminNotFound, ...Unavailable]
+    }),
+    HttpApiEndpoint.post("resendFailedWebhookDeliveries", "/api/webhooks/:id/resend-failed", {
+      ...scoped,
+      params: IdParam,
+      payload: ResendFailed,
+      success: Schema.Struct({ queued: Schema.Int }).annotate({
+        identifier: "ResentFailed",
+        description: "How many failed deliveries were queued again, each with its own webhook-id."
+      }),
+      error: [AdminNotFound, AdminValidationError, ...Unavailable]
     })
   )
   .middleware(AdminSchemaErrors)

@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { eventTypes } from "../../Domain/WebhookPayload.ts"
+import { WebhookAttempts } from "../../Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { type WebhookEndpoint, WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
 import { adminFail } from "../Http/RequestContext.ts"
@@ -10,12 +11,19 @@ import type { OrganizationRow } from "../Organizations.ts"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
+const iso = (date: Date | null) => (date === null ? null : date.toISOString())
+
 const webhookView = (endpoint: WebhookEndpoint) => ({
   id: endpoint.id,
   url: endpoint.url,
   events: endpoint.events,
   test_events: endpoint.testEvents,
   disabled: endpoint.disabled,
+  // A row disabled before the reason was kept was disabled by an operator (as `webhook list` reads it).
+  disabled_reason: endpoint.disabled ? (endpoint.disabledReason ?? ("operator" as const)) : null,
+  disabled_at: iso(endpoint.disabledAt),
+  failing_since: iso(endpoint.failingSince),
+  last_error: endpoint.lastError,
   created_at: endpoint.createdAt.toISOString()
 })
 
@@ -25,6 +33,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
   Effect.fn(function* (handlers) {
     const webhooks = yield* WebhookEndpoints
     const deliveries = yield* WebhookDeliveries
+    const attempts = yield* WebhookAttempts
     const { organizationOf, record } = yield* organizationScope
 
     const listed = (organization: OrganizationRow) =>
@@ -132,6 +141,33 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
             .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
           yield* record(organization, "webhook.resend", `webhook ${params.id} event ${params.event_id}`)
           return { event_id: params.event_id, state: "pending" as const }
+        })
+      )
+      .handle(
+        "webhookAttempts",
+        Effect.fn("Admin.webhookAttempts")(function* ({ query, params }) {
+          yield* ownedWebhook(query.org, params.id)
+          if (!uuidPattern.test(params.event_id)) return yield* notFound("event")
+          const items = yield* attempts
+            .list(params.id, params.event_id)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          return { items }
+        })
+      )
+      .handle(
+        "resendFailedWebhookDeliveries",
+        Effect.fn("Admin.resendFailedWebhookDeliveries")(function* ({ query, params, payload }) {
+          const { organization } = yield* ownedWebhook(query.org, params.id)
+          const since = new Date(payload.since)
+          const queued = yield* deliveries
+            .resendFailed(params.id, since)
+            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* record(
+            organization,
+            "webhook.resend_failed",
+            `webhook ${params.id} since ${since.toISOString()}: ${queued} queued`
+          )
+          return { queued }
         })
       )
   })

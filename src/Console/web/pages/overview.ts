@@ -5,6 +5,7 @@ import { leadsChart, requestsChart } from "../charts.ts"
 import { formatNumber, formatPercent, t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import { add, type Child, errorBox, h, link, loading, pageHeader, section, table } from "../ui.ts"
+import { webhookAlerts } from "./webhooks.ts"
 
 const stat = (label: string, value: Child, tone?: string) =>
   h(
@@ -16,7 +17,9 @@ const stat = (label: string, value: Child, tone?: string) =>
 
 export const renderOverview: Page = async (main, { signal, navigate }) => {
   const body = h("div", {}, loading())
-  add(main, pageHeader(t.overview.title, t.overview.lede), body)
+  const alerts = h("div", { class: "webhook-alerts" })
+  add(main, pageHeader(t.overview.title, t.overview.lede), alerts, body)
+  void webhookAlerts(alerts, { signal, navigate })
   let data: Awaited<ReturnType<typeof load>>
   const load = () => call((api) => api.overview.overview({ query: {} }), { signal })
   try {

@@ -1,14 +1,16 @@
-// Webhooks: the organization's endpoints (secret shown once), a test event on demand, and each
-// endpoint's deliveries with Resend.
+// Webhooks: the organization's endpoints (secret shown once) and their state (failing, paused), a
+// test event on demand, each endpoint's deliveries with their errors and attempts, Resend, and
+// "Resend failed since …".
 
 import {
   NewWebhookEndpoint,
+  type WebhookAttempt,
   type WebhookDelivery,
   type WebhookEndpointItem,
   WebhookEventType
 } from "../../../AdminApi/AdminApi.ts"
 import { call, canChange, validate } from "../api.ts"
-import { t } from "../i18n.ts"
+import { formatDateTime, fromZonedLocal, t, toZonedLocal, zoneLabel } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
   act,
@@ -18,8 +20,10 @@ import {
   checkedForm,
   confirmThenAct,
   dialogFooter,
+  duration,
   field,
   h,
+  link,
   listHeader,
   loading,
   messageOf,
@@ -37,6 +41,52 @@ import {
 
 type Endpoint = typeof WebhookEndpointItem.Type
 type Delivery = typeof WebhookDelivery.Type
+type Attempt = typeof WebhookAttempt.Type
+
+/** Paused by the service (a 410, or failing for WEBHOOK_DISABLE_AFTER), as opposed to by an operator. */
+const pausedAutomatically = (endpoint: Endpoint) =>
+  endpoint.disabled && (endpoint.disabled_reason === "failing" || endpoint.disabled_reason === "gone")
+
+const lastErrorLine = (error: string | null) =>
+  error === null
+    ? null
+    : h(
+        "span",
+        { class: "state-detail" },
+        `${t.webhooks.lastErrorIs} `,
+        h("code", { class: "error-text" }, error)
+      )
+
+/** Active, failing since …, paused automatically (why, when, the last error), or disabled by an operator. */
+const endpointState = (endpoint: Endpoint) => {
+  if (pausedAutomatically(endpoint))
+    return h(
+      "div",
+      { class: "endpoint-state" },
+      h("span", { class: "badge danger" }, t.webhooks.statePaused),
+      endpoint.disabled_at === null
+        ? null
+        : h("span", { class: "state-detail" }, t.webhooks.pausedAt(formatDateTime(endpoint.disabled_at))),
+      h(
+        "span",
+        { class: "state-detail" },
+        endpoint.disabled_reason === "failing" && endpoint.failing_since !== null
+          ? t.webhooks.pausedFailing(formatDateTime(endpoint.failing_since))
+          : t.webhooks.pausedReason[endpoint.disabled_reason === "gone" ? "gone" : "failing"]
+      ),
+      lastErrorLine(endpoint.last_error)
+    )
+  if (endpoint.disabled) return h("span", { class: "badge danger-soft" }, t.webhooks.stateDisabled)
+  if (endpoint.failing_since !== null)
+    return h(
+      "div",
+      { class: "endpoint-state" },
+      h("span", { class: "badge warning" }, t.webhooks.stateFailing),
+      h("span", { class: "state-detail" }, t.webhooks.failingSince(formatDateTime(endpoint.failing_since))),
+      lastErrorLine(endpoint.last_error)
+    )
+  return h("span", { class: "badge success" }, t.webhooks.stateActive)
+}
 
 /** The one time a signing secret is visible, like a new API key. */
 const showSecretDialog = ({
@@ -196,11 +246,108 @@ const sendTest = async (endpoint: Endpoint, button: HTMLButtonElement, showDeliv
   showDeliveries()
 }
 
+/** Enable, or Resume for an endpoint the service paused: its waiting deliveries are sent again. */
 const enable = async (endpoint: Endpoint, refresh: () => Promise<void>) => {
   await act(async () => {
     await call((api) => api.webhooks.enableWebhook(byId(endpoint)))
-    toast(t.webhooks.enabled(endpoint.url))
+    toast(pausedAutomatically(endpoint) ? t.webhooks.resumed(endpoint.url) : t.webhooks.enabled(endpoint.url))
   }, refresh)
+}
+
+const day = 24 * 60 * 60 * 1000
+
+/** Queues again every failed delivery created since a time the operator picks in the organization's zone. */
+const resendFailedDialog = (endpoint: Endpoint, done: () => Promise<void>) => {
+  const since = h("input", {
+    name: "since",
+    type: "datetime-local",
+    required: true,
+    value: toZonedLocal(new Date(Date.now() - day).toISOString())
+  })
+  const confirm = h("button", { type: "submit", class: "primary" }, t.webhooks.resendFailedConfirm)
+  const form: HTMLFormElement = checkedForm(
+    {},
+    async () => {
+      const instant = fromZonedLocal(since.value)
+      if (instant === "") {
+        showFormError(form, {
+          title: t.errors.validation_error,
+          message: t.webhooks.sinceRequired,
+          field: "since"
+        })
+        return
+      }
+      try {
+        const { queued } = await busy(confirm, () =>
+          call((api) =>
+            api.webhooks.resendFailedWebhookDeliveries({
+              params: { id: endpoint.id },
+              payload: { since: instant },
+              query: {}
+            })
+          )
+        )
+        dialog.close()
+        toast(t.webhooks.queuedFailed(queued, endpoint.url))
+        await done()
+      } catch (error) {
+        showFormError(form, error)
+      }
+    },
+    h("p", {}, t.webhooks.resendFailedIntro(endpoint.url)),
+    field(t.webhooks.since, since, t.webhooks.sinceHint(zoneLabel())),
+    dialogFooter(() => dialog.close(), confirm)
+  )
+  const dialog = openDialog({
+    title: t.webhooks.resendFailedTitle,
+    body: form,
+    initialFocus: "input[name=since]"
+  })
+}
+
+/** Every attempt of one delivery, oldest first: time, HTTP status or none, the error, duration. */
+const attemptsDialog = async (endpoint: Endpoint, delivery: Delivery, button: HTMLButtonElement) => {
+  let items: ReadonlyArray<Attempt>
+  try {
+    items = (
+      await busy(button, () =>
+        call((api) =>
+          api.webhooks.webhookAttempts({
+            params: { id: endpoint.id, event_id: delivery.event_id },
+            query: {}
+          })
+        )
+      )
+    ).items
+  } catch (error) {
+    toast(messageOf(error), "error")
+    return
+  }
+  const columns: ReadonlyArray<Column<Attempt>> = [
+    { label: timeColumnLabel(t.webhooks.attemptAt), className: "nowrap", cell: (a) => time(a.at) },
+    {
+      label: t.webhooks.httpStatus,
+      className: "numeric",
+      cell: (a) => (a.status === null ? h("span", { class: "muted" }, t.webhooks.noAnswer) : String(a.status))
+    },
+    {
+      label: t.webhooks.error,
+      cell: (a) =>
+        a.error === null
+          ? h("span", { class: "muted" }, t.common.none)
+          : h("code", { class: "error-text" }, a.error)
+    },
+    { label: t.webhooks.duration, className: "numeric", cell: (a) => duration(a.duration_ms) }
+  ]
+  openDialog({
+    title: t.webhooks.attemptsTitle,
+    className: "wide-dialog",
+    body: [
+      h("p", {}, t.webhooks.attemptsOf(delivery.event_id)),
+      table({ caption: t.webhooks.attemptsTitle, empty: t.webhooks.noAttempts, columns, rows: items })
+    ],
+    initialFocus: "button.icon-button"
+  })
 }
 
 const stateBadge = (state: Delivery["state"]) =>
@@ -253,29 +400,59 @@ const renderDeliveries = async (
               : h("span", { class: "muted" }, d.attempts === 0 ? t.common.none : t.webhooks.noAnswer)
         },
         {
+          label: t.webhooks.lastError,
+          cell: (d) =>
+            d.last_error === null
+              ? h("span", { class: "muted" }, t.common.none)
+              : h("code", { class: "error-text" }, d.last_error)
+        },
+        {
           label: timeColumnLabel(t.webhooks.lastAttempt),
           cell: (d) => time(d.last_attempt_at, "short")
         },
         {
           label: timeColumnLabel(t.webhooks.nextAttempt),
-          cell: (d) => time(d.next_attempt_at, "short")
+          // A disabled endpoint's pending deliveries wait for Resume (Enable), whatever their due time.
+          cell: (d) =>
+            d.state === "pending" && endpoint.disabled
+              ? h(
+                  "span",
+                  { class: "muted" },
+                  t.webhooks.waitsFor(pausedAutomatically(endpoint) ? t.webhooks.resume : t.webhooks.enable)
+                )
+              : time(d.next_attempt_at, "short")
         },
         {
           label: t.webhooks.actions,
           className: "actions",
           cell: (d) =>
-            admin
-              ? h(
-                  "button",
-                  {
-                    type: "button",
-                    class: "secondary small",
-                    "aria-label": t.webhooks.resendNamed(d.event_id),
-                    onClick: (event) => resend(d, event.currentTarget as HTMLButtonElement)
-                  },
-                  t.webhooks.resend
-                )
-              : h("span", { class: "muted" }, t.webhooks.viewOnly)
+            h(
+              "div",
+              { class: "row-actions" },
+              h(
+                "button",
+                {
+                  type: "button",
+                  class: "secondary small",
+                  "aria-label": t.webhooks.showAttemptsNamed(d.event_id),
+                  disabled: d.attempts === 0,
+                  onClick: (event) => attemptsDialog(endpoint, d, event.currentTarget as HTMLButtonElement)
+                },
+                t.webhooks.showAttempts
+              ),
+              admin
+                ? h(
+                    "button",
+                    {
+                      type: "button",
+                      class: "secondary small",
+                      "aria-label": t.webhooks.resendNamed(d.event_id),
+                      onClick: (event) => resend(d, event.currentTarget as HTMLButtonElement)
+                    },
+                    t.webhooks.resend
+                  )
+                : null
+            )
         }
       ]
       container.replaceChildren(
@@ -297,7 +474,7 @@ const renderDeliveries = async (
   await draw()
 }
 
-export const renderWebhooks: Page = async (main, { signal }) => {
+export const renderWebhooks: Page = async (main, { signal, search }) => {
   const admin = canChange()
   const list = h("div", {}, loading())
   const deliveries = h("div", { class: "deliveries" })
@@ -321,6 +498,12 @@ export const renderWebhooks: Page = async (main, { signal }) => {
     renderDeliveries(deliveries, endpoint, { signal, admin }).then(() =>
       deliveries.querySelector("h2")?.scrollIntoView({ block: "nearest" })
     )
+  }
+
+  const redrawDeliveries = async () => {
+    await refresh()
+    const endpoint = endpoints.find((item) => item.id === shown)
+    if (endpoint !== undefined) await renderDeliveries(deliveries, endpoint, { signal, admin })
   }
 
   const rowAction = (
@@ -361,13 +544,7 @@ export const renderWebhooks: Page = async (main, { signal }) => {
           ? h("span", { class: "badge neutral" }, t.webhooks.included)
           : h("span", { class: "muted" }, t.webhooks.no)
     },
-    {
-      label: t.webhooks.state,
-      cell: (endpoint) =>
-        endpoint.disabled
-          ? h("span", { class: "badge danger-soft" }, t.webhooks.disabled)
-          : h("span", { class: "badge success" }, t.webhooks.active)
-    },
+    { label: t.webhooks.state, cell: endpointState },
     { label: t.webhooks.created, className: "nowrap", cell: (endpoint) => time(endpoint.created_at, "date") },
     {
       label: t.webhooks.actions,
@@ -383,7 +560,14 @@ export const renderWebhooks: Page = async (main, { signal }) => {
               )
             : null,
           admin && endpoint.disabled
-            ? rowAction(endpoint, t.webhooks.enable, () => enable(endpoint, refresh))
+            ? rowAction(endpoint, pausedAutomatically(endpoint) ? t.webhooks.resume : t.webhooks.enable, () =>
+                enable(endpoint, redrawDeliveries)
+              )
+            : null,
+          admin
+            ? rowAction(endpoint, t.webhooks.resendFailed, () =>
+                resendFailedDialog(endpoint, redrawDeliveries)
+              )
             : null,
           admin ? rowAction(endpoint, t.webhooks.rotateSecret, () => rotateSecret(endpoint, refresh)) : null,
           admin ? rowAction(endpoint, t.webhooks.remove, () => remove(endpoint, refresh), true) : null
@@ -391,9 +575,11 @@ export const renderWebhooks: Page = async (main, { signal }) => {
     }
   ]
 
+  let endpoints: ReadonlyArray<Endpoint> = []
   const refresh = async () => {
     try {
       const { items } = await call((api) => api.webhooks.webhooks({ query: {} }), { signal })
+      endpoints = items
       if (shown !== null && !items.some((endpoint) => endpoint.id === shown)) {
         shown = null
         deliveries.replaceChildren()
@@ -406,7 +592,7 @@ export const renderWebhooks: Page = async (main, { signal }) => {
           rows: items,
           rowAttributes: (endpoint) => ({
             "data-webhook-id": endpoint.id,
-            class: endpoint.disabled ? "revoked" : undefined
+            class: [endpoint.disabled ? "revoked" : undefined, endpoint.id === shown ? "selected" : undefined]
           })
         })
       )
@@ -414,5 +600,83 @@ export const renderWebhooks: Page = async (main, { signal }) => {
       showError(list, error)
     }
   }
+  // `/webhooks?endpoint=ID` (the overview's links): that endpoint's deliveries, opened.
+  const linked = search.get("endpoint")
+  if (linked !== null) shown = linked
   await refresh()
+  const target = endpoints.find((endpoint) => endpoint.id === linked)
+  if (target !== undefined) {
+    showDeliveries(target)
+    list
+      .querySelector<HTMLElement>(`tr[data-webhook-id="${CSS.escape(target.id)}"]`)
+      ?.scrollIntoView({ block: "center" })
+  } else shown = null
+}
+
+/**
+ * The overview's list of endpoints that are failing or paused, each a link to it on this page;
+ * nothing when every endpoint delivers.
+ */
+export const webhookAlerts = async (
+  container: HTMLElement,
+  { signal, navigate }: { readonly signal: AbortSignal; readonly navigate: (path: string) => void }
+) => {
+  try {
+    const { items } = await call((api) => api.overview.webhookAlerts({ query: {} }), { signal })
+    if (items.length === 0) return
+    container.replaceChildren(
+      section(
+        t.webhooks.alertsTitle,
+        table({
+          caption: t.webhooks.alertsCaption,
+          columns: [
+            {
+              label: t.webhooks.alertEndpoint,
+              cell: (alert) =>
+                link(
+                  `/webhooks?endpoint=${encodeURIComponent(alert.id)}`,
+                  navigate,
+                  h("span", { class: "mono url" }, alert.url)
+                )
+            },
+            {
+              label: t.webhooks.alertState,
+              cell: (alert) =>
+                h(
+                  "div",
+                  { class: "endpoint-state" },
+                  h(
+                    "span",
+                    { class: ["badge", alert.state === "paused" ? "danger" : "warning"] },
+                    alert.state === "paused" ? t.webhooks.statePaused : t.webhooks.stateFailing
+                  ),
+                  h(
+                    "span",
+                    { class: "state-detail" },
+                    alert.state === "paused"
+                      ? t.webhooks.pausedAt(formatDateTime(alert.since))
+                      : t.webhooks.failingSince(formatDateTime(alert.since))
+                  ),
+                  // A 410 says why by itself; "failing" is the badge and the last error beside it.
+                  alert.disabled_reason === "gone"
+                    ? h("span", { class: "state-detail" }, t.webhooks.pausedReason.gone)
+                    : null
+                )
+            },
+            {
+              label: t.webhooks.lastError,
+              cell: (alert) =>
+                alert.last_error === null
+                  ? h("span", { class: "muted" }, t.common.none)
+                  : h("code", { class: "error-text" }, alert.last_error)
+            }
+          ],
+          rows: items,
+          rowAttributes: (alert) => ({ "data-webhook-id": alert.id })
+        })
+      )
+    )
+  } catch (error) {
+    showError(container, error)
+  }
 }

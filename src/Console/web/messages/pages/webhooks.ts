@@ -66,7 +66,51 @@ export const webhooksEn = {
   sendTest: "Send test event",
   enable: "Enable",
   rotateSecret: "Rotate secret",
-  remove: "Remove"
+  remove: "Remove",
+  lastError: "Last error",
+  showAttempts: "Attempts",
+  showAttemptsNamed: (eventId: string) => `Attempts of ${eventId}`,
+  attemptsTitle: "Delivery attempts",
+  attemptsOf: (eventId: string) => `Every attempt of event ${eventId}, oldest first.`,
+  noAttempts: "No attempts yet.",
+  attemptAt: "Time",
+  httpStatus: "HTTP status",
+  error: "Error",
+  duration: "Duration",
+  stateActive: "Active",
+  stateFailing: "Failing",
+  failingSince: (since: string) => `since ${since}`,
+  statePaused: "Paused automatically",
+  stateDisabled: "Disabled by an operator",
+  pausedAt: (at: string) => `on ${at}`,
+  pausedFailing: (since: string) => `No successful attempt since ${since}.`,
+  pausedReason: {
+    failing: "No successful attempt for WEBHOOK_DISABLE_AFTER.",
+    gone: "It answered 410 Gone."
+  },
+  waitsFor: (action: string) => `waits for ${action}`,
+  lastErrorIs: "Last error:",
+  resume: "Resume",
+  resumed: (url: string) => `${url} resumed; its waiting deliveries are sent again.`,
+  resendFailed: "Resend failed…",
+  resendFailedTitle: "Resend failed deliveries",
+  resendFailedIntro: (url: string) =>
+    `Every delivery to ${url} that failed and was created at or after this time is queued again, each with its own webhook-id.`,
+  since: "Since",
+  sinceHint: (zone: string) => `In the organization's time zone (${zone}).`,
+  sinceRequired: "Choose the date and time to resend from.",
+  resendFailedConfirm: "Queue again",
+  queuedFailed: (count: number, url: string) =>
+    count === 0
+      ? `No failed deliveries to ${url} since then.`
+      : count === 1
+        ? `1 failed delivery to ${url} queued again.`
+        : `${count} failed deliveries to ${url} queued again.`,
+  alertsTitle: "Webhooks that need attention",
+  alertsCaption: "Webhook endpoints that are failing or paused",
+  alertState: "State",
+  alertEndpoint: "Endpoint",
+  openEndpoint: (url: string) => `Open ${url} in Webhooks`
 }
 
 export const webhooksEs: typeof webhooksEn = {
@@ -137,5 +181,49 @@ export const webhooksEs: typeof webhooksEn = {
   sendTest: "Enviar evento de prueba",
   enable: "Activar",
   rotateSecret: "Rotar secreto",
-  remove: "Eliminar"
+  remove: "Eliminar",
+  lastError: "Último error",
+  showAttempts: "Intentos",
+  showAttemptsNamed: (eventId) => `Intentos de ${eventId}`,
+  attemptsTitle: "Intentos de entrega",
+  attemptsOf: (eventId) => `Todos los intentos del evento ${eventId}, del más antiguo al más reciente.`,
+  noAttempts: "Todavía no hay intentos.",
+  attemptAt: "Hora",
+  httpStatus: "Estado HTTP",
+  error: "Error",
+  duration: "Duración",
+  stateActive: "Activo",
+  stateFailing: "Con fallas",
+  failingSince: (since) => `desde el ${since}`,
+  statePaused: "En pausa automática",
+  stateDisabled: "Desactivado por un operador",
+  pausedAt: (at) => `el ${at}`,
+  pausedFailing: (since) => `Ningún intento exitoso desde el ${since}.`,
+  pausedReason: {
+    failing: "Ningún intento exitoso durante WEBHOOK_DISABLE_AFTER.",
+    gone: "Respondió 410 Gone."
+  },
+  waitsFor: (action) => `espera a «${action}»`,
+  lastErrorIs: "Último error:",
+  resume: "Reanudar",
+  resumed: (url) => `${url} se reanudó; sus entregas en espera se envían de nuevo.`,
+  resendFailed: "Reenviar fallidas…",
+  resendFailedTitle: "Reenviar entregas fallidas",
+  resendFailedIntro: (url) =>
+    `Cada entrega a ${url} que falló y se creó a partir de esta fecha y hora vuelve a la cola, cada una con su propio webhook-id.`,
+  since: "Desde",
+  sinceHint: (zone) => `En la zona horaria de la organización (${zone}).`,
+  sinceRequired: "Elige la fecha y hora desde la que se reenvía.",
+  resendFailedConfirm: "Volver a enviar",
+  queuedFailed: (count, url) =>
+    count === 0
+      ? `No hay entregas fallidas a ${url} desde entonces.`
+      : count === 1
+        ? `1 entrega fallida a ${url} volvió a la cola.`
+        : `${count} entregas fallidas a ${url} volvieron a la cola.`,
+  alertsTitle: "Webhooks que requieren atención",
+  alertsCaption: "Endpoints de webhook con fallas o en pausa",
+  alertState: "Estado",
+  alertEndpoint: "Endpoint",
+  openEndpoint: (url) => `Abrir ${url} en Webhooks`
 }
