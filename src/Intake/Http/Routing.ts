@@ -102,13 +102,12 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
           allowed === undefined
             ? Exit.fail(wireError(current, "not_found", `No route ${path}`))
             : yield* Effect.exit(
-                // One context update for both: each `provideService` copies the request's whole context.
+                // Added, not merged: `Context.add` layers the two over the request's context, where
+                // `Context.merge` (or `provideContext`) copies the whole context first.
                 Effect.updateContext(httpEffect, (context: Context.Context<never>) =>
-                  Context.merge(
-                    context,
-                    Context.make(CurrentRequest, current).pipe(
-                      Context.add(AnswerBy, current.startedAt + answerWithinMillis)
-                    )
+                  context.pipe(
+                    Context.add(CurrentRequest, current),
+                    Context.add(AnswerBy, current.startedAt + answerWithinMillis)
                   )
                 )
               )
