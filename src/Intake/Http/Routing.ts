@@ -1,5 +1,5 @@
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Option } from "effect"
-import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isIdempotencyKey } from "../../Api/Api.ts"
 import {
   type ErrorCode,
@@ -13,6 +13,7 @@ import { routeTable } from "../../Api/Routes.ts"
 import { isLivePrefix } from "../../Domain/ApiKey.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { observeRequest, reportDefect, unattributed } from "../../Platform/Observability/Request.ts"
+import { isRouteNotFound } from "../../Platform/RouteNotFound.ts"
 import { AnswerBy, answerWithin } from "../../Platform/Sql.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { CurrentRequest, type CurrentRequestShape, type Settlement, wireError } from "./Outcome.ts"
@@ -23,14 +24,6 @@ export const pathOf = (url: string) => {
   const query = url.indexOf("?")
   return query === -1 ? url : url.slice(0, query)
 }
-
-const isRouteNotFound = (cause: Cause.Cause<unknown>) =>
-  cause.reasons.some(
-    (reason) =>
-      Cause.isFailReason(reason) &&
-      HttpServerError.isHttpServerError(reason.error) &&
-      reason.error.reason._tag === "RouteNotFound"
-  )
 
 /** The response for a wire error answered outside HttpApi (404, 405, the last-resort 500). */
 const errorResponse = (error: WireError) =>
