@@ -1,5 +1,5 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
+import { type SqlError, SqlSchema } from "effect/sql"
 import { OriginItem } from "../Console/Origins/Api.ts"
 import {
   generateApiKey,
@@ -12,17 +12,16 @@ import {
 import type { CallerShape } from "../Domain/Caller.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
-import { step } from "../Platform/Observability/Steps.ts"
 import {
   availableOrFail,
   decodeFirst,
   decodeItems,
   decodeRows,
   IdRow,
-  pipelinedSql,
   requireExisting,
   type StoreUnavailable
 } from "../Platform/Sql.ts"
+import { sqlService } from "../Platform/SqlService.ts"
 
 /** Why a bearer token was refused; `originId` is known when the prefix names a key (a revoked one, say). */
 export class KeyRejected extends Schema.TaggedError<KeyRejected>()("KeyRejected", {
@@ -136,9 +135,7 @@ export class KeyStore extends Context.Service<
   static readonly layer = Layer.effect(
     KeyStore,
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const read = yield* pipelinedSql
-      const fn = yield* step
+      const { sql, read, fn } = yield* sqlService
       const lookup = SqlSchema.findOneOption({
         Request: Schema.String,
         Result: KeyRow,

@@ -1,5 +1,5 @@
 import { Effect, Option, Schema } from "effect"
-import { Flag } from "effect/cli"
+import { Command, Flag } from "effect/cli"
 import { isStorableText, unstorableReason } from "../AdminApi/StoredText.ts"
 
 /** A command line that parsed but asks for something contradictory (two exclusive flags, say). */
@@ -105,3 +105,13 @@ export const exactlyOne = <A, B>(
   if (Option.isSome(b)) return Effect.succeed({ _tag: "second", value: b.value })
   return Effect.fail(new UsageError({ message: `one of --${firstFlag} or --${secondFlag} is required` }))
 }
+
+/** A command that only names a group of subcommands (`lead-intake org create …`). */
+export const group = <
+  const Name extends string,
+  const Subcommands extends ReadonlyArray<Command.Command.SubcommandEntry>
+>(
+  name: Name,
+  description: string,
+  subcommands: Subcommands
+) => Command.make(name).pipe(Command.withDescription(description), Command.withSubcommands(subcommands))

@@ -124,7 +124,4 @@ const leadPurgeTest = Command.make(
   )
 )
 
-export const lead = Command.make("lead").pipe(
-  Command.withDescription("Leads"),
-  Command.withSubcommands([leadShow, leadList, leadPurgeTest, ...personalDataCommands])
-)
+export const lead = Input.group("lead", "Leads", [leadShow, leadList, leadPurgeTest, ...personalDataCommands])

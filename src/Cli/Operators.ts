@@ -86,7 +86,8 @@ const operatorRemove = Command.make(
   }, withConsole)
 ).pipe(Command.withDescription("Remove the operator; its sessions end at once"))
 
-export const operator = Command.make("operator").pipe(
-  Command.withDescription("Console operators: who may sign in to the console"),
-  Command.withSubcommands([operatorAdd, operatorResetPassword, operatorRemove])
-)
+export const operator = Input.group("operator", "Console operators: who may sign in to the console", [
+  operatorAdd,
+  operatorResetPassword,
+  operatorRemove
+])

@@ -16,10 +16,7 @@ const orgCreate = Command.make(
   }, withOperator)
 ).pipe(Command.withDescription("Create an organization"))
 
-export const org = Command.make("org").pipe(
-  Command.withDescription("Organizations"),
-  Command.withSubcommands([orgCreate])
-)
+export const org = Input.group("org", "Organizations", [orgCreate])
 
 const agentAdd = Command.make(
   "add",
@@ -34,10 +31,7 @@ const agentAdd = Command.make(
   }, withOperator)
 ).pipe(Command.withDescription("Add an agent who can be assigned leads"))
 
-export const agent = Command.make("agent").pipe(
-  Command.withDescription("Agents"),
-  Command.withSubcommands([agentAdd])
-)
+export const agent = Input.group("agent", "Agents", [agentAdd])
 
 const ruleAdd = Command.make(
   "add",
@@ -78,7 +72,4 @@ const ruleAdd = Command.make(
   })
 ).pipe(Command.withDescription("Add a capture rule: which agent gets the new leads it matches"))
 
-export const rule = Command.make("rule").pipe(
-  Command.withDescription("Capture rules"),
-  Command.withSubcommands([ruleAdd])
-)
+export const rule = Input.group("rule", "Capture rules", [ruleAdd])

@@ -74,10 +74,11 @@ const originList = Command.make(
   )
 )
 
-export const origin = Command.make("origin").pipe(
-  Command.withDescription("Origins: the named sources that send leads, one key each"),
-  Command.withSubcommands([originCreate, originSetLimit, originList])
-)
+export const origin = Input.group("origin", "Origins: the named sources that send leads, one key each", [
+  originCreate,
+  originSetLimit,
+  originList
+])
 
 const keyRotate = Command.make(
   "rotate",
@@ -135,7 +136,8 @@ const keyRevoke = Command.make(
   }, withOperator)
 ).pipe(Command.withDescription("Revoke the origin's key (--test: its test key)"))
 
-export const key = Command.make("key").pipe(
-  Command.withDescription("API keys: each origin has a live key and may have a test key"),
-  Command.withSubcommands([keyRotate, keyRevoke, keyCreateTest])
-)
+export const key = Input.group("key", "API keys: each origin has a live key and may have a test key", [
+  keyRotate,
+  keyRevoke,
+  keyCreateTest
+])

@@ -51,7 +51,4 @@ const propertyArchive = Command.make(
   }, withOperator)
 ).pipe(Command.withDescription("Archive a property: leads can no longer name it"))
 
-export const property = Command.make("property").pipe(
-  Command.withDescription("The property catalog"),
-  Command.withSubcommands([propertyAdd, propertyArchive])
-)
+export const property = Input.group("property", "The property catalog", [propertyAdd, propertyArchive])

@@ -2,7 +2,6 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
-import { step } from "../Platform/Observability/Steps.ts"
 import { countOf, IdRow, requireExisting } from "../Platform/Sql/Decode.ts"
 import {
   availableOrFail,
@@ -10,7 +9,7 @@ import {
   type StoreUnavailable,
   writeOrFail
 } from "../Platform/Sql/Outcome.ts"
-import { pipelinedSql } from "../Platform/Sql.ts"
+import { sqlService } from "../Platform/SqlService.ts"
 import { type LeadInput, noteBody } from "./LeadInput.ts"
 import { readLead } from "./LeadRecord.ts"
 
@@ -120,9 +119,7 @@ export class LeadRepository extends Context.Service<
   static readonly layer = Layer.effect(
     LeadRepository,
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const fn = yield* step
-      const read = yield* pipelinedSql
+      const { sql, read, fn } = yield* sqlService
 
       const findMatch = SqlSchema.findOneOption({
         Request: Schema.Struct({

@@ -1,16 +1,14 @@
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
-import { step } from "../Platform/Observability/Steps.ts"
 import {
   availableOrFail,
   decodeFirst,
   IdRow,
-  pipelinedSql,
   requireExisting,
   type StoreUnavailable
 } from "../Platform/Sql.ts"
+import { sqlService } from "../Platform/SqlService.ts"
 import type { PropertyReference } from "./LeadInput.ts"
 
 const PropertyRow = Schema.Struct({
@@ -45,9 +43,7 @@ export class PropertyCatalog extends Context.Service<
   static readonly layer = Layer.effect(
     PropertyCatalog,
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const fn = yield* step
-      const read = yield* pipelinedSql
+      const { sql, read, fn } = yield* sqlService
       const column = { codigo: sql("codigo"), external_code: sql("external_code"), id: sql("id") }
       const decodeIds = Schema.decodeUnknownEffect(Schema.Array(IdRow))
       const decodeProperty = Schema.decodeUnknownEffect(PropertyRow)

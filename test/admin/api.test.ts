@@ -8,27 +8,19 @@ import {
   changes,
   cookieOf,
   endpoints,
+  expectError,
   type Harness,
   makeHarness,
   pathFor,
   type Signed,
   send,
   signIn,
+  signInEveryone,
   validBody
 } from "./support.ts"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 const isoUtc = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-
-const expectError = (answer: Answer, status: number, code: string, field?: string) => {
-  expect(answer.status, answer.text).toBe(status)
-  expect(answer.headers.get("content-type")).toMatch(/^application\/json/)
-  expect(Object.keys(answer.body).sort()).toEqual(["error", "request_id"])
-  expect(answer.body.error.code).toBe(code)
-  expect(answer.body.error.message).toEqual(expect.any(String))
-  if (field !== undefined) expect(answer.body.error.field).toBe(field)
-  expect(answer.body.request_id).toBe(answer.headers.get("x-request-id"))
-}
 
 // biome-ignore lint/suspicious/noExplicitAny: tests inspect response bodies field by field
 type Sent = { readonly status: number; readonly body: any }
@@ -84,10 +76,7 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
 
   beforeAll(async () => {
     harness = await makeHarness()
-    adminA = await signIn(harness, harness.a.admin)
-    viewerA = await signIn(harness, harness.a.viewer)
-    adminB = await signIn(harness, harness.b.admin)
-    root = await signIn(harness, harness.platform)
+    ;({ adminA, viewerA, adminB, root } = await signInEveryone(harness))
   }, 120_000)
 
   afterAll(() => harness?.close())

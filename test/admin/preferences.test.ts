@@ -1,13 +1,15 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Answer, type Harness, makeHarness, type Signed, send, signIn } from "./support.ts"
-
-const expectError = (answer: Answer, status: number, code: string, field?: string) => {
-  expect(answer.status, answer.text).toBe(status)
-  expect(answer.body.error.code).toBe(code)
-  if (field !== undefined) expect(answer.body.error.field).toBe(field)
-}
+import {
+  expectError,
+  type Harness,
+  makeHarness,
+  type Signed,
+  send,
+  signIn,
+  signInEveryone
+} from "./support.ts"
 
 const stored = (
   harness: Harness,
@@ -27,10 +29,7 @@ describe("the console's language and time zone (docs/contract.md#12), on Postgre
 
   beforeAll(async () => {
     harness = await makeHarness()
-    adminA = await signIn(harness, harness.a.admin)
-    viewerA = await signIn(harness, harness.a.viewer)
-    adminB = await signIn(harness, harness.b.admin)
-    root = await signIn(harness, harness.platform)
+    ;({ adminA, viewerA, adminB, root } = await signInEveryone(harness))
   }, 120_000)
 
   afterAll(() => harness?.close())

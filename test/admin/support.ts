@@ -3,6 +3,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Clock, Context, Duration, Effect, Exit, Layer, Scope } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApi } from "effect/http-api"
+import { expect } from "vitest"
 import { AdminApi } from "../../src/AdminApi/AdminApi.ts"
 import { Audit } from "../../src/Console/Audit.ts"
 import { listRules } from "../../src/Console/Capture/Queries.ts"
@@ -292,6 +293,25 @@ export const signIn = async (harness: Harness, account: Account): Promise<Signed
         }
       })
   }
+}
+
+/** The operators the suites act as, signed in: organization A's admin and viewer, B's admin, the platform's. */
+export const signInEveryone = async (harness: Harness) => ({
+  adminA: await signIn(harness, harness.a.admin),
+  viewerA: await signIn(harness, harness.a.viewer),
+  adminB: await signIn(harness, harness.b.admin),
+  root: await signIn(harness, harness.platform)
+})
+
+/** An answer in the admin API's error envelope, with this status, code and (when given) field. */
+export const expectError = (answer: Answer, status: number, code: string, field?: string) => {
+  expect(answer.status, answer.text).toBe(status)
+  expect(answer.headers.get("content-type")).toMatch(/^application\/json/)
+  expect(Object.keys(answer.body).sort()).toEqual(["error", "request_id"])
+  expect(answer.body.error.code).toBe(code)
+  expect(answer.body.error.message).toEqual(expect.any(String))
+  if (field !== undefined) expect(answer.body.error.field).toBe(field)
+  expect(answer.body.request_id).toBe(answer.headers.get("x-request-id"))
 }
 
 export interface EndpointInfo {

@@ -47,7 +47,8 @@ export interface Finished {
   readonly stderr: string
 }
 
-const collect = (child: ChildProcess) => {
+/** What the child prints, as it prints it, and how it ended (its code and signal, with all it printed). */
+export const collect = (child: ChildProcess) => {
   const output = { stdout: "", stderr: "" }
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
     output.stdout += chunk

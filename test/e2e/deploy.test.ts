@@ -7,6 +7,7 @@ import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
 import {
+  collect,
   type Env,
   type Finished,
   freePort,
@@ -247,15 +248,8 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
       stdio: ["ignore", "pipe", "pipe"]
     })
     children.push(child)
-    const output = { stdout: "", stderr: "" }
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      output.stdout += chunk
-    })
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      output.stderr += chunk
-    })
-    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
-    return { child, output, exited }
+    const { output, finished } = collect(child)
+    return { child, output, exited: finished.then((result) => result.code) }
   }
 
   beforeAll(async () => {

@@ -2,7 +2,16 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { connect } from "node:net"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { type Env, freePort, freshDatabaseEnv, json, processTimeout, projectRoot, run } from "./Processes.ts"
+import {
+  collect,
+  type Env,
+  freePort,
+  freshDatabaseEnv,
+  json,
+  processTimeout,
+  projectRoot,
+  run
+} from "./Processes.ts"
 
 /**
  * Every process is probed, and `/readyz` says ready only once the process can do all it was
@@ -29,15 +38,8 @@ const start = (args: ReadonlyArray<string>, env: Env) => {
     stdio: ["ignore", "pipe", "pipe"]
   })
   children.push(child)
-  const output = { stdout: "", stderr: "" }
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    output.stdout += chunk
-  })
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    output.stderr += chunk
-  })
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
-  return { child, output, exited }
+  const { output, finished } = collect(child)
+  return { child, output, exited: finished.then((result) => result.code) }
 }
 
 const accepts = (port: number) =>

@@ -62,6 +62,19 @@ const indexValidity = async (url: string) =>
     )
   ).map((row) => row.valid)
 
+/** A migrated database without 0017 (not recorded, its index gone), and a writer's transaction open on `leads`. */
+const withoutIndexBuild = async () => {
+  const url = await freshUrl()
+  await migrate(url)
+  await query(url, "DELETE FROM schema_migrations WHERE migration_id = 17")
+  await query(url, `DROP INDEX ${index}`)
+  const writer = new pg.Client({ connectionString: url })
+  await writer.connect()
+  await writer.query("BEGIN")
+  await writer.query("LOCK TABLE leads IN ROW EXCLUSIVE MODE")
+  return { url, writer }
+}
+
 describe("migrations", () => {
   it("declares 0017 outside a transaction and no other", () => {
     expect(Object.entries(migrations).filter(([, migration]) => runsOutsideTransaction(migration))).toEqual([
@@ -82,16 +95,9 @@ describe("migrations", () => {
   })
 
   it("after a build interrupted part-way, the next migrate drops the invalid index and builds it again", async () => {
-    const url = await freshUrl()
-    await migrate(url)
     // As if the process died during 0017: not recorded, and its index left invalid by a build that
     // was cancelled while it waited for a writer's transaction.
-    await query(url, "DELETE FROM schema_migrations WHERE migration_id = 17")
-    await query(url, `DROP INDEX ${index}`)
-    const writer = new pg.Client({ connectionString: url })
-    await writer.connect()
-    await writer.query("BEGIN")
-    await writer.query("LOCK TABLE leads IN ROW EXCLUSIVE MODE")
+    const { url, writer } = await withoutIndexBuild()
     const builder = new pg.Client({ connectionString: url })
     await builder.connect()
     await builder.query("SET statement_timeout = '300ms'")
@@ -110,14 +116,7 @@ describe("migrations", () => {
   })
 
   it("waits for the writers a concurrent build must wait for, past the sessions' statement and lock timeouts", async () => {
-    const url = await freshUrl()
-    await migrate(url)
-    await query(url, "DELETE FROM schema_migrations WHERE migration_id = 17")
-    await query(url, `DROP INDEX ${index}`)
-    const writer = new pg.Client({ connectionString: url })
-    await writer.connect()
-    await writer.query("BEGIN")
-    await writer.query("LOCK TABLE leads IN ROW EXCLUSIVE MODE")
+    const { url, writer } = await withoutIndexBuild()
     const migrating = migrateUnderServiceTimeouts(url)
     await new Promise((resolve) => setTimeout(resolve, 1_500))
     expect((await status(url)).pending).toEqual([concurrent])

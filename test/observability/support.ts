@@ -2,28 +2,13 @@ import { SpanKind } from "@opentelemetry/api"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Context, Effect, Layer, Logger, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
-import type { KeyStore } from "../../src/Accounts/KeyStore.ts"
-import type { Organizations } from "../../src/Accounts/Organizations.ts"
-import type { CaptureRules } from "../../src/Intake/CaptureRules.ts"
 import { layerApp, layerTracedRoutes } from "../../src/Intake/Http/App.ts"
-import type { IdempotencyStore } from "../../src/Intake/IdempotencyStore.ts"
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
-import type { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
-import type { RateLimiter } from "../../src/Intake/RateLimiter.ts"
-import type { RequestLog } from "../../src/Intake/RequestLog.ts"
 import { layerTracer, makeJsonLogger } from "../../src/Platform/Observability.ts"
-import { type Fixture, layerMemoryServices, seed } from "../support/Client.ts"
+import { type Fixture, type IntakeServices, layerMemoryServices, seed } from "../support/Client.ts"
 import { layerTestConfig } from "../support/Database.ts"
 
-export type Services =
-  | KeyStore
-  | RateLimiter
-  | IdempotencyStore
-  | LeadRepository
-  | PropertyCatalog
-  | RequestLog
-  | Organizations
-  | CaptureRules
+export type Services = IntakeServices
 
 export interface LogLine {
   readonly time: string

@@ -1,27 +1,12 @@
 import { layer } from "@effect/vitest"
 import { Effect, type Layer, type Scope } from "effect"
 import { TestClock } from "effect/testing"
-import type { KeyStore } from "../../src/Accounts/KeyStore.ts"
-import type { Organizations } from "../../src/Accounts/Organizations.ts"
 import { phoneMatchKey } from "../../src/Domain/Phone.ts"
-import type { CaptureRules } from "../../src/Intake/CaptureRules.ts"
-import type { IdempotencyStore } from "../../src/Intake/IdempotencyStore.ts"
 import type { LeadInput } from "../../src/Intake/LeadInput.ts"
-import type { LeadRepository, LeadWrite } from "../../src/Intake/LeadRepository.ts"
-import type { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
-import type { RateLimiter } from "../../src/Intake/RateLimiter.ts"
-import type { RequestLog } from "../../src/Intake/RequestLog.ts"
-import { layerMemoryServices, layerPostgresServices } from "../support/Client.ts"
+import type { LeadWrite } from "../../src/Intake/LeadRepository.ts"
+import { type IntakeServices, layerMemoryServices, layerPostgresServices } from "../support/Client.ts"
 
-export type Services =
-  | KeyStore
-  | RateLimiter
-  | IdempotencyStore
-  | LeadRepository
-  | PropertyCatalog
-  | RequestLog
-  | Organizations
-  | CaptureRules
+export type Services = IntakeServices
 
 export interface Suite {
   readonly effect: <A, E>(name: string, self: () => Effect.Effect<A, E, Services | Scope.Scope>) => void

@@ -4,11 +4,26 @@ import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
 import { CaptureRules } from "../../src/Intake/CaptureRules.ts"
 import { layerApp } from "../../src/Intake/Http/App.ts"
+import type { IdempotencyStore } from "../../src/Intake/IdempotencyStore.ts"
+import type { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
+import type { RateLimiter } from "../../src/Intake/RateLimiter.ts"
+import type { RequestLog } from "../../src/Intake/RequestLog.ts"
 import { layerServices, layerServicesMemory } from "../../src/Intake/Services.ts"
 import { layerFreshDatabase, layerTestConfig } from "./Database.ts"
 
 type Services = Layer.Success<typeof layerServicesMemory>
+
+/** The request path's services, which the memory and the PostgreSQL layers below both provide. */
+export type IntakeServices =
+  | KeyStore
+  | RateLimiter
+  | IdempotencyStore
+  | LeadRepository
+  | PropertyCatalog
+  | RequestLog
+  | Organizations
+  | CaptureRules
 
 /**
  * The whole router in-process (global middleware included) over the given services, plus the

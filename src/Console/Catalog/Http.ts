@@ -11,7 +11,7 @@ export const layerCatalogHandlers = HttpApiBuilder.group(
   "catalog",
   Effect.fn(function* (handlers) {
     const catalog = yield* PropertyCatalog
-    const { organizationOf, requireOwned, record } = yield* organizationScope
+    const { organizationOf, organizationOwning, record } = yield* organizationScope
 
     const propertyView = Effect.fn("Admin.property")(function* (organization: OrganizationRow, id: string) {
       const property = yield* findProperty(organization.id, id)
@@ -28,8 +28,7 @@ export const layerCatalogHandlers = HttpApiBuilder.group(
         readonly query: { readonly org?: string | undefined }
         readonly params: { readonly id: string }
       }) {
-        const organization = yield* organizationOf(query.org)
-        yield* requireOwned(organization, "property", params.id)
+        const organization = yield* organizationOwning(query.org, "property", params.id)
         const property = yield* catalog[action](params.id).pipe(
           Effect.catchTag("UnknownEntity", unknownToNotFound)
         )

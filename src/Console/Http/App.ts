@@ -13,6 +13,7 @@ import { isAllowedHost } from "../../Domain/HostNames.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
 import { AppConfig, WebhookConfig } from "../../Platform/Config.ts"
 import { layerListener } from "../../Platform/Listening.ts"
+import { isRouteNotFound } from "../../Platform/RouteNotFound.ts"
 import { WebhookAttempts } from "../../Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
@@ -36,14 +37,6 @@ const defaultHeaders: Record<string, string> = {
   "cross-origin-opener-policy": "same-origin",
   "cross-origin-resource-policy": "same-origin"
 }
-
-const isRouteNotFound = (cause: Cause.Cause<unknown>) =>
-  cause.reasons.some(
-    (reason) =>
-      Cause.isFailReason(reason) &&
-      HttpServerError.isHttpServerError(reason.error) &&
-      reason.error.reason._tag === "RouteNotFound"
-  )
 
 const maxBodySize = ByteSize.kibibytes(64)
 

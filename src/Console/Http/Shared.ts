@@ -37,6 +37,17 @@ export const organizationScope = Effect.gen(function* () {
     if (!(yield* owns(organization.id, entity, id))) return yield* notFound(entity)
   })
 
+  /** The organization the request acts on, once it is known to own the entity (else a 404). */
+  const organizationOwning = Effect.fnUntraced(function* (
+    requested: string | undefined,
+    entity: OwnedEntity,
+    id: string
+  ) {
+    const organization = yield* organizationOf(requested)
+    yield* requireOwned(organization, entity, id)
+    return organization
+  })
+
   const record = Effect.fn("Admin.audit")(function* (
     organization: OrganizationRow,
     action: string,
@@ -53,5 +64,5 @@ export const organizationScope = Effect.gen(function* () {
     })
   })
 
-  return { logWritten, organizationOf, requireOwned, record } as const
+  return { logWritten, organizationOf, organizationOwning, requireOwned, record } as const
 })

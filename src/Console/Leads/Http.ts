@@ -14,7 +14,7 @@ export const layerLeadsHandlers = HttpApiBuilder.group(
   Effect.fn(function* (handlers) {
     const personalData = yield* PersonalData
     const leads = yield* LeadRepository
-    const { organizationOf, requireOwned, record, logWritten } = yield* organizationScope
+    const { organizationOf, organizationOwning, record, logWritten } = yield* organizationScope
 
     return handlers
       .handle(
@@ -45,8 +45,7 @@ export const layerLeadsHandlers = HttpApiBuilder.group(
       .handle(
         "exportLead",
         Effect.fn("Admin.exportLead")(function* ({ query, params }) {
-          const organization = yield* organizationOf(query.org)
-          yield* requireOwned(organization, "lead", params.id)
+          const organization = yield* organizationOwning(query.org, "lead", params.id)
           const document = yield* personalData
             .export(params.id)
             .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
@@ -75,8 +74,7 @@ export const layerLeadsHandlers = HttpApiBuilder.group(
         "eraseLead",
         Effect.fn("Admin.eraseLead")(function* ({ query, params, payload }) {
           const operator = yield* CurrentOperator
-          const organization = yield* organizationOf(query.org)
-          yield* requireOwned(organization, "lead", params.id)
+          const organization = yield* organizationOwning(query.org, "lead", params.id)
           const erased = yield* personalData
             .erase({ leadId: params.id, reason: payload.reason.trim(), actor: operator.email })
             .pipe(

@@ -16,7 +16,7 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
   "origins",
   Effect.fn(function* (handlers) {
     const keys = yield* KeyStore
-    const { organizationOf, requireOwned, record, logWritten } = yield* organizationScope
+    const { organizationOf, organizationOwning, record, logWritten } = yield* organizationScope
 
     /** The origin's live or test key, issued anew (the previous one of that mode stops at once), audited. */
     const rotate = Effect.fn("Admin.rotateKey")(function* (
@@ -24,8 +24,7 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
       originId: string,
       mode: KeyMode
     ) {
-      const organization = yield* organizationOf(org)
-      yield* requireOwned(organization, "origin", originId)
+      const organization = yield* organizationOwning(org, "origin", originId)
       const issued = yield* keys
         .rotate(originId, mode)
         .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
@@ -42,8 +41,7 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
       originId: string,
       mode: KeyMode
     ) {
-      const organization = yield* organizationOf(org)
-      yield* requireOwned(organization, "origin", originId)
+      const organization = yield* organizationOwning(org, "origin", originId)
       const revoked = yield* keys
         .revoke(originId, mode)
         .pipe(Effect.catchTags({ UnknownEntity: unknownToNotFound, Rejected: rejectedToConflict() }))
@@ -102,8 +100,7 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
       .handle(
         "setRateLimit",
         Effect.fn("Admin.setRateLimit")(function* ({ query, params, payload }) {
-          const organization = yield* organizationOf(query.org)
-          yield* requireOwned(organization, "origin", params.id)
+          const organization = yield* organizationOwning(query.org, "origin", params.id)
           yield* keys
             .setRateLimit(params.id, payload.rate_limit)
             .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))

@@ -1,5 +1,5 @@
 import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Option } from "effect"
-import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isIdempotencyKey } from "../../Api/Api.ts"
 import {
   type ErrorCode,
@@ -13,6 +13,7 @@ import { routeTable } from "../../Api/Routes.ts"
 import { isLivePrefix } from "../../Domain/ApiKey.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { observeRequest, reportDefect, unattributed } from "../../Platform/Observability/Request.ts"
+import { isRouteNotFound } from "../../Platform/RouteNotFound.ts"
 import { AnswerBy, answerWithin } from "../../Platform/Sql.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { CurrentRequest, type CurrentRequestShape, type Settlement, wireError } from "./Outcome.ts"
@@ -23,14 +24,6 @@ export const pathOf = (url: string) => {
   const query = url.indexOf("?")
   return query === -1 ? url : url.slice(0, query)
 }
-
-const isRouteNotFound = (cause: Cause.Cause<unknown>) =>
-  cause.reasons.some(
-    (reason) =>
-      Cause.isFailReason(reason) &&
-      HttpServerError.isHttpServerError(reason.error) &&
-      reason.error.reason._tag === "RouteNotFound"
-  )
 
 /** The response for a wire error answered outside HttpApi (404, 405, the last-resort 500). */
 const errorResponse = (error: WireError) =>
@@ -102,13 +95,12 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
           allowed === undefined
             ? Exit.fail(wireError(current, "not_found", `No route ${path}`))
             : yield* Effect.exit(
-                // One context update for both: each `provideService` copies the request's whole context.
+                // Added, not merged: `Context.add` layers the two over the request's context, where
+                // `Context.merge` (or `provideContext`) copies the whole context first.
                 Effect.updateContext(httpEffect, (context: Context.Context<never>) =>
-                  Context.merge(
-                    context,
-                    Context.make(CurrentRequest, current).pipe(
-                      Context.add(AnswerBy, current.startedAt + answerWithinMillis)
-                    )
+                  context.pipe(
+                    Context.add(CurrentRequest, current),
+                    Context.add(AnswerBy, current.startedAt + answerWithinMillis)
                   )
                 )
               )

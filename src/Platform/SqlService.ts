@@ -1,0 +1,12 @@
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { step } from "./Observability/Steps.ts"
+import { pipelinedSql } from "./Sql.ts"
+
+/**
+ * What a request-path service on PostgreSQL takes when its layer is built: the pooled client (writes
+ * and transactions), the client its one-statement reads share with other requests', and its steps.
+ */
+export const sqlService = Effect.gen(function* () {
+  return { sql: yield* SqlClient.SqlClient, read: yield* pipelinedSql, fn: yield* step }
+})
