@@ -36,6 +36,7 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
   ],
   organizations: [],
   overview: [["query", "org"]],
+  webhookAlerts: [["query", "org"]],
   origins: [["query", "org"]],
   createOrigin: [
     ["query", "org"],
@@ -161,6 +162,16 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
     ["path", "id"],
     ["path", "event_id"],
     ["query", "org"]
+  ],
+  webhookAttempts: [
+    ["path", "id"],
+    ["path", "event_id"],
+    ["query", "org"]
+  ],
+  resendFailedWebhookDeliveries: [
+    ["path", "id"],
+    ["query", "org"],
+    ["body", "since"]
   ],
   audit: [
     ["query", "org"],
