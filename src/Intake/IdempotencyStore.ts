@@ -50,6 +50,8 @@ export type Settled =
 /** Between two questions to a database that does not answer. */
 const settlePause = Duration.millis(200)
 const settlePauseMillis = Duration.toMillis(settlePause)
+/** Kept back from the request's `AnswerBy` for what follows the settling: the log line, the 500 sent. */
+const settleMargin = 300
 
 /** A key in a log line: a digest, since partners may put meaning in their keys. */
 export const keyDigest = (key: string) => hash("sha256", key).slice(0, 12)
@@ -221,7 +223,7 @@ export class IdempotencyStore extends Context.Service<
           const settled = yield* settleBy(
             slot,
             token,
-            answerBy ?? performance.now() + Duration.toMillis(answerWithin)
+            (answerBy ?? performance.now() + Duration.toMillis(answerWithin)) - settleMargin
           )
           yield* Effect.annotateCurrentSpan({ "idempotency.settled": settled._tag })
           yield* logSettled(slot, reservedAt, settled._tag, settled._tag === "Kept")
