@@ -8,7 +8,7 @@ import {
   answerWithin,
   availableOrFail,
   type OutcomeUnknown,
-  type StoreUnavailable,
+  StoreUnavailable,
   writeOrFail
 } from "../Platform/Sql/Outcome.ts"
 
@@ -170,6 +170,26 @@ export class IdempotencyStore extends Context.Service<
           yield* logSettled(slot, reservedAt, settled._tag === "Kept" ? "lease_ended" : settled._tag, false)
         }).pipe(Effect.provideService(AnswerBy, undefined))
 
+      /** Within the request's deadline, then, if the database has not answered, in the background. */
+      function* settling(
+        slot: IdempotencySlot,
+        token: string,
+        reservedAt: number
+      ): Effect.fn.Return<Settled> {
+        const answerBy = yield* AnswerBy
+        const settled = yield* settleBy(
+          slot,
+          token,
+          (answerBy ?? performance.now() + Duration.toMillis(answerWithin)) - settleMargin
+        )
+        yield* Effect.annotateCurrentSpan({ "idempotency.settled": settled._tag })
+        yield* logSettled(slot, reservedAt, settled._tag, settled._tag === "Kept")
+        if (settled._tag === "Kept")
+          yield* Effect.forkIn(settleInBackground(slot, token, reservedAt), layerScope)
+        return settled
+      }
+      const settle = Effect.fnUntraced(settling)
+
       return IdempotencyStore.of({
         reserve: fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
           const now = yield* Clock.currentTimeMillis
@@ -192,7 +212,18 @@ export class IdempotencyStore extends Context.Service<
             SELECT false, state, fingerprint, response FROM ${table}
             WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND NOT EXISTS (SELECT 1 FROM reserved)`.pipe(
             Effect.flatMap(decodeReserveRow),
-            writeOrFail(sql, "IdempotencyStore.reserve")
+            writeOrFail(sql, "IdempotencyStore.reserve"),
+            // A reservation whose answer was lost is settled like a write: released (or never made),
+            // nothing is held and the answer is 503; not answerable in time, it is kept and asked after.
+            Effect.catchTag("OutcomeUnknown", (lost) =>
+              Effect.flatMap(
+                settle(slot, token, now),
+                (settled): Effect.Effect<never, OutcomeUnknown | StoreUnavailable> =>
+                  Effect.fail(
+                    settled._tag === "Kept" ? lost : new StoreUnavailable({ operation: lost.operation })
+                  )
+              )
+            )
           )
           const row = rows[0]
           const reservation: Reservation =
@@ -218,19 +249,7 @@ export class IdempotencyStore extends Context.Service<
             )
           )
         }),
-        settle: fn("IdempotencyStore.settle")(function* (slot, token, reservedAt) {
-          const answerBy = yield* AnswerBy
-          const settled = yield* settleBy(
-            slot,
-            token,
-            (answerBy ?? performance.now() + Duration.toMillis(answerWithin)) - settleMargin
-          )
-          yield* Effect.annotateCurrentSpan({ "idempotency.settled": settled._tag })
-          yield* logSettled(slot, reservedAt, settled._tag, settled._tag === "Kept")
-          if (settled._tag === "Kept")
-            yield* Effect.forkIn(settleInBackground(slot, token, reservedAt), layerScope)
-          return settled
-        })
+        settle: fn("IdempotencyStore.settle")(settling)
       })
     })
   )

@@ -239,6 +239,20 @@ describe("fault: a write's answer is lost", () => {
     expect(await leadsFor(lead.phone)).toEqual([{ id: retry.json.lead_id, notes: 1, events: 1 }])
   }, 30_000)
 
+  it("a reservation committed and its answer lost: released at once, 503, and the retry creates", async () => {
+    const lead = markedLead()
+    // The key's first statement is the reservation's.
+    forwarder.fault(lead.key, { write: "cut" })
+    const first = await post(server, lead)
+    expect(first.status, JSON.stringify(first.json)).toBe(503)
+    expect(first.elapsed).toBeLessThan(5_000)
+    const retry = await post(server, lead)
+    expect(retry.status, JSON.stringify(retry.json)).toBe(201)
+    expect(retry.json.replay).toBeUndefined()
+    expect(keyLines(lines, lead.key).map((line) => line.outcome)).toEqual(["Released"])
+    expect(await leadsFor(lead.phone)).toEqual([{ id: retry.json.lead_id, notes: 1, events: 1 }])
+  }, 30_000)
+
   it("the database out of reach past the request's deadline: 500, the key kept while it cannot be asked, then released in the background for a retry on another instance", async () => {
     const lead = markedLead()
     // The write never reaches the server; 300 ms after it is sent this instance loses every
