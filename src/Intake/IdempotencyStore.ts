@@ -1,5 +1,5 @@
 import { hash } from "node:crypto"
-import { Clock, Context, Duration, Effect, Exit, Layer, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Exit, identity, Layer, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
@@ -108,6 +108,7 @@ export class IdempotencyStore extends Context.Service<
       const sql = yield* SqlClient.SqlClient
       const fn = yield* step
       const layerScope = yield* Effect.scope
+      const backgroundQuestions = yield* Semaphore.make(2)
       // Live and test keys are kept in tables of the same shape (migration 0015).
       const tableOf = (slot: IdempotencySlot) =>
         sql(slot.livemode ? "idempotency_keys" : "test_idempotency_keys")
@@ -136,11 +137,20 @@ export class IdempotencyStore extends Context.Service<
             : ({ _tag: "Released" } as const)
         })
 
-      /** Asked again until answered, or until `until` (`performance.now()` milliseconds): then `Kept`. */
-      const settleBy = (slot: IdempotencySlot, token: string, until: number): Effect.Effect<Settled> =>
+      /**
+       * Asked again until answered, or until `until` (`performance.now()` milliseconds): then `Kept`.
+       * Each question goes through `gate`: in the background, a few at a time, so that keys kept
+       * through a long outage do not take the pool from the requests once the database is back.
+       */
+      const settleBy = (
+        slot: IdempotencySlot,
+        token: string,
+        until: number,
+        gate: <A, E>(question: Effect.Effect<A, E>) => Effect.Effect<A, E> = identity
+      ): Effect.Effect<Settled> =>
         Effect.gen(function* () {
           while (true) {
-            const exit = yield* Effect.exit(settleOnce(slot, token))
+            const exit = yield* Effect.exit(gate(settleOnce(slot, token)))
             if (Exit.isSuccess(exit)) return exit.value
             if (performance.now() + settlePauseMillis >= until) return { _tag: "Kept" } as const
             yield* Effect.sleep(settlePause)
@@ -166,7 +176,12 @@ export class IdempotencyStore extends Context.Service<
       const settleInBackground = (slot: IdempotencySlot, token: string, reservedAt: number) =>
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
-          const settled = yield* settleBy(slot, token, performance.now() + (reservedAt + leaseMillis - now))
+          const settled = yield* settleBy(
+            slot,
+            token,
+            performance.now() + (reservedAt + leaseMillis - now),
+            backgroundQuestions.withPermits(1)
+          )
           yield* logSettled(slot, reservedAt, settled._tag === "Kept" ? "lease_ended" : settled._tag, false)
         }).pipe(Effect.provideService(AnswerBy, undefined))
 
