@@ -108,6 +108,8 @@ export class IdempotencyStore extends Context.Service<
       const sql = yield* SqlClient.SqlClient
       const fn = yield* step
       const layerScope = yield* Effect.scope
+      // The background's pauses run on the clock the layer was built with, not on the request's.
+      const clock = yield* Clock.Clock
       const backgroundQuestions = yield* Semaphore.make(2)
       // Live and test keys are kept in tables of the same shape (migration 0015).
       const tableOf = (slot: IdempotencySlot) =>
@@ -183,7 +185,7 @@ export class IdempotencyStore extends Context.Service<
             backgroundQuestions.withPermits(1)
           )
           yield* logSettled(slot, reservedAt, settled._tag === "Kept" ? "lease_ended" : settled._tag, false)
-        }).pipe(Effect.provideService(AnswerBy, undefined))
+        }).pipe(Effect.provideService(AnswerBy, undefined), Effect.provideService(Clock.Clock, clock))
 
       /** Within the request's deadline, then, if the database has not answered, in the background. */
       function* settling(
