@@ -51,7 +51,7 @@ export type Settled =
 const settlePause = Duration.millis(200)
 const settlePauseMillis = Duration.toMillis(settlePause)
 /** Kept back from the request's `AnswerBy` for what follows the settling: the log line, the 500 sent. */
-const settleMargin = 300
+const settleMargin = 400
 
 /** A key in a log line: a digest, since partners may put meaning in their keys. */
 export const keyDigest = (key: string) => hash("sha256", key).slice(0, 12)
@@ -193,12 +193,10 @@ export class IdempotencyStore extends Context.Service<
         token: string,
         reservedAt: number
       ): Effect.fn.Return<Settled> {
-        const answerBy = yield* AnswerBy
-        const settled = yield* settleBy(
-          slot,
-          token,
-          (answerBy ?? performance.now() + Duration.toMillis(answerWithin)) - settleMargin
-        )
+        const until =
+          ((yield* AnswerBy) ?? performance.now() + Duration.toMillis(answerWithin)) - settleMargin
+        // Each question is bounded by `until` too, not only the loop.
+        const settled = yield* settleBy(slot, token, until).pipe(Effect.provideService(AnswerBy, until))
         yield* Effect.annotateCurrentSpan({ "idempotency.settled": settled._tag })
         yield* logSettled(slot, reservedAt, settled._tag, settled._tag === "Kept")
         if (settled._tag === "Kept")
