@@ -97,7 +97,8 @@ export class IdempotencyStore extends Context.Service<
       slot: IdempotencySlot,
       fingerprint: string
     ): Effect.Effect<Reservation, StoreUnavailable | OutcomeUnknown>
-    release(slot: IdempotencySlot, token: string): Effect.Effect<void>
+    /** Frees a reservation; one the database does not take in time is kept and freed in the background. */
+    release(slot: IdempotencySlot, token: string, reservedAt?: number): Effect.Effect<void>
     /** A write's answer was lost: what came of it, `reservedAt` (clock millis) dating the key for the log. */
     settle(slot: IdempotencySlot, token: string, reservedAt: number): Effect.Effect<Settled>
   }
@@ -159,19 +160,19 @@ export class IdempotencyStore extends Context.Service<
           }
         })
 
+      const keyAnnotations = (slot: IdempotencySlot, reservedAt: number, outcome: string, now: number) => ({
+        origin_id: slot.originId,
+        key_digest: keyDigest(slot.key),
+        livemode: slot.livemode,
+        outcome,
+        held_ms: now - reservedAt
+      })
+
       const logSettled = (slot: IdempotencySlot, reservedAt: number, outcome: string, kept: boolean) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
           (kept ? Effect.logWarning : Effect.logInfo)(
             kept ? "idempotency key kept: the write's outcome is not known yet" : "idempotency key settled"
-          ).pipe(
-            Effect.annotateLogs({
-              origin_id: slot.originId,
-              key_digest: keyDigest(slot.key),
-              livemode: slot.livemode,
-              outcome,
-              held_ms: now - reservedAt
-            })
-          )
+          ).pipe(Effect.annotateLogs(keyAnnotations(slot, reservedAt, outcome, now)))
         )
 
       /** In the layer's scope, unbounded by any request, until the database answers or the lease ends. */
@@ -252,17 +253,24 @@ export class IdempotencyStore extends Context.Service<
           yield* Effect.annotateCurrentSpan({ "idempotency.result": results[reservation._tag] })
           return reservation
         }),
-        release: fn("IdempotencyStore.release")(function* (slot, token) {
-          yield* sql`
-            DELETE FROM ${tableOf(slot)}
-            WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(
-            // Bounded by a timer, not by interruption: it runs where the request can no longer be
-            // interrupted (a failed write's exit), and within what is left of the request's deadline.
-            availableOrFail("IdempotencyStore.release"),
-            Effect.catchCause((cause) =>
-              Effect.logWarning("idempotency key not released; its lease will free it", cause)
+        release: fn("IdempotencyStore.release")(function* (slot, token, reservedAt) {
+          const released = yield* Effect.exit(
+            sql`
+              DELETE FROM ${tableOf(slot)}
+              WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(
+              // Bounded by a timer, not by interruption: it runs where the request can no longer be
+              // interrupted (a failed write's exit), and within what is left of the request's deadline.
+              availableOrFail("IdempotencyStore.release")
             )
           )
+          if (Exit.isSuccess(released)) return
+          // Not released in time: the key is kept, and released in the background as a lost answer is settled.
+          const since = reservedAt ?? (yield* Clock.currentTimeMillis)
+          yield* Effect.logWarning(
+            "idempotency key kept: its release did not reach the database",
+            released.cause
+          ).pipe(Effect.annotateLogs(keyAnnotations(slot, since, "Kept", yield* Clock.currentTimeMillis)))
+          yield* Effect.forkIn(settleInBackground(slot, token, since), layerScope)
         }),
         settle: fn("IdempotencyStore.settle")(settling)
       })

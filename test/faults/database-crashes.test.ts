@@ -129,7 +129,7 @@ describe("fault: the database crashes again and again under load", () => {
       expect(finals.get(s.key)?.status, JSON.stringify(finals.get(s.key)?.json)).toBe(201)
     // A key whose write's answer was lost is kept past its request only until the database answers.
     const keyLines = lines
-      .filter((line) => line.includes('"idempotency key'))
+      .filter((line) => line.includes('"key_digest"'))
       .map((line) => JSON.parse(line) as { msg: string; outcome: string; held_ms: number })
     const kept = keyLines.filter((line) => line.outcome === "Kept")
     const settledLater = keyLines.filter(

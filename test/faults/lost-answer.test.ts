@@ -9,10 +9,11 @@ import { freshDatabaseUrl, inspector, sleep, startPostgresServer } from "./suppo
  * drops its answer and closes both ends 300 ms later (the commit applied, its answer lost, as in a
  * crash after the commit); `hold` keeps the write from the server and closes the client's end
  * (nothing reached the server) until `deliverHeld` hands it over late, after its request answered.
- * With `outage`, when the client's end closes every connection is closed and every new one refused for 6 s.
+ * With `outage`, when the client's end closes every connection is closed and every new one refused for 6 s;
+ * `answer` lets the statement and its answer through, and starts that outage as soon as the answer is.
  */
 interface Fault {
-  readonly write: "cut" | "hold"
+  readonly write: "cut" | "hold" | "answer"
   readonly outage?: boolean
 }
 
@@ -21,6 +22,10 @@ const startForwarder = (upstreamPort: number) => {
   const held: Array<{ readonly chunk: Buffer; readonly upstream: net.Socket }> = []
   const sockets = new Set<net.Socket>()
   let refusingUntil = 0
+  const startOutage = () => {
+    refusingUntil = performance.now() + 6_000
+    for (const socket of sockets) if (!held.some((h) => h.upstream === socket)) socket.destroy()
+  }
   const server = net.createServer((client) => {
     if (performance.now() < refusingUntil) {
       client.destroy()
@@ -30,8 +35,11 @@ const startForwarder = (upstreamPort: number) => {
     sockets.add(client).add(upstream)
     let muted = false
     let holding = false
+    let outageAfterAnswer = false
     upstream.on("data", (chunk) => {
-      if (!muted) client.write(chunk)
+      if (muted) return
+      if (!outageAfterAnswer) client.write(chunk)
+      else client.write(chunk, () => setTimeout(startOutage, 0))
     })
     client.on("data", (chunk) => {
       if (holding) return
@@ -39,7 +47,8 @@ const startForwarder = (upstreamPort: number) => {
       const found = [...faults].find(([marker]) => text.includes(marker))
       if (found !== undefined) faults.delete(found[0])
       const fault = found?.[1]
-      if (fault === undefined) {
+      if (fault === undefined || fault.write === "answer") {
+        outageAfterAnswer = fault !== undefined
         upstream.write(chunk)
         return
       }
@@ -51,10 +60,7 @@ const startForwarder = (upstreamPort: number) => {
       setTimeout(() => {
         client.destroy()
         if (fault.write === "cut") upstream.destroy()
-        if (fault.outage === true) {
-          refusingUntil = performance.now() + 6_000
-          for (const socket of sockets) if (!held.some((h) => h.upstream === socket)) socket.destroy()
-        }
+        if (fault.outage === true) startOutage()
       }, 300)
     })
     const close = () => {
@@ -252,6 +258,38 @@ describe("fault: a write's answer is lost", () => {
     expect(keyLines(lines, lead.key).map((line) => line.outcome)).toEqual(["Released"])
     expect(await leadsFor(lead.phone)).toEqual([{ id: retry.json.lead_id, notes: 1, events: 1 }])
   }, 30_000)
+
+  it("a refused request whose key cannot be released in time: kept, then freed in the background, not after the lease", async () => {
+    const lead = markedLead()
+    const letters = Array.from({ length: 3 }, () =>
+      String.fromCharCode(65 + Math.floor(Math.random() * 26))
+    ).join("")
+    const marker = `${letters}-${String(Math.floor(Math.random() * 1e4)).padStart(4, "0")}`
+    const refused = {
+      ...lead,
+      body: JSON.stringify({ ...JSON.parse(lead.body), propiedad: { codigo: marker } })
+    }
+    // The property's lookup is answered (no such property: 422), then this instance loses the database for 6 s.
+    forwarder.fault(marker, { write: "answer" })
+    const started = performance.now()
+    const first = await post(server, refused)
+    expect(first.status, JSON.stringify(first.json)).toBe(422)
+    const retries: Array<Answer & { at: number }> = []
+    while (performance.now() - started < 20_000) {
+      const answer = await postAs(other, server.fixture.key, refused)
+      retries.push({ ...answer, at: performance.now() - started })
+      if (answer.status !== 409) break
+      await sleep(250)
+    }
+    const last = retries.at(-1)
+    expect(last?.status, JSON.stringify(last?.json)).toBe(422)
+    expect(retries.length, "kept (409) while the first instance could not release it").toBeGreaterThan(1)
+    expect(last?.at).toBeLessThan(9_000)
+    expect(keyLines(lines, lead.key).map((line) => [line.msg, line.outcome])).toEqual([
+      ["idempotency key kept: its release did not reach the database", "Kept"],
+      ["idempotency key settled", "Released"]
+    ])
+  }, 40_000)
 
   it("the database out of reach past the request's deadline: 500, the key kept while it cannot be asked, then released in the background for a retry on another instance", async () => {
     const lead = markedLead()

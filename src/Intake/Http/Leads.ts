@@ -208,7 +208,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
           const failure = Cause.findErrorOption(exit.cause)
           if (Option.isSome(failure) && failure.value._tag === "OutcomeUnknown")
             return yield* settleLost(slot, reservation.token, reservedAt, failure.value)
-          yield* idempotency.release(slot, reservation.token)
+          yield* idempotency.release(slot, reservation.token, reservedAt)
           return yield* Effect.failCause(exit.cause)
         })
       )
