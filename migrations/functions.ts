@@ -59,6 +59,9 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
 $fn$`
   },
   {
+    // A write with an Idempotency-Key commits only with its key's completion: a reservation released
+    // meanwhile (a lost answer settled by `IdempotencyStore.settle`, a lease run out) makes it roll
+    // back, so a released key always means nothing was written (docs/contract.md#5-idempotency).
     name: "create_or_enrich_lead(livemode)",
     text: `
 CREATE OR REPLACE FUNCTION create_or_enrich_lead(
@@ -168,6 +171,9 @@ BEGIN
                                       'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
         completed_at = p_now, lease_token = NULL, lease_expires_at = NULL
     WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.lease_token = p_lease_token;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
+    END IF;
   ELSIF p_idempotency_key IS NOT NULL THEN
     UPDATE test_idempotency_keys k
     SET state = 'completed',
@@ -176,6 +182,9 @@ BEGIN
                                       'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
         completed_at = p_now, lease_token = NULL, lease_expires_at = NULL
     WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.lease_token = p_lease_token;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
+    END IF;
   END IF;
 
   RETURN QUERY SELECT v_lead_id, v_created, v_assignee, v_filled;

@@ -43,8 +43,8 @@ Build and test a whole integration without touching the organization's real lead
 Send an \`Idempotency-Key\` (1 to ${Limits.idempotencyKey} printable ASCII characters, your own id for the lead such as a form submission id) to make retries safe. Within 24 hours the same key with the same body answers the original status and \`lead_id\` again, with \`replay: true\` in the body, the header \`Idempotent-Replayed: true\` and a new \`request_id\`; nothing is written twice. Keys are per origin.
 
 - The same key with another body: \`idempotency_conflict\` (409).
-- The first request with the key still running: \`idempotency_in_progress\` (409, \`Retry-After: 1\`).
-- Any 4xx or 5xx answer releases the key, except an \`internal_error\` (500) for a write whose outcome is unknown (the database stopped answering after it was sent): that key is kept until its 30 s reservation ends, and retries meanwhile answer \`idempotency_in_progress\`. Retrying with the same key after \`internal_error\` or \`temporarily_unavailable\` creates the lead at most once: a retry replays the lead if the write committed, and creates it otherwise.
+- The first request with the key still running, or its lost answer not yet settled (below): \`idempotency_in_progress\` (409, \`Retry-After: 1\`).
+- Any 4xx or 5xx answer releases the key, with one exception: an \`internal_error\` (500) for a write whose answer was lost and that the database could not be asked about within the request's 5 s. That key stays reserved (retries answer \`idempotency_in_progress\`) only until the database answers again, usually seconds; then a retry replays the lead if the write committed, and creates it otherwise. Retrying with the same key after \`internal_error\` or \`temporarily_unavailable\` creates the lead at most once.
 
 ## Dry-run
 

@@ -1,11 +1,14 @@
-import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { hash } from "node:crypto"
+import { Clock, Context, Duration, Effect, Exit, identity, Layer, Schema, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { idempotencySlot, MemoryStore } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
 import {
+  AnswerBy,
+  answerWithin,
   availableOrFail,
   type OutcomeUnknown,
-  type StoreUnavailable,
+  StoreUnavailable,
   writeOrFail
 } from "../Platform/Sql/Outcome.ts"
 
@@ -26,6 +29,32 @@ const ReserveRow = Schema.Struct({
   response: Schema.NullOr(StoredResponse)
 })
 const decodeReserveRow = Schema.decodeUnknownEffect(Schema.Array(ReserveRow))
+
+const SettleRow = Schema.Struct({
+  state: Schema.Literals(["in_progress", "completed"]),
+  response: Schema.NullOr(StoredResponse)
+})
+const decodeSettleRows = Schema.decodeUnknownEffect(Schema.Array(SettleRow))
+
+/**
+ * What became of a key whose write's answer was lost: `Committed`, the write's stored answer (the
+ * retry replays it); `Released`, nothing was written and the key is free (a write commits only with
+ * its key's completion, so a released reservation can no longer commit); `Kept`, the database did not
+ * answer in time: the key stays reserved while the instance keeps asking, its lease the last resort.
+ */
+export type Settled =
+  | { readonly _tag: "Committed"; readonly response: StoredResponse }
+  | { readonly _tag: "Released" }
+  | { readonly _tag: "Kept" }
+
+/** Between two questions to a database that does not answer. */
+const settlePause = Duration.millis(200)
+const settlePauseMillis = Duration.toMillis(settlePause)
+/** Kept back from the request's `AnswerBy` for what follows the settling: the log line, the 500 sent. */
+const settleMargin = 400
+
+/** A key in a log line: a digest, since partners may put meaning in their keys. */
+export const keyDigest = (key: string) => hash("sha256", key).slice(0, 12)
 
 /** The `idempotency.result` span attribute for what a reservation found. */
 const results = {
@@ -53,10 +82,13 @@ export interface IdempotencySlot {
 }
 
 /**
- * Idempotency keys per origin. A reservation holds the key for a 30 s lease (a worker that dies
+ * Idempotency keys per origin. A reservation holds the key for a 30 s lease (an instance that dies
  * frees it by itself); success is recorded by the lead write, in its own transaction, and
- * remembered for 24 h; any failure releases the key, except a write whose outcome is unknown
- * (`OutcomeUnknown`): its key is kept until the lease ends, so the retry replays what committed.
+ * remembered for 24 h; any failure releases the key. A write whose answer was lost
+ * (`OutcomeUnknown`) is settled instead: releasing its reservation decides it when the write did not
+ * commit, finding the key completed shows that it did. Asked within the request's deadline first,
+ * then, if the database has not answered by then, in the background until it does (or the lease
+ * ends); each key kept past its request, and how it ended, is logged.
  */
 export class IdempotencyStore extends Context.Service<
   IdempotencyStore,
@@ -65,7 +97,10 @@ export class IdempotencyStore extends Context.Service<
       slot: IdempotencySlot,
       fingerprint: string
     ): Effect.Effect<Reservation, StoreUnavailable | OutcomeUnknown>
-    release(slot: IdempotencySlot, token: string): Effect.Effect<void>
+    /** Frees a reservation; one the database does not take in time is kept and freed in the background. */
+    release(slot: IdempotencySlot, token: string, reservedAt?: number): Effect.Effect<void>
+    /** A write's answer was lost: what came of it, `reservedAt` (clock millis) dating the key for the log. */
+    settle(slot: IdempotencySlot, token: string, reservedAt: number): Effect.Effect<Settled>
   }
 >()("lead-intake/IdempotencyStore") {
   static readonly layer = Layer.effect(
@@ -73,9 +108,104 @@ export class IdempotencyStore extends Context.Service<
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const fn = yield* step
+      const layerScope = yield* Effect.scope
+      // The background's pauses run on the clock the layer was built with, not on the request's.
+      const clock = yield* Clock.Clock
+      const backgroundQuestions = yield* Semaphore.make(2)
       // Live and test keys are kept in tables of the same shape (migration 0015).
       const tableOf = (slot: IdempotencySlot) =>
         sql(slot.livemode ? "idempotency_keys" : "test_idempotency_keys")
+
+      /**
+       * One question: the reservation deleted if it is still this write's (a write still running
+       * holds the key's row once it completes it, so the DELETE waits for its end), else the key read
+       * again, after the write's end, in a statement of its own.
+       */
+      const settleOnce = (slot: IdempotencySlot, token: string) =>
+        Effect.gen(function* () {
+          const released = yield* sql`
+            DELETE FROM ${tableOf(slot)}
+            WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}
+            RETURNING 1`.pipe(availableOrFail("IdempotencyStore.settle"))
+          if (released.length > 0) return { _tag: "Released" } as const
+          const [row] = yield* sql`
+            SELECT state, response FROM ${tableOf(slot)}
+            WHERE origin_id = ${slot.originId} AND key = ${slot.key}`.pipe(
+            Effect.flatMap(decodeSettleRows),
+            availableOrFail("IdempotencyStore.settle")
+          )
+          // Not completed: released before, or reserved anew after its lease; either way this write rolled back.
+          return row?.state === "completed" && row.response !== null
+            ? ({ _tag: "Committed", response: row.response } as const)
+            : ({ _tag: "Released" } as const)
+        })
+
+      /**
+       * Asked again until answered, or until `until` (`performance.now()` milliseconds): then `Kept`.
+       * Each question goes through `gate`: in the background, a few at a time, so that keys kept
+       * through a long outage do not take the pool from the requests once the database is back.
+       */
+      const settleBy = (
+        slot: IdempotencySlot,
+        token: string,
+        until: number,
+        gate: <A, E>(question: Effect.Effect<A, E>) => Effect.Effect<A, E> = identity
+      ): Effect.Effect<Settled> =>
+        Effect.gen(function* () {
+          while (true) {
+            const exit = yield* Effect.exit(gate(settleOnce(slot, token)))
+            if (Exit.isSuccess(exit)) return exit.value
+            if (performance.now() + settlePauseMillis >= until) return { _tag: "Kept" } as const
+            yield* Effect.sleep(settlePause)
+          }
+        })
+
+      const keyAnnotations = (slot: IdempotencySlot, reservedAt: number, outcome: string, now: number) => ({
+        origin_id: slot.originId,
+        key_digest: keyDigest(slot.key),
+        livemode: slot.livemode,
+        outcome,
+        held_ms: now - reservedAt
+      })
+
+      const logSettled = (slot: IdempotencySlot, reservedAt: number, outcome: string, kept: boolean) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          (kept ? Effect.logWarning : Effect.logInfo)(
+            kept ? "idempotency key kept: the write's outcome is not known yet" : "idempotency key settled"
+          ).pipe(Effect.annotateLogs(keyAnnotations(slot, reservedAt, outcome, now)))
+        )
+
+      /** In the layer's scope, unbounded by any request, until the database answers or the lease ends. */
+      const settleInBackground = (slot: IdempotencySlot, token: string, reservedAt: number) =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const settled = yield* settleBy(
+            slot,
+            token,
+            performance.now() + (reservedAt + leaseMillis - now),
+            backgroundQuestions.withPermits(1)
+          )
+          yield* logSettled(slot, reservedAt, settled._tag === "Kept" ? "lease_ended" : settled._tag, false)
+        }).pipe(Effect.provideService(AnswerBy, undefined), Effect.provideService(Clock.Clock, clock))
+
+      /** Within the request's deadline, then, if the database has not answered, in the background. */
+      function* settling(
+        slot: IdempotencySlot,
+        token: string,
+        reservedAt: number
+      ): Effect.fn.Return<Settled> {
+        const until =
+          ((yield* AnswerBy) ?? performance.now() + Duration.toMillis(answerWithin)) - settleMargin
+        // Each question is bounded by `until` too, not only the loop.
+        const settled = yield* settleBy(slot, token, until).pipe(Effect.provideService(AnswerBy, until))
+        yield* Effect.annotateCurrentSpan({ "idempotency.settled": settled._tag })
+        yield* logSettled(slot, reservedAt, settled._tag, settled._tag === "Kept")
+        if (settled._tag === "Kept")
+          yield* Effect.forkIn(settleInBackground(slot, token, reservedAt), layerScope)
+        return settled
+      }
+      const settle = Effect.fnUntraced(settling)
+
       return IdempotencyStore.of({
         reserve: fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
           const now = yield* Clock.currentTimeMillis
@@ -98,7 +228,18 @@ export class IdempotencyStore extends Context.Service<
             SELECT false, state, fingerprint, response FROM ${table}
             WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND NOT EXISTS (SELECT 1 FROM reserved)`.pipe(
             Effect.flatMap(decodeReserveRow),
-            writeOrFail(sql, "IdempotencyStore.reserve")
+            writeOrFail(sql, "IdempotencyStore.reserve"),
+            // A reservation whose answer was lost is settled like a write: released (or never made),
+            // nothing is held and the answer is 503; not answerable in time, it is kept and asked after.
+            Effect.catchTag("OutcomeUnknown", (lost) =>
+              Effect.flatMap(
+                settle(slot, token, now),
+                (settled): Effect.Effect<never, OutcomeUnknown | StoreUnavailable> =>
+                  Effect.fail(
+                    settled._tag === "Kept" ? lost : new StoreUnavailable({ operation: lost.operation })
+                  )
+              )
+            )
           )
           const row = rows[0]
           const reservation: Reservation =
@@ -112,18 +253,26 @@ export class IdempotencyStore extends Context.Service<
           yield* Effect.annotateCurrentSpan({ "idempotency.result": results[reservation._tag] })
           return reservation
         }),
-        release: fn("IdempotencyStore.release")(function* (slot, token) {
-          yield* sql`
-            DELETE FROM ${tableOf(slot)}
-            WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(
-            // Bounded by a timer, not by interruption: it runs where the request can no longer be
-            // interrupted (a failed write's exit), and within what is left of the request's deadline.
-            availableOrFail("IdempotencyStore.release"),
-            Effect.catchCause((cause) =>
-              Effect.logWarning("idempotency key not released; its lease will free it", cause)
+        release: fn("IdempotencyStore.release")(function* (slot, token, reservedAt) {
+          const released = yield* Effect.exit(
+            sql`
+              DELETE FROM ${tableOf(slot)}
+              WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(
+              // Bounded by a timer, not by interruption: it runs where the request can no longer be
+              // interrupted (a failed write's exit), and within what is left of the request's deadline.
+              availableOrFail("IdempotencyStore.release")
             )
           )
-        })
+          if (Exit.isSuccess(released)) return
+          // Not released in time: the key is kept, and released in the background as a lost answer is settled.
+          const since = reservedAt ?? (yield* Clock.currentTimeMillis)
+          yield* Effect.logWarning(
+            "idempotency key kept: its release did not reach the database",
+            released.cause
+          ).pipe(Effect.annotateLogs(keyAnnotations(slot, since, "Kept", yield* Clock.currentTimeMillis)))
+          yield* Effect.forkIn(settleInBackground(slot, token, since), layerScope)
+        }),
+        settle: fn("IdempotencyStore.settle")(settling)
       })
     })
   )
@@ -159,6 +308,13 @@ export class IdempotencyStore extends Context.Service<
           const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
           const existing = store.idempotency.get(id)
           if (existing?.state === "in_progress" && existing.token === token) store.idempotency.delete(id)
+        }),
+        settle: Effect.fn("IdempotencyStore.settle")(function* (slot, token) {
+          const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
+          const existing = store.idempotency.get(id)
+          if (existing?.state === "completed") return { _tag: "Committed", response: existing.response }
+          if (existing?.state === "in_progress" && existing.token === token) store.idempotency.delete(id)
+          return { _tag: "Released" }
         })
       })
     })

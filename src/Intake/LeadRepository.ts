@@ -282,6 +282,12 @@ export class LeadRepository extends Context.Service<
         createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (write) {
           const now = yield* Clock.currentTimeMillis
           const { input } = write
+          if (write.idempotency !== null) {
+            const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
+            const reservation = store.idempotency.get(slot)
+            if (reservation?.state !== "in_progress" || reservation.token !== write.idempotency.token)
+              return yield* Effect.die(new Error("the idempotency key's reservation is no longer held"))
+          }
           const existing = matching(write.organizationId, write.livemode, write.phoneKey)
           const lead = existing ?? {
             id: crypto.randomUUID(),
@@ -329,7 +335,7 @@ export class LeadRepository extends Context.Service<
           if (write.idempotency !== null) {
             const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
             const reservation = store.idempotency.get(slot)
-            if (reservation?.state === "in_progress" && reservation.token === write.idempotency.token) {
+            if (reservation?.state === "in_progress") {
               store.idempotency.set(slot, {
                 state: "completed",
                 fingerprint: reservation.fingerprint,

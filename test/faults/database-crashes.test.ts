@@ -29,11 +29,12 @@ describe("fault: the database crashes again and again under load", () => {
   let cluster: DedicatedCluster
   let server: Awaited<ReturnType<typeof startPostgresServer>>
   let db: ReturnType<typeof inspector>
+  const lines: Array<string> = []
 
   beforeAll(async () => {
     cluster = await startDedicatedCluster()
     await cluster.createDatabase("faults")
-    server = await startPostgresServer(cluster.url("faults"), 10)
+    server = await startPostgresServer(cluster.url("faults"), 10, { logLines: lines })
     db = inspector(cluster.url("faults"))
   }, 60_000)
 
@@ -126,6 +127,23 @@ describe("fault: the database crashes again and again under load", () => {
     )
     for (const s of unanswered)
       expect(finals.get(s.key)?.status, JSON.stringify(finals.get(s.key)?.json)).toBe(201)
+    // A key whose write's answer was lost is kept past its request only until the database answers.
+    const keyLines = lines
+      .filter((line) => line.includes('"key_digest"'))
+      .map((line) => JSON.parse(line) as { msg: string; outcome: string; held_ms: number })
+    const kept = keyLines.filter((line) => line.outcome === "Kept")
+    const settledLater = keyLines.filter(
+      (line) => line.msg === "idempotency key settled" && line.held_ms > 5_000
+    )
+    process.stdout.write(
+      `[faults] lost answers settled within their request: ${keyLines.length - 2 * kept.length} ` +
+        `(${keyLines.filter((line) => line.outcome === "Committed").length} committed, ` +
+        `${keyLines.filter((line) => line.outcome === "Released").length} released); kept past it: ${kept.length}, ` +
+        `settled after ${settledLater.map((line) => `${line.outcome} ${line.held_ms} ms`).join(", ") || "-"}\n`
+    )
+    expect(keyLines.filter((line) => line.outcome === "lease_ended")).toEqual([])
+    for (const line of settledLater)
+      expect(line.held_ms, "settled once the database answered").toBeLessThan(15_000)
     const counts = await db.query<{ telefono: string; n: number }>(
       "SELECT telefono, count(*)::int AS n FROM leads WHERE telefono = ANY($1::text[]) GROUP BY telefono",
       [sent.map((s) => s.phone)]

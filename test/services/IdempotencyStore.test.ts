@@ -164,7 +164,7 @@ acrossLayers("IdempotencyStore", (it) => {
     })
   )
 
-  it.effect("does not let a write whose lease was taken over complete the new reservation", () =>
+  it.effect("a write whose lease was taken over writes nothing and leaves the new reservation running", () =>
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
       const leads = yield* LeadRepository
@@ -175,13 +175,17 @@ acrossLayers("IdempotencyStore", (it) => {
       const stale = reservedToken(yield* store.reserve(slot, fingerprint))
       yield* TestClock.adjust("31 seconds")
       const current = reservedToken(yield* store.reserve(slot, fingerprint))
-      yield* leads.createOrEnrich(
-        leadWrite(
-          fixture,
-          { nombre: "Tardío", telefono: "55 7777 8888" },
-          { idempotency: { key: slot.key, token: stale } }
+      const late = yield* Effect.exit(
+        leads.createOrEnrich(
+          leadWrite(
+            fixture,
+            { nombre: "Tardío", telefono: "55 7777 8888" },
+            { idempotency: { key: slot.key, token: stale } }
+          )
         )
       )
+      assert.isTrue(late._tag === "Failure")
+      assert.deepStrictEqual(yield* leads.list(fixture.organizationId, 10), [])
       assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), { _tag: "InProgress" })
 
       const written = yield* leads.createOrEnrich(
@@ -191,10 +195,57 @@ acrossLayers("IdempotencyStore", (it) => {
           { idempotency: { key: slot.key, token: current } }
         )
       )
+      assert.strictEqual(written.outcome, "created")
       assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), {
         _tag: "Replay",
         response: { lead_id: written.leadId, status: written.outcome }
       })
+    })
+  )
+
+  it.effect("settles a write whose answer was lost: committed, its stored answer; the key stays spent", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const leads = yield* LeadRepository
+      const fixture = yield* seed()
+      const slot = { originId: fixture.originId, livemode: true, key: "lost-1" }
+      const token = reservedToken(yield* store.reserve(slot, fingerprint))
+      const written = yield* leads.createOrEnrich(
+        leadWrite(
+          fixture,
+          { nombre: "Ana", telefono: "55 5555 1111" },
+          { idempotency: { key: slot.key, token } }
+        )
+      )
+      const response = { lead_id: written.leadId, status: "created" } as const
+      assert.deepStrictEqual(yield* store.settle(slot, token, 0), { _tag: "Committed", response })
+      assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), { _tag: "Replay", response })
+    })
+  )
+
+  it.effect("settles a write that never committed: released, and the write can no longer commit", () =>
+    Effect.gen(function* () {
+      const store = yield* IdempotencyStore
+      const leads = yield* LeadRepository
+      const fixture = yield* seed()
+      const slot = { originId: fixture.originId, livemode: true, key: "lost-2" }
+      const token = reservedToken(yield* store.reserve(slot, fingerprint))
+      assert.deepStrictEqual(yield* store.settle(slot, token, 0), { _tag: "Released" })
+      assert.deepStrictEqual(yield* store.settle(slot, token, 0), { _tag: "Released" })
+      // The write arriving late (it was still on its way) finds its reservation gone and writes nothing.
+      const late = yield* Effect.exit(
+        leads.createOrEnrich(
+          leadWrite(
+            fixture,
+            { nombre: "Ana", telefono: "55 5555 2222" },
+            { idempotency: { key: slot.key, token } }
+          )
+        )
+      )
+      assert.isTrue(late._tag === "Failure")
+      assert.deepStrictEqual(yield* leads.list(fixture.organizationId, 10), [])
+      const retry = reservedToken(yield* store.reserve(slot, fingerprint))
+      assert.notStrictEqual(retry, token)
     })
   )
 })

@@ -1,21 +1,22 @@
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Effect, Exit, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api, Caller, type CallerShape } from "../../Api/Api.ts"
 import type { LeadRequest } from "../../Api/LeadRequest.ts"
 import { requestFingerprint } from "../../Domain/Fingerprint.ts"
 import { phoneMatchKey } from "../../Domain/Phone.ts"
 import { AppConfig } from "../../Platform/Config.ts"
-import { OutcomeUnknown } from "../../Platform/Sql.ts"
-import { IdempotencyStore, type Reservation } from "../IdempotencyStore.ts"
+import { type OutcomeUnknown, StoreUnavailable } from "../../Platform/Sql.ts"
+import {
+  type IdempotencySlot,
+  IdempotencyStore,
+  type Reservation,
+  type StoredResponse
+} from "../IdempotencyStore.ts"
 import type { LeadInput } from "../LeadInput.ts"
 import { LeadRepository, type LeadWritten } from "../LeadRepository.ts"
 import { PropertyCatalog } from "../PropertyCatalog.ts"
 import { leadInputOf } from "./LeadPayload.ts"
 import { answered, CurrentRequest, refuse } from "./Outcome.ts"
-
-const isOutcomeUnknown = (exit: Exit.Exit<unknown, unknown>) =>
-  Exit.isFailure(exit) &&
-  Option.exists(Cause.findErrorOption(exit.cause), (error) => error instanceof OutcomeUnknown)
 
 const propertyNotFound = () =>
   refuse("property_not_found", "No active property of your organization matches propiedad", "propiedad")
@@ -161,9 +162,36 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     })
 
     /**
+     * A write whose answer was lost, settled (docs/contract.md#5-idempotency): committed, it answers
+     * with its lead; released, nothing was written (503); still unknown when the request must answer,
+     * the key stays held while the store keeps asking in the background, and the answer is 500.
+     */
+    const settleLost = Effect.fnUntraced(function* (
+      slot: IdempotencySlot,
+      token: string,
+      reservedAt: number,
+      lost: OutcomeUnknown
+    ) {
+      const settled = yield* idempotency.settle(slot, token, reservedAt)
+      const answer = (response: StoredResponse): Answer => ({
+        leadId: response.lead_id,
+        outcome: response.status,
+        replay: false
+      })
+      switch (settled._tag) {
+        case "Committed":
+          return answer(settled.response)
+        case "Released":
+          return yield* new StoreUnavailable({ operation: lost.operation })
+        case "Kept":
+          return yield* lost
+      }
+    })
+
+    /**
      * 9-11, run to the end once begun, whether or not the caller is still there: a request that hangs
      * up leaves all of its lead or none of it, and never its key held without a lead. A request that
-     * fails releases its key.
+     * fails releases its key; one whose write's answer was lost settles it.
      */
     const accept = (caller: CallerShape, input: LeadInput, body: LeadRequest, key: string | undefined) =>
       Effect.uninterruptible(
@@ -173,17 +201,15 @@ export const layerLeadHandlers = HttpApiBuilder.group(
           }
           const reservation = yield* reserveKey(caller, key, body)
           if (reservation._tag === "Replay") return replayed(reservation)
+          const reservedAt = yield* Clock.currentTimeMillis
           const slot = { originId: caller.originId, livemode: caller.livemode, key }
-          const lead = yield* write(caller, input, { key, token: reservation.token }).pipe(
-            // A write whose outcome is unknown may still commit, with the key's answer: its key is
-            // kept until the lease ends, so a retry replays the lead or, if nothing came of it, creates it.
-            Effect.onExit((exit) =>
-              Exit.isSuccess(exit) || isOutcomeUnknown(exit)
-                ? Effect.void
-                : idempotency.release(slot, reservation.token)
-            )
-          )
-          return written(lead)
+          const exit = yield* Effect.exit(write(caller, input, { key, token: reservation.token }))
+          if (Exit.isSuccess(exit)) return written(exit.value)
+          const failure = Cause.findErrorOption(exit.cause)
+          if (Option.isSome(failure) && failure.value._tag === "OutcomeUnknown")
+            return yield* settleLost(slot, reservation.token, reservedAt, failure.value)
+          yield* idempotency.release(slot, reservation.token, reservedAt)
+          return yield* Effect.failCause(exit.cause)
         })
       )
 

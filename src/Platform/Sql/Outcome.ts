@@ -10,7 +10,8 @@ export class StoreUnavailable extends Schema.TaggedError<StoreUnavailable>()("St
 /**
  * A write was sent and its answer never came: abandoned at `writeAbandonAfter`, or its connection
  * was lost (a crash mid-commit included). It may have committed, so it is not `StoreUnavailable`:
- * the answer is 500, and a retry with the same Idempotency-Key tells which it was.
+ * a write that holds an Idempotency-Key is settled by asking the database (`IdempotencyStore.settle`);
+ * one that cannot be asked in time answers 500, and a retry with the same key tells which it was.
  */
 export class OutcomeUnknown extends Schema.TaggedError<OutcomeUnknown>()("OutcomeUnknown", {
   operation: Schema.String

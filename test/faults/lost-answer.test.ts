@@ -1,0 +1,333 @@
+import { hash } from "node:crypto"
+import * as net from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freshDatabaseUrl, inspector, sleep, startPostgresServer } from "./support.ts"
+
+/**
+ * What a forwarder between the service and PostgreSQL does to the connection that sends a marked
+ * lead write (the lead's `nombre`, found in the statement's parameters): `cut` forwards the write,
+ * drops its answer and closes both ends 300 ms later (the commit applied, its answer lost, as in a
+ * crash after the commit); `hold` keeps the write from the server and closes the client's end
+ * (nothing reached the server) until `deliverHeld` hands it over late, after its request answered.
+ * With `outage`, when the client's end closes every connection is closed and every new one refused for 6 s;
+ * `answer` lets the statement and its answer through, and starts that outage as soon as the answer is.
+ */
+interface Fault {
+  readonly write: "cut" | "hold" | "answer"
+  readonly outage?: boolean
+}
+
+const startForwarder = (upstreamPort: number) => {
+  const faults = new Map<string, Fault>()
+  const held: Array<{ readonly chunk: Buffer; readonly upstream: net.Socket }> = []
+  const sockets = new Set<net.Socket>()
+  let refusingUntil = 0
+  const startOutage = () => {
+    refusingUntil = performance.now() + 6_000
+    for (const socket of sockets) if (!held.some((h) => h.upstream === socket)) socket.destroy()
+  }
+  const server = net.createServer((client) => {
+    if (performance.now() < refusingUntil) {
+      client.destroy()
+      return
+    }
+    const upstream = net.connect(upstreamPort, "127.0.0.1")
+    sockets.add(client).add(upstream)
+    let muted = false
+    let holding = false
+    let outageAfterAnswer = false
+    upstream.on("data", (chunk) => {
+      if (muted) return
+      if (!outageAfterAnswer) client.write(chunk)
+      else client.write(chunk, () => setTimeout(startOutage, 0))
+    })
+    client.on("data", (chunk) => {
+      if (holding) return
+      const text = chunk.toString("latin1")
+      const found = [...faults].find(([marker]) => text.includes(marker))
+      if (found !== undefined) faults.delete(found[0])
+      const fault = found?.[1]
+      if (fault === undefined || fault.write === "answer") {
+        outageAfterAnswer = fault !== undefined
+        upstream.write(chunk)
+        return
+      }
+      muted = true
+      if (fault.write === "hold") {
+        holding = true
+        held.push({ chunk, upstream })
+      } else upstream.write(chunk)
+      setTimeout(() => {
+        client.destroy()
+        if (fault.write === "cut") upstream.destroy()
+        if (fault.outage === true) startOutage()
+      }, 300)
+    })
+    const close = () => {
+      sockets.delete(client)
+      if (!holding) {
+        upstream.destroy()
+        sockets.delete(upstream)
+      }
+      client.destroy()
+    }
+    client.on("close", close)
+    client.on("error", close)
+    upstream.on("error", () => client.destroy())
+    upstream.on("close", () => {
+      sockets.delete(upstream)
+      client.destroy()
+    })
+  })
+  return new Promise<{
+    port: number
+    fault: (marker: string, fault: Fault) => void
+    deliverHeld: () => Promise<void>
+    close: () => Promise<void>
+  }>((resolve) =>
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      resolve({
+        port: typeof address === "object" && address !== null ? address.port : 0,
+        fault: (marker, fault) => faults.set(marker, fault),
+        deliverHeld: async () => {
+          for (const { chunk, upstream } of held.splice(0)) {
+            upstream.write(chunk)
+            await sleep(1_000)
+            upstream.destroy()
+          }
+        },
+        close: () =>
+          new Promise<void>((done) => {
+            for (const socket of sockets) socket.destroy()
+            server.close(() => done())
+          })
+      })
+    })
+  )
+}
+
+const throughPort = (url: string, port: number) => {
+  const parsed = new URL(url)
+  parsed.port = String(port)
+  return parsed.toString()
+}
+
+let phoneCounter = 0
+
+const markedLead = () => {
+  phoneCounter++
+  const marker = `lost-${crypto.randomUUID()}`
+  const phone = `+52 55 ${String(Math.floor(Math.random() * 1e4)).padStart(4, "0")} ${String(phoneCounter).padStart(4, "0")}`
+  return {
+    marker,
+    phone,
+    key: crypto.randomUUID(),
+    body: JSON.stringify({ nombre: marker, telefono: phone, mensaje: "lost answer" })
+  }
+}
+
+type Server = Awaited<ReturnType<typeof startPostgresServer>>
+
+interface Answer {
+  readonly status: number
+  readonly json: { [key: string]: unknown; error?: { code: string; message: string } }
+  readonly elapsed: number
+}
+
+/** A create sent to `instance` with the API key `bearer`. */
+const postAs = async (
+  instance: Server,
+  bearer: string,
+  lead: ReturnType<typeof markedLead>
+): Promise<Answer> => {
+  const startedAt = performance.now()
+  const response = await fetch(`http://127.0.0.1:${instance.port}/v1/leads`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${bearer}`,
+      "content-type": "application/json",
+      "idempotency-key": lead.key
+    },
+    body: lead.body,
+    signal: AbortSignal.timeout(20_000)
+  })
+  return {
+    status: response.status,
+    json: (await response.json()) as Answer["json"],
+    elapsed: performance.now() - startedAt
+  }
+}
+
+const post = (server: Server, lead: ReturnType<typeof markedLead>) => postAs(server, server.fixture.key, lead)
+
+/** The log lines (JSON) about one idempotency key. */
+const keyLines = (lines: ReadonlyArray<string>, key: string) =>
+  lines
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((line) => line.key_digest === hash("sha256", key).slice(0, 12))
+
+/**
+ * A write whose answer is lost, on a real PostgreSQL through a forwarder that loses it: the service
+ * settles the outcome by asking the database (its reservation released if still the write's, else
+ * found completed), so the request answers the truth, and a key is held past its request only while
+ * the database cannot be asked, by this instance or another.
+ */
+describe("fault: a write's answer is lost", () => {
+  let url: string
+  let forwarder: Awaited<ReturnType<typeof startForwarder>>
+  let second: Awaited<ReturnType<typeof startForwarder>>
+  let server: Server
+  let other: Server
+  let db: ReturnType<typeof inspector>
+  const lines: Array<string> = []
+
+  beforeAll(async () => {
+    url = await freshDatabaseUrl()
+    const port = Number(new URL(url).port)
+    forwarder = await startForwarder(port)
+    second = await startForwarder(port)
+    server = await startPostgresServer(throughPort(url, forwarder.port), 4, { logLines: lines })
+    // A second instance on the same database and organization (seeded again under another key).
+    other = await startPostgresServer(throughPort(url, second.port), 4)
+    db = inspector(url)
+  }, 60_000)
+
+  afterAll(async () => {
+    await server?.close()
+    await other?.close()
+    await forwarder?.close()
+    await second?.close()
+    await db?.close()
+  })
+
+  const leadsFor = (phone: string) =>
+    db.query<{ id: string; notes: number; events: number }>(
+      `SELECT l.id,
+              (SELECT count(*)::int FROM lead_notes n WHERE n.lead_id = l.id) AS notes,
+              (SELECT count(*)::int FROM outbox_events e WHERE e.lead_id = l.id) AS events
+       FROM leads l WHERE l.telefono = $1`,
+      [phone]
+    )
+
+  it("committed, its connection cut before the answer: the request itself answers 201 with the lead", async () => {
+    const lead = markedLead()
+    forwarder.fault(lead.marker, { write: "cut" })
+    const first = await post(server, lead)
+    expect(first.status, JSON.stringify(first.json)).toBe(201)
+    expect(first.json.replay).toBeUndefined()
+    expect(first.elapsed).toBeLessThan(5_000)
+    const leads = await leadsFor(lead.phone)
+    expect(leads.map((row) => row.id)).toEqual([first.json.lead_id])
+    const retry = await post(server, lead)
+    expect(retry.status).toBe(201)
+    expect(retry.json).toMatchObject({ lead_id: first.json.lead_id, replay: true })
+    expect(keyLines(lines, lead.key).map((line) => [line.msg, line.outcome])).toEqual([
+      ["idempotency key settled", "Committed"]
+    ])
+    expect(lines.join("\n")).not.toContain(lead.key)
+  }, 30_000)
+
+  it("never reached the server: 503, its retry creates at once, and the write delivered late rolls back", async () => {
+    const lead = markedLead()
+    forwarder.fault(lead.marker, { write: "hold" })
+    const first = await post(server, lead)
+    expect(first.status, JSON.stringify(first.json)).toBe(503)
+    expect(first.json.error?.message).toContain("nothing was written")
+    expect(first.elapsed).toBeLessThan(5_000)
+    const retry = await post(server, lead)
+    expect(retry.status, JSON.stringify(retry.json)).toBe(201)
+    expect(retry.json.replay).toBeUndefined()
+    expect(keyLines(lines, lead.key).map((line) => line.outcome)).toEqual(["Released"])
+    // The first write reaches PostgreSQL now, after its key was released and taken by the retry: it
+    // finds its reservation gone and rolls back (else it would enrich the lead: a note and an event more).
+    await forwarder.deliverHeld()
+    expect(await leadsFor(lead.phone)).toEqual([{ id: retry.json.lead_id, notes: 1, events: 1 }])
+  }, 30_000)
+
+  it("a reservation committed and its answer lost: released at once, 503, and the retry creates", async () => {
+    const lead = markedLead()
+    // The key's first statement is the reservation's.
+    forwarder.fault(lead.key, { write: "cut" })
+    const first = await post(server, lead)
+    expect(first.status, JSON.stringify(first.json)).toBe(503)
+    expect(first.elapsed).toBeLessThan(5_000)
+    const retry = await post(server, lead)
+    expect(retry.status, JSON.stringify(retry.json)).toBe(201)
+    expect(retry.json.replay).toBeUndefined()
+    expect(keyLines(lines, lead.key).map((line) => line.outcome)).toEqual(["Released"])
+    expect(await leadsFor(lead.phone)).toEqual([{ id: retry.json.lead_id, notes: 1, events: 1 }])
+  }, 30_000)
+
+  it("a refused request whose key cannot be released in time: kept, then freed in the background, not after the lease", async () => {
+    const lead = markedLead()
+    const letters = Array.from({ length: 3 }, () =>
+      String.fromCharCode(65 + Math.floor(Math.random() * 26))
+    ).join("")
+    const marker = `${letters}-${String(Math.floor(Math.random() * 1e4)).padStart(4, "0")}`
+    const refused = {
+      ...lead,
+      body: JSON.stringify({ ...JSON.parse(lead.body), propiedad: { codigo: marker } })
+    }
+    // The property's lookup is answered (no such property: 422), then this instance loses the database for 6 s.
+    forwarder.fault(marker, { write: "answer" })
+    const started = performance.now()
+    const first = await post(server, refused)
+    expect(first.status, JSON.stringify(first.json)).toBe(422)
+    const retries: Array<Answer & { at: number }> = []
+    while (performance.now() - started < 20_000) {
+      const answer = await postAs(other, server.fixture.key, refused)
+      retries.push({ ...answer, at: performance.now() - started })
+      if (answer.status !== 409) break
+      await sleep(250)
+    }
+    const last = retries.at(-1)
+    expect(last?.status, JSON.stringify(last?.json)).toBe(422)
+    expect(retries.length, "kept (409) while the first instance could not release it").toBeGreaterThan(1)
+    expect(last?.at).toBeLessThan(9_000)
+    expect(keyLines(lines, lead.key).map((line) => [line.msg, line.outcome])).toEqual([
+      ["idempotency key kept: its release did not reach the database", "Kept"],
+      ["idempotency key settled", "Released"]
+    ])
+  }, 40_000)
+
+  it("the database out of reach past the request's deadline: 500, the key kept while it cannot be asked, then released in the background for a retry on another instance", async () => {
+    const lead = markedLead()
+    // The write never reaches the server; 300 ms after it is sent this instance loses every
+    // connection and cannot open one for 6 s, while the other instance reaches the database.
+    forwarder.fault(lead.marker, { write: "hold", outage: true })
+    const started = performance.now()
+    const first = await post(server, lead)
+    expect(first.status, JSON.stringify(first.json)).toBe(500)
+    expect(first.elapsed).toBeLessThan(5_000)
+    const retries: Array<Answer & { at: number }> = []
+    while (performance.now() - started < 20_000) {
+      // The retry reaches the other instance, with the same API key.
+      const answer = await postAs(other, server.fixture.key, lead)
+      retries.push({ ...answer, at: performance.now() - started })
+      if (answer.status !== 409) break
+      await sleep(250)
+    }
+    const last = retries.at(-1)
+    expect(last?.status, JSON.stringify(last?.json)).toBe(201)
+    expect(last?.json.replay).toBeUndefined()
+    expect(retries.length, "kept (409) while the first instance could not ask").toBeGreaterThan(1)
+    expect(retries.slice(0, -1).every((answer) => answer.status === 409)).toBe(true)
+    // Out of reach until about 6.3 s after the request began; released within a second or two after.
+    expect(last?.at).toBeGreaterThan(6_000)
+    expect(last?.at).toBeLessThan(9_000)
+    expect(keyLines(lines, lead.key).map((line) => [line.msg, line.outcome])).toEqual([
+      ["idempotency key kept: the write's outcome is not known yet", "Kept"],
+      ["idempotency key settled", "Released"]
+    ])
+    const heldFor = keyLines(lines, lead.key).at(-1)?.held_ms
+    expect(heldFor).toBeGreaterThan(6_000)
+    expect(heldFor).toBeLessThan(9_000)
+    await forwarder.deliverHeld()
+    expect(await leadsFor(lead.phone)).toEqual([{ id: last?.json.lead_id, notes: 1, events: 1 }])
+    process.stdout.write(
+      `[faults] lost answer, database out of reach for 6 s: first answer ${first.status} in ${Math.round(first.elapsed)} ms, ` +
+        `retry on the other instance created after ${retries.length - 1} × 409 at ${Math.round(last?.at ?? 0)} ms, key held ${String(heldFor)} ms\n`
+    )
+  }, 40_000)
+})
