@@ -82,7 +82,8 @@ describe.skipIf(skipped !== undefined)(
         await pair.psql(pair.primary, "SELECT application_name, sync_state FROM pg_stat_replication")
       ).trim()
       forwarder = await startForwarder(pair.primary.port)
-      const env: Env = { DATABASE_URL: pair.url(forwarder.port), LOG_LEVEL: "Warn" }
+      // Info: the lines saying which keys were kept or settled, printed when a lead settles late.
+      const env: Env = { DATABASE_URL: pair.url(forwarder.port), LOG_LEVEL: "Info" }
       json(await run(["migrate", "--json"], { env }))
       const organization = json(await run(["org", "create", "--name", "Failover", "--json"], { env })).id
       apiKey = json(
@@ -261,6 +262,23 @@ describe.skipIf(skipped !== undefined)(
             `request log ${logRows} rows for ${answered.length} answered POSTs (${unlogged.length} answered without a row)`
         )
 
+        // What the instances said about keys (and their 500s), for a late lead's diagnosis.
+        if (late.length > 0 || unsettled.length > 0)
+          console.log(
+            servers
+              .flatMap((server, instance) =>
+                server.output.stdout
+                  .split("\n")
+                  .filter((line) =>
+                    line.includes('"msg":"request"')
+                      ? line.includes('"status":500')
+                      : /idempotency/i.test(line)
+                  )
+                  .map((line) => `instance ${instance}: ${line}`)
+              )
+              .slice(0, 40)
+              .join("\n")
+          )
         for (const [instance, check] of serving.entries()) {
           expect.soft(check.index, `GET /v1 on instance ${instance}`).toBe(200)
           expect.soft(check.create.status, `a new POST on instance ${instance}`).toBe(201)
