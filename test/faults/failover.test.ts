@@ -66,7 +66,7 @@ describe.skipIf(skipped !== undefined)(
   () => {
     let pair: Pair
     let forwarder: Forwarder
-    let servers: Array<RunningServer> = []
+    const servers: Array<RunningServer> = []
     let apiKey: string
     let replication: string
     const killEverything = () => {
@@ -103,7 +103,10 @@ describe.skipIf(skipped !== undefined)(
         )
       ).key
       const [first, second] = [await freePort(), await freePort()]
-      servers = await Promise.all([startServer(first, { env }), startServer(second, { env })])
+      // Both kept for afterAll even when the other one fails to start.
+      const started = await Promise.allSettled([startServer(first, { env }), startServer(second, { env })])
+      for (const result of started) if (result.status === "fulfilled") servers.push(result.value)
+      for (const result of started) if (result.status === "rejected") throw result.reason
     }, 120_000)
 
     afterAll(async () => {
