@@ -169,8 +169,10 @@ describe.skipIf(skipped !== undefined)(
       }
       const load = Array.from({ length: clients }, (_, index) => client(index))
       await sleep(3_000)
-      const stoppedAt = performance.now()
+      const stopIssuedAt = performance.now()
       await pair.stop(pair.primary, "immediate")
+      // pg_ctl has seen the postmaster gone: nothing sent from now on can commit on the old primary.
+      const stoppedAt = performance.now()
       await sleep(3_000)
       await pair.promote(pair.standby)
       forwarder.switchTo(pair.standby.port)
@@ -259,7 +261,7 @@ describe.skipIf(skipped !== undefined)(
 
         console.log(
           `failover (${pair.version}): ${leads.length} leads, ${attempts.length} attempts ${JSON.stringify(statuses)}; ` +
-            `stop to first 201 ${seconds(firstCreate - stoppedAt)} (switch to first 201 ${seconds(firstCreate - switchedAt)}); ` +
+            `stop to first 201 ${seconds(firstCreate - stopIssuedAt)} (switch to first 201 ${seconds(firstCreate - switchedAt)}); ` +
             `slowest lead ${seconds(slowest)} (${late.length} over ${seconds(settledWithin)}, ${unsettled.length} unsettled); ` +
             `keys held: ${inProgress.length} 409 in-progress answers on ${held.length} keys, longest ${seconds(longestHeld)}; ` +
             `request log ${logRows} rows for ${answered.length} answered POSTs (${unlogged.length} answered without a row)`
