@@ -144,7 +144,11 @@ export const startServer = async (
   const deadline = Date.now() + 30_000
   while (true) {
     if (exited !== undefined) throw new Error(`server exited with ${exited.code}:\n${exited.stderr}`)
-    if (Date.now() > deadline) throw new Error(`server did not answer on ${baseUrl}:\n${output.stderr}`)
+    if (Date.now() > deadline) {
+      // Not left running behind the failed test.
+      child.kill("SIGKILL")
+      throw new Error(`server did not answer on ${baseUrl}:\n${output.stderr}`)
+    }
     const ready = await fetch(`${baseUrl}/v1`).then(
       (response) => response.ok,
       () => false
