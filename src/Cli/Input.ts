@@ -1,3 +1,4 @@
+import { userInfo } from "node:os"
 import { Effect, Option, Schema } from "effect"
 import { Flag } from "effect/cli"
 import { isStorableText, unstorableReason } from "../AdminApi/StoredText.ts"
@@ -104,4 +105,14 @@ export const exactlyOne = <A, B>(
   if (Option.isSome(a)) return Effect.succeed({ _tag: "first", value: a.value })
   if (Option.isSome(b)) return Effect.succeed({ _tag: "second", value: b.value })
   return Effect.fail(new UsageError({ message: `one of --${firstFlag} or --${secondFlag} is required` }))
+}
+
+/** Who runs a command, for the audit trail: the OS user (a `--by` flag names someone else). */
+export const currentUser = (): Option.Option<string> => {
+  try {
+    const name = userInfo().username.trim()
+    if (name !== "") return Option.some(name)
+  } catch {}
+  const fromEnv = (process.env.USER ?? process.env.LOGNAME ?? "").trim()
+  return fromEnv === "" ? Option.none() : Option.some(fromEnv)
 }

@@ -1,4 +1,3 @@
-import { userInfo } from "node:os"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { type LeadExport, PersonalData } from "../PersonalData/PersonalData.ts"
@@ -80,15 +79,6 @@ const leadExport = Command.make(
   )
 )
 
-const currentUser = (): Option.Option<string> => {
-  try {
-    const name = userInfo().username.trim()
-    if (name !== "") return Option.some(name)
-  } catch {}
-  const fromEnv = (process.env.USER ?? process.env.LOGNAME ?? "").trim()
-  return fromEnv === "" ? Option.none() : Option.some(fromEnv)
-}
-
 const leadErase = Command.make(
   "erase",
   {
@@ -99,7 +89,7 @@ const leadErase = Command.make(
     by: Input.text("by").pipe(Flag.withDescription("Who erases (default: the OS user)"), Flag.optional)
   },
   Effect.fn("Cli.leadErase")(function* ({ id, reason, by }) {
-    const actor = Option.orElse(by, currentUser)
+    const actor = Option.orElse(by, Input.currentUser)
     if (Option.isNone(actor)) {
       return yield* new Input.UsageError({ message: "cannot tell who is erasing: pass --by NAME" })
     }
