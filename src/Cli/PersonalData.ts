@@ -1,6 +1,6 @@
-import { Effect, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { type LeadExport, PersonalData } from "../PersonalData/PersonalData.ts"
+import { type KeptBody, type LeadExport, PersonalData } from "../PersonalData/PersonalData.ts"
 import * as Input from "./Input.ts"
 import { emit, orDash, table } from "./Output.ts"
 import { withOperator } from "./Services.ts"
@@ -11,6 +11,19 @@ const withPersonalData = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`
 
 const indent = (text: string) => text.replaceAll("\n", "\n    ")
+
+/** `lead export --org --phone`: the lead with that phone, if any, and the bodies kept for rescue that name it. */
+type PhoneExport = (LeadExport | { readonly lead: null }) & { readonly kept_bodies: ReadonlyArray<KeptBody> }
+
+const describeKept = (kept: ReadonlyArray<KeptBody>) => [
+  `Bodies kept for rescue with this phone (${kept.length}):`,
+  ...kept.map((body) => `  ${body.at} request ${body.request_id}\n    ${indent(body.body)}`)
+]
+
+const describePhoneExport = (document: PhoneExport) =>
+  document.lead === null
+    ? ["No lead has this phone.", ...describeKept(document.kept_bodies)].join("\n")
+    : [describeExport(document as LeadExport), ...describeKept(document.kept_bodies)].join("\n")
 
 const describeExport = (document: LeadExport) => {
   const { lead } = document
@@ -60,22 +73,31 @@ const leadExport = Command.make(
     if (target._tag === "first" && Option.isSome(org)) {
       return yield* new Input.UsageError({ message: "--org goes with --phone, not with --id" })
     }
-    const document = yield* Effect.gen(function* () {
+    if (target._tag === "first") {
+      const leadId = target.value
+      const document = yield* Effect.gen(function* () {
+        const personalData = yield* PersonalData
+        return yield* personalData.export(leadId)
+      }).pipe(withPersonalData)
+      return yield* emit(document, describeExport)
+    }
+    if (Option.isNone(org)) return yield* new Input.UsageError({ message: "--phone needs --org" })
+    const document: PhoneExport = yield* Effect.gen(function* () {
       const personalData = yield* PersonalData
-      const leadId =
-        target._tag === "first"
-          ? target.value
-          : yield* Option.match(org, {
-              onNone: () => Effect.fail(new Input.UsageError({ message: "--phone needs --org" })),
-              onSome: (organizationId) => personalData.findByPhone(organizationId, target.value)
-            })
-      return yield* personalData.export(leadId)
+      const kept = yield* personalData.keptBodies(org.value, target.value)
+      const found = yield* Effect.exit(personalData.findByPhone(org.value, target.value))
+      // No lead with the phone: the kept bodies that name it are still the person's data.
+      if (Exit.isFailure(found)) {
+        if (kept.length === 0) return yield* Effect.failCause(found.cause)
+        return { lead: null, kept_bodies: kept }
+      }
+      return { ...(yield* personalData.export(found.value)), kept_bodies: kept }
     }).pipe(withPersonalData)
-    yield* emit(document, describeExport)
+    yield* emit(document, describePhoneExport)
   })
 ).pipe(
   Command.withDescription(
-    "Everything held about a lead (its fields, notes, tasks, events, requests, replies)"
+    "Everything held about a lead (its fields, notes, tasks, events, requests, replies); by phone, also the bodies kept for rescue that name it"
   )
 )
 

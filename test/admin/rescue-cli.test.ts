@@ -170,4 +170,28 @@ describe("request show and request rescue (real processes)", { timeout: processT
       /^lead-intake: nothing_kept: /
     )
   })
+  it("lead export --org --phone lists the kept bodies with that phone, also when no lead has it", async () => {
+    const raw = '{"nombre":"Rosa Rescate","telefono":"55 7044 1200","email":"no-es-correo"}'
+    const rejected = await send(server.baseUrl, demo.key, raw)
+    expect([rejected.status, rejected.body.error.field]).toEqual([400, "email"])
+    const exported = json(
+      await cli("lead", "export", "--org", demo.organization_id, "--phone", "(55) 7044-1200", "--json")
+    )
+    expect(exported).toEqual({
+      lead: null,
+      kept_bodies: [
+        {
+          request_id: rejected.body.request_id,
+          at: expect.any(String),
+          origin_id: demo.origin_id,
+          livemode: true,
+          body: raw
+        }
+      ]
+    })
+    expectUserError(
+      await cli("lead", "export", "--org", demo.organization_id, "--phone", "55 7044 1299"),
+      /unknown lead with that phone in organization/
+    )
+  })
 })
