@@ -1,5 +1,4 @@
 import type { SchemaAST, SchemaIssue } from "effect"
-import { leadHeaderNames } from "../Api/Api.ts"
 import { fieldAt, rankOf } from "../Api/LeadRequest.ts"
 
 const describe = (ast: SchemaAST.AST): string => {
@@ -36,7 +35,7 @@ const annotatedMessage = (annotations: { readonly message?: unknown } | undefine
  * Every leaf of a decoding issue with its path. Messages name what was expected, never the value
  * sent (it may be long, or personal data); a rule's own message wins over its leaves'.
  */
-const problemsOf = (
+export const problemsOf = (
   issue: SchemaIssue.Issue,
   path: ReadonlyArray<PropertyKey>,
   message?: string
@@ -89,11 +88,4 @@ export const bodyProblem = (issue: SchemaIssue.Issue) => {
     field: "body",
     message: issue._tag === "InvalidValue" ? "The body is not valid JSON" : "The body must be a JSON object"
   }
-}
-
-/** Contract order 6: the first failing header, by its name on the wire. */
-export const headerProblem = (issue: SchemaIssue.Issue) => {
-  const [first] = problemsOf(issue, [])
-  const header = leadHeaderNames[String(first?.path[0]) as keyof typeof leadHeaderNames] ?? "headers"
-  return { field: header, message: `${header} ${first?.message ?? "is not valid"}` }
 }

@@ -15,9 +15,16 @@ import {
 import { HttpIncomingMessage, HttpServerError, HttpServerRequest } from "effect/http"
 import { HttpApiError } from "effect/http-api"
 import { KeyStore } from "../../Accounts/KeyStore.ts"
-import { Admission, Caller, Decoding, LeadHeaders, type ValidationError } from "../../Api/Api.ts"
+import {
+  Admission,
+  Caller,
+  Decoding,
+  LeadHeaders,
+  leadHeaderNames,
+  type ValidationError
+} from "../../Api/Api.ts"
 import { Limits } from "../../Api/LeadRequest.ts"
-import { bodyProblem, headerProblem } from "../Problems.ts"
+import { bodyProblem, problemsOf } from "../Problems.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import {
   answered,
@@ -32,6 +39,13 @@ const isJsonMediaType = (contentType: string | undefined) =>
   contentType?.split(";")[0]?.trim().toLowerCase() === "application/json"
 
 const tooLarge = () => refuse("payload_too_large", `The body is over ${Limits.bodyBytes} bytes`)
+
+/** Contract order 6: the first failing header, by its name on the wire. */
+const headerProblem = (issue: SchemaIssue.Issue) => {
+  const [first] = problemsOf(issue, [])
+  const header = leadHeaderNames[String(first?.path[0]) as keyof typeof leadHeaderNames] ?? "headers"
+  return { field: header, message: `${header} ${first?.message ?? "is not valid"}` }
+}
 
 const decodeHeaders = Schema.decodeUnknownExit(LeadHeaders)
 

@@ -73,7 +73,12 @@ export const renderOverview: Page = async (main, { signal, navigate }) => {
         errorRate > 0.05 ? "bad" : ""
       ),
       stat(t.overview.created30d, formatNumber(created)),
-      stat(t.overview.enriched30d, formatNumber(enriched))
+      stat(t.overview.enriched30d, formatNumber(enriched)),
+      stat(
+        t.rescue.waiting,
+        link("/requests?kept=true", navigate, t.rescue.waitingLink(formatNumber(data.waiting_for_rescue))),
+        data.waiting_for_rescue > 0 ? "bad" : ""
+      )
     ),
     section(t.overview.requestsPerMinute, requestsChart(data.requests_per_minute)),
     h(
