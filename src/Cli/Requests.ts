@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { decodeLeadBody } from "../Api/LeadBody.ts"
 import { Audit } from "../Console/Audit.ts"
 import { type LoggedRequest, RequestLog } from "../Intake/RequestLog.ts"
 import { type RescueFailure, Rescues } from "../Intake/Rescue.ts"
@@ -126,8 +127,8 @@ const readBody = (source: string) =>
 /** A rescue that did not write, as the one line an operator reads: the code first, then the field. */
 const refusalLine = (failure: RescueFailure) => {
   switch (failure._tag) {
-    case "Refused":
-      return `${failure.code}${failure.field === undefined ? "" : ` (${failure.field})`}: ${failure.message}`
+    case "UnknownProperty":
+      return `property_not_found (${failure.field}): ${failure.message}`
     case "NotRescuable":
       return `${failure.reason}: ${failure.message}`
     case "UnknownEntity":
@@ -154,11 +155,15 @@ const requestRescue = Command.make(
     if (Option.isNone(actor)) {
       return yield* new Input.UsageError({ message: "cannot tell who is rescuing: pass --by NAME" })
     }
-    const text = yield* readBody(body)
+    const decoded = decodeLeadBody(yield* readBody(body))
+    if (decoded._tag === "Invalid")
+      return yield* new Input.UsageError({
+        message: `validation_error (${decoded.field}): ${decoded.message}`
+      })
     const rescued = yield* Effect.gen(function* () {
       const rescues = yield* Rescues
       const audit = yield* Audit
-      const done = yield* rescues.rescue(id, text)
+      const done = yield* rescues.rescue(id, decoded.lead)
       yield* audit.record({
         organizationId: done.organizationId,
         operatorId: null,
@@ -171,7 +176,7 @@ const requestRescue = Command.make(
     }).pipe(
       withRescues,
       Effect.catchTags({
-        Refused: (failure) => new Input.UsageError({ message: refusalLine(failure) }),
+        UnknownProperty: (failure) => new Input.UsageError({ message: refusalLine(failure) }),
         NotRescuable: (failure) => new Input.UsageError({ message: refusalLine(failure) }),
         StoreUnavailable: (failure) => new Input.UsageError({ message: refusalLine(failure) }),
         OutcomeUnknown: (failure) => new Input.UsageError({ message: refusalLine(failure) })

@@ -1,12 +1,9 @@
-import { Cause, Context, Effect, Exit, Layer, Option, Schema } from "effect"
-import type { CallerShape } from "../Api/Api.ts"
-import { LeadRequest } from "../Api/LeadRequest.ts"
+import { Context, Data, Effect, Layer, Option } from "effect"
+import type { CallerShape } from "../Domain/Caller.ts"
 import { phoneMatchKey } from "../Domain/Phone.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../Platform/Sql.ts"
-import { type Refused, refuse } from "./Http/Outcome.ts"
 import type { LeadInput } from "./LeadInput.ts"
 import { LeadRepository, type LeadWrite, type LeadWritten } from "./LeadRepository.ts"
-import { bodyProblem } from "./Problems.ts"
 import { PropertyCatalog } from "./PropertyCatalog.ts"
 
 /** Who a lead is written for: an API key's caller, or the origin and mode of a rescued request. */
@@ -15,25 +12,10 @@ export type Writer = Pick<CallerShape, "organizationId" | "originId" | "country"
 export const matchKeyOf = (writer: Writer, input: LeadInput) =>
   input.telefono === null ? null : phoneMatchKey(input.telefono, writer.country)
 
-const decodeRequest = Schema.decodeUnknownExit(LeadRequest)
-
-/**
- * Contract order 7 for a body given as text (a rescue): the endpoint's own schema and parse
- * options (every issue, unknown fields refused), answered with the same first failing field.
- */
-export const decodeLeadBody = (text: string): Effect.Effect<LeadRequest, Refused<"validation_error">> => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return refuse("validation_error", "The body is not valid JSON", "body")
-  }
-  const decoded = decodeRequest(parsed, { errors: "all", onExcessProperty: "error" })
-  if (Exit.isSuccess(decoded)) return Effect.succeed(decoded.value)
-  const error = Cause.findErrorOption(decoded.cause)
-  if (Option.isNone(error)) return Effect.die(Cause.squash(decoded.cause))
-  const problem = bodyProblem(error.value.issue)
-  return refuse("validation_error", problem.message, problem.field)
+/** 10. The property the request names is unknown or archived in the writer's catalog: 422 `property_not_found`. */
+export class UnknownProperty extends Data.TaggedError("UnknownProperty")<{}> {
+  override readonly message = "No active property of your organization matches propiedad"
+  readonly field = "propiedad"
 }
 
 /** What a write did to its lead, as the API answers it (`LeadCreated` or `LeadEnriched`). */
@@ -62,7 +44,7 @@ export const answerBody = (
       }
 }
 
-type IntakeFailure = Refused<"property_not_found"> | StoreUnavailable | OutcomeUnknown
+type IntakeFailure = UnknownProperty | StoreUnavailable | OutcomeUnknown
 
 /**
  * `POST /v1/leads` from the decoded body on (docs/contract.md#3-order-of-checks 8, 10-11): the
@@ -78,7 +60,7 @@ export class LeadIntake extends Context.Service<
     resolveProperty(
       writer: Writer,
       input: LeadInput
-    ): Effect.Effect<string | null, Refused<"property_not_found"> | StoreUnavailable>
+    ): Effect.Effect<string | null, UnknownProperty | StoreUnavailable>
     write(
       writer: Writer,
       input: LeadInput,
@@ -103,12 +85,7 @@ export class LeadIntake extends Context.Service<
       const resolveProperty = Effect.fnUntraced(function* (writer: Writer, input: LeadInput) {
         if (input.propiedad === null) return null
         const found = yield* catalog.resolve(writer.organizationId, input.propiedad)
-        if (Option.isNone(found))
-          return yield* refuse(
-            "property_not_found",
-            "No active property of your organization matches propiedad",
-            "propiedad"
-          )
+        if (Option.isNone(found)) return yield* new UnknownProperty()
         return found.value
       })
 

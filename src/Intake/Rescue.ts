@@ -4,9 +4,8 @@ import { UnknownEntity } from "../Domain/Errors.ts"
 import { AppConfig } from "../Platform/Config.ts"
 import { decodeFirst } from "../Platform/Sql/Decode.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../Platform/Sql.ts"
-import { leadInputOf } from "./Http/LeadPayload.ts"
-import type { Refused } from "./Http/Outcome.ts"
-import { answerBody, decodeLeadBody, LeadIntake } from "./LeadIntake.ts"
+import type { LeadInput } from "./LeadInput.ts"
+import { answerBody, LeadIntake, type UnknownProperty } from "./LeadIntake.ts"
 
 /** A request-log row with the body kept for rescue, if any (admins' data). */
 export const KeptRequest = Schema.Struct({
@@ -46,12 +45,7 @@ export class NotRescuable extends Data.TaggedError("NotRescuable")<{
   }
 }
 
-export type RescueFailure =
-  | Refused<"validation_error" | "property_not_found">
-  | NotRescuable
-  | UnknownEntity
-  | StoreUnavailable
-  | OutcomeUnknown
+export type RescueFailure = UnknownProperty | NotRescuable | UnknownEntity | StoreUnavailable | OutcomeUnknown
 
 /** What a rescue answers: the API's own `LeadCreated` or `LeadEnriched`, plus the rescued request's organization. */
 export interface Rescued {
@@ -61,9 +55,10 @@ export interface Rescued {
 
 /**
  * Rejected leads kept for rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue): a
- * request's kept body, and its rescue. The corrected body is decoded with the endpoint's schema
- * and written by `LeadIntake`, the endpoint's own write, attributed to the request's origin and
- * mode, with no rate limit and no Idempotency-Key. `rescue_lead` makes it at most once; the
+ * request's kept body, and its rescue. The caller decodes the corrected body as the endpoint does
+ * (`decodeLeadBody` in src/Api/LeadBody.ts: its schema, its first failing field, its normalisation);
+ * the lead is written by `LeadIntake`, the endpoint's own write, attributed to the request's origin
+ * and mode, with no rate limit and no Idempotency-Key. `rescue_lead` makes it at most once; the
  * caller records who did it in the audit trail.
  */
 export class Rescues extends Context.Service<
@@ -73,7 +68,7 @@ export class Rescues extends Context.Service<
     show(
       requestId: string
     ): Effect.Effect<KeptRequest & { readonly organization_id: string | null }, UnknownEntity>
-    rescue(requestId: string, body: string): Effect.Effect<Rescued, RescueFailure>
+    rescue(requestId: string, corrected: LeadInput): Effect.Effect<Rescued, RescueFailure>
   }
 >()("lead-intake/Rescues") {
   /** Needs `SqlClient`, `AppConfig`, `PropertyCatalog` and `LeadRepository`. */
@@ -117,7 +112,7 @@ export class Rescues extends Context.Service<
           return found.value
         }),
 
-        rescue: Effect.fn("Rescues.rescue")(function* (requestId, body) {
+        rescue: Effect.fn("Rescues.rescue")(function* (requestId, corrected) {
           const found = yield* findRow(requestId)
           if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "request", id: requestId })
           const row = found.value
@@ -129,8 +124,7 @@ export class Rescues extends Context.Service<
             country: row.country,
             livemode: row.livemode
           }
-          const input = leadInputOf(yield* decodeLeadBody(body))
-          const written = yield* intake.rescue(writer, input, row.request_id, row.id)
+          const written = yield* intake.rescue(writer, corrected, row.request_id, row.id)
           if (Option.isNone(written)) {
             const now = yield* findRow(requestId)
             return yield* notRescuable(Option.getOrElse(now, () => row))

@@ -1,8 +1,9 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { decodeLeadBody } from "../../src/Api/LeadBody.ts"
 import { RequestLog } from "../../src/Intake/RequestLog.ts"
-import { Rescues } from "../../src/Intake/Rescue.ts"
+import { type Rescued, type RescueFailure, Rescues } from "../../src/Intake/Rescue.ts"
 import { postLead } from "../support/Client.ts"
 import { layerTestConfig } from "../support/Database.ts"
 import { makePostgresHarness } from "./Harness.ts"
@@ -40,7 +41,20 @@ const setUp = Effect.gen(function* () {
   const leadsOf = (telefono: string) =>
     harness.sql<{ id: string; origin_id: string; livemode: boolean }>`
       SELECT id, origin_id, livemode FROM leads WHERE telefono = ${telefono}`.pipe(Effect.orDie)
-  return { ...harness, keptOf, rescues, rowOf, leadsOf, flush: log.flush }
+  /** What the CLI and the console do: decode the corrected body as the endpoint does, then rescue. */
+  const rescue = (
+    requestId: string,
+    body: string
+  ): Effect.Effect<
+    Rescued,
+    RescueFailure | { readonly _tag: "Refused"; readonly code: string; readonly field: string }
+  > => {
+    const decoded = decodeLeadBody(body)
+    return decoded._tag === "Invalid"
+      ? Effect.fail({ _tag: "Refused", code: "validation_error", field: decoded.field })
+      : rescues.rescue(requestId, decoded.lead)
+  }
+  return { ...harness, keptOf, rescues: { show: rescues.show, rescue }, rowOf, leadsOf, flush: log.flush }
 })
 
 /** A rescue's failure, as its tag and (for a refusal) its code and field. */
@@ -49,6 +63,7 @@ const failureOf = <A>(exit: Exit.Exit<A, { readonly _tag: string }>) => {
   const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
   if (error === undefined || error._tag !== "Fail") return "died"
   const failure = error.error as { _tag: string; code?: string; field?: string; reason?: string }
+  if (failure._tag === "UnknownProperty") return `property_not_found ${failure.field}`
   return failure._tag === "Refused" ? `${failure.code} ${failure.field}` : `${failure._tag} ${failure.reason}`
 }
 

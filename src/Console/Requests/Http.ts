@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { decodeLeadBody } from "../../Api/LeadBody.ts"
 import { type RescueFailure, Rescues } from "../../Intake/Rescue.ts"
 import { adminFail } from "../Http/RequestContext.ts"
 import { notFound, organizationScope } from "../Http/Shared.ts"
@@ -45,10 +46,8 @@ export const layerRequestsHandlers = HttpApiBuilder.group(
 
     const rescueRefused = (failure: RescueFailure): Effect.Effect<never, RescueAnswerError> => {
       switch (failure._tag) {
-        case "Refused":
-          return failure.code === "property_not_found"
-            ? adminFail("property_not_found", failure.message, failure.field)
-            : adminFail("validation_error", failure.message, failure.field)
+        case "UnknownProperty":
+          return adminFail("property_not_found", failure.message, failure.field)
         case "NotRescuable":
           return adminFail("conflict", failure.message)
         case "UnknownEntity":
@@ -137,8 +136,11 @@ export const layerRequestsHandlers = HttpApiBuilder.group(
           yield* requireAdmin
           const organization = yield* organizationOf(query.org)
           yield* requestOf(organization.id, params.request_id)
+          const decoded = decodeLeadBody(payload.body)
+          if (decoded._tag === "Invalid")
+            return yield* adminFail("validation_error", decoded.message, decoded.field)
           const rescued = yield* rescues
-            .rescue(params.request_id, payload.body)
+            .rescue(params.request_id, decoded.lead)
             .pipe(Effect.catch(rescueRefused))
           yield* record(organization, "request.rescue", params.request_id)
           return rescued.answer

@@ -23,8 +23,8 @@ import {
   leadHeaderNames,
   type ValidationError
 } from "../../Api/Api.ts"
+import { bodyProblem, problemsOf } from "../../Api/LeadBody.ts"
 import { Limits } from "../../Api/LeadRequest.ts"
-import { bodyProblem, problemsOf } from "../Problems.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import {
   answered,

@@ -7,7 +7,7 @@ import { AppConfig } from "../../Platform/Config.ts"
 import { OutcomeUnknown } from "../../Platform/Sql.ts"
 import { IdempotencyStore, type Reservation } from "../IdempotencyStore.ts"
 import type { LeadInput } from "../LeadInput.ts"
-import { answerBody, LeadIntake, matchKeyOf } from "../LeadIntake.ts"
+import { answerBody, LeadIntake, matchKeyOf, type UnknownProperty } from "../LeadIntake.ts"
 import { LeadRepository, type LeadWritten } from "../LeadRepository.ts"
 import { leadInputOf } from "./LeadPayload.ts"
 import { answered, CurrentRequest, refuse } from "./Outcome.ts"
@@ -15,6 +15,9 @@ import { answered, CurrentRequest, refuse } from "./Outcome.ts"
 const isOutcomeUnknown = (exit: Exit.Exit<unknown, unknown>) =>
   Exit.isFailure(exit) &&
   Option.exists(Cause.findErrorOption(exit.cause), (error) => error instanceof OutcomeUnknown)
+
+/** 10. An unknown or archived property, answered in the contract's words. */
+const propertyNotFound = (error: UnknownProperty) => refuse("property_not_found", error.message, error.field)
 
 /** What the request did to its lead, or, for a replay, what the first request with its key did. */
 interface Answer {
@@ -37,7 +40,9 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     /** 8. A dry run: resolve the property and look for the lead it would enrich; write nothing. */
     const dryRun = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
       const request = yield* CurrentRequest
-      const propertyId = yield* intake.resolveProperty(caller, input)
+      const propertyId = yield* intake
+        .resolveProperty(caller, input)
+        .pipe(Effect.catchTag("UnknownProperty", propertyNotFound))
       const phoneKey = matchKeyOf(caller, input)
       const match =
         phoneKey === null
@@ -92,7 +97,9 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       reservation: { readonly key: string; readonly token: string } | null
     ) {
       const { requestId } = yield* CurrentRequest
-      return yield* intake.write(caller, input, requestId, reservation)
+      return yield* intake
+        .write(caller, input, requestId, reservation)
+        .pipe(Effect.catchTag("UnknownProperty", propertyNotFound))
     })
 
     /** The one place a lead's answer is built, replays included. */

@@ -76,7 +76,13 @@ export const renderOverview: Page = async (main, { signal, navigate }) => {
       stat(t.overview.enriched30d, formatNumber(enriched)),
       stat(
         t.rescue.waiting,
-        link("/requests?kept=true", navigate, t.rescue.waitingLink(formatNumber(data.waiting_for_rescue))),
+        // The link's name starts with its visible number (WCAG 2.5.3); the words follow for a screen reader.
+        link(
+          "/requests?kept=true",
+          navigate,
+          formatNumber(data.waiting_for_rescue),
+          h("span", { class: "visually-hidden" }, ` ${t.rescue.waitingHidden}`)
+        ),
         data.waiting_for_rescue > 0 ? "bad" : ""
       )
     ),

@@ -1,10 +1,8 @@
 // The request log: per origin or unattributed, filters, cursor pagination, live polling, detail dialog.
 // Live requests by default; the Test data switch shows the test keys' requests instead.
 
-import { Cause, Exit, Schema } from "effect"
 import type { RequestFilters, RequestItem } from "../../../AdminApi/AdminApi.ts"
-import { LeadRequest } from "../../../Api/LeadRequest.ts"
-import { bodyProblem } from "../../../Intake/Problems.ts"
+import { decodeLeadBody } from "../../../AdminApi/LeadBody.ts"
 import { call, canChange, isAbort, isPlatformAdmin } from "../api.ts"
 import { formatClock, formatDateTime, formatNumber, fromZonedLocal, t, toZonedLocal } from "../i18n.ts"
 import type { Page, PageContext } from "../page.ts"
@@ -78,23 +76,10 @@ const detailRow = (label: string, value: Child) => [
 
 const leadHref = (id: string) => `/leads/${encodeURIComponent(id)}`
 
-const decodeLeadRequest = Schema.decodeUnknownExit(LeadRequest)
-
-/**
- * The corrected body checked as POST /v1/leads checks it (the contract's own schema, every issue,
- * unknown fields refused), before it is sent: the first failing field, or nothing.
- */
+/** The corrected body checked as POST /v1/leads checks it, before it is sent: the first failing field, or nothing. */
 const problemOf = (text: string): { readonly field: string; readonly message: string } | null => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch {
-    return { field: "body", message: t.rescue.notJson }
-  }
-  const decoded = decodeLeadRequest(parsed, { errors: "all", onExcessProperty: "error" })
-  if (Exit.isSuccess(decoded)) return null
-  const error = Cause.findErrorOption(decoded.cause)
-  return error._tag === "Some" ? bodyProblem(error.value.issue) : { field: "body", message: t.rescue.notJson }
+  const decoded = decodeLeadBody(text)
+  return decoded._tag === "Invalid" ? decoded : null
 }
 
 const leadLink = (leadId: string, navigate: Navigate, label: Child = leadId) =>
@@ -275,7 +260,7 @@ export const requestColumns = (
       ].filter((mark) => mark !== null)
       return marks.length === 0
         ? outcomeBadge(item.outcome)
-        : h("span", { class: "with-action" }, outcomeBadge(item.outcome), ...marks)
+        : h("span", { class: "badges" }, outcomeBadge(item.outcome), ...marks)
     }
   },
   {

@@ -12,13 +12,12 @@ export const rescueEn = {
   hint: "Fix what the answer named, then rescue: the lead is created or enriched as POST /v1/leads would, for this request's origin and mode, once.",
   rescue: "Rescue lead",
   rescuing: "Rescuing…",
-  notJson: "The body is not valid JSON.",
   invalid: (message: string) => `Still not valid: ${message}`,
   created: "Lead created from the corrected body.",
   enriched: "Existing lead enriched from the corrected body.",
   openLead: "Open lead",
   waiting: "Waiting for rescue",
-  waitingLink: (count: string) => `${count} kept for rescue`
+  waitingHidden: "kept for rescue"
 }
 
 export const rescueEs: typeof rescueEn = {
@@ -34,11 +33,10 @@ export const rescueEs: typeof rescueEn = {
   hint: "Corrige lo que indicó la respuesta y rescata: el prospecto se crea o se enriquece como lo haría POST /v1/leads, con el origen y el modo de esta solicitud, una sola vez.",
   rescue: "Rescatar prospecto",
   rescuing: "Rescatando…",
-  notJson: "El cuerpo no es JSON válido.",
   invalid: (message: string) => `Aún no es válido: ${message}`,
   created: "Prospecto creado con el cuerpo corregido.",
   enriched: "Prospecto existente enriquecido con el cuerpo corregido.",
   openLead: "Abrir prospecto",
   waiting: "En espera de rescate",
-  waitingLink: (count: string) => `${count} guardadas para rescate`
+  waitingHidden: "guardadas para rescate"
 }
