@@ -110,7 +110,6 @@ const rescuePanel = async (item: Item, navigate: Navigate): Promise<Child> => {
   const editor = h("textarea", { name: "body", rows: 8, spellcheck: false, class: "mono" })
   editor.value = kept.body
   const status = h("div", { class: "form-error", role: "alert" })
-  const result = h("div", { role: "status" })
   const submit = h("button", { type: "submit", class: "primary" }, t.rescue.rescue)
   const form = h(
     "form",
@@ -156,7 +155,7 @@ const rescuePanel = async (item: Item, navigate: Navigate): Promise<Child> => {
     status,
     h("div", { class: "form-actions" }, submit)
   )
-  return [h("h3", {}, t.rescue.keptBody), original, form, result]
+  return [h("h3", {}, t.rescue.keptBody), original, form]
 }
 
 export const openRequestDetail = async (requestId: string, navigate: Navigate) => {
