@@ -192,6 +192,47 @@ END
 $fn$`
   },
   {
+    // A rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue): the very write of
+    // `POST /v1/leads`, done only while the request-log row still keeps its body and names no lead,
+    // and then marked on that row in the same transaction. The row lock makes two rescues of one
+    // request take turns; the second finds the body gone and writes nothing (no row returned).
+    name: "rescue_lead",
+    text: `
+CREATE OR REPLACE FUNCTION rescue_lead(
+  p_request_log_id bigint,
+  p_organization_id uuid,
+  p_origin_id uuid,
+  p_nombre text,
+  p_telefono text,
+  p_phone_key text,
+  p_email text,
+  p_property_id uuid,
+  p_note text,
+  p_request_id text,
+  p_now timestamptz,
+  p_due_at timestamptz,
+  p_livemode boolean
+) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_written record;
+BEGIN
+  PERFORM 1 FROM request_log r
+  WHERE r.id = p_request_log_id AND r.origin_id = p_origin_id AND r.kept_body IS NOT NULL
+    AND r.rescued_lead_id IS NULL
+  FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  SELECT * INTO v_written
+  FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
+                             p_property_id, p_note, p_request_id, p_now, p_due_at, NULL, NULL, p_livemode) w;
+  UPDATE request_log r SET rescued_lead_id = v_written.lead_id, kept_body = NULL WHERE r.id = p_request_log_id;
+  RETURN QUERY SELECT v_written.lead_id, v_written.created, v_written.assignee_id, v_written.filled;
+END
+$fn$`
+  },
+  {
     // The previous release's signature, kept for its instances during a deploy: a live write. Drop it
     // in the release after 0015.
     name: "create_or_enrich_lead",

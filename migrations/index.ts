@@ -17,6 +17,7 @@ import leadsAssigneeIndex from "./0017_leads_assignee_index.ts"
 import requestLogRowKeys from "./0018_request_log_row_keys.ts"
 import consoleLanguageAndTimeZone from "./0019_console_language_and_time_zone.ts"
 import webhookAttempts from "./0020_webhook_attempts.ts"
+import rejectedBodies from "./0021_rejected_bodies.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -37,5 +38,6 @@ export const migrations = {
   "0017_leads_assignee_index": leadsAssigneeIndex,
   "0018_request_log_row_keys": requestLogRowKeys,
   "0019_console_language_and_time_zone": consoleLanguageAndTimeZone,
-  "0020_webhook_attempts": webhookAttempts
+  "0020_webhook_attempts": webhookAttempts,
+  "0021_rejected_bodies": rejectedBodies
 }

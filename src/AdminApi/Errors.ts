@@ -18,7 +18,13 @@ export const adminErrorCatalog = {
   not_found: { status: 404, description: "No such thing in the operator's organization." },
   conflict: {
     status: 409,
-    description: "The change clashes with existing data (a duplicate label or code)."
+    description:
+      "The change clashes with existing data (a duplicate label or code, a request already rescued or with nothing kept)."
+  },
+  property_not_found: {
+    status: 422,
+    description:
+      "A rescued lead names no active property of the organization, as `POST /v1/leads` answers it."
   },
   payload_too_large: { status: 413, description: "The body is over 64 KiB." },
   unsupported_media_type: { status: 415, description: "A body that is not `application/json`." },
@@ -68,6 +74,7 @@ export class CsrfFailed extends AdminErrorBase("CsrfFailed", "csrf_failed") {}
 export class AdminMisdirected extends AdminErrorBase("AdminMisdirected", "misdirected_request") {}
 export class AdminNotFound extends AdminErrorBase("AdminNotFound", "not_found") {}
 export class Conflict extends AdminErrorBase("Conflict", "conflict") {}
+export class AdminPropertyNotFound extends AdminErrorBase("AdminPropertyNotFound", "property_not_found") {}
 export class AdminPayloadTooLarge extends AdminErrorBase("AdminPayloadTooLarge", "payload_too_large") {}
 export class AdminUnsupportedMediaType extends AdminErrorBase(
   "AdminUnsupportedMediaType",
@@ -85,6 +92,7 @@ export const adminErrorClasses = {
   misdirected_request: AdminMisdirected,
   not_found: AdminNotFound,
   conflict: Conflict,
+  property_not_found: AdminPropertyNotFound,
   payload_too_large: AdminPayloadTooLarge,
   unsupported_media_type: AdminUnsupportedMediaType,
   rate_limited: LoginThrottled,

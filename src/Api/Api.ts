@@ -23,6 +23,7 @@ import {
   ValidationError
 } from "./Errors.ts"
 import { guide } from "./Guide.ts"
+import { leadParseOptions } from "./LeadBody.ts"
 import { LeadRequest, Limits } from "./LeadRequest.ts"
 import { webhooks } from "./Webhooks.ts"
 
@@ -191,7 +192,7 @@ export class LeadsGroup extends HttpApiGroup.make("leads")
   .middleware(Decoding)
   .middleware(Admission)
   // Every issue of the body is collected, so the first failing field in the contract's order answers.
-  .annotate(HttpApi.PayloadParseOptions, { errors: "all", onExcessProperty: "error" })
+  .annotate(HttpApi.PayloadParseOptions, leadParseOptions)
   .annotate(
     OpenApi.Description,
     "Deliver leads: create a lead or enrich the existing one with the same phone. Needs an API key."

@@ -1,3 +1,4 @@
+import { userInfo } from "node:os"
 import { Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { isStorableText, unstorableReason } from "../AdminApi/StoredText.ts"
@@ -115,3 +116,13 @@ export const group = <
   description: string,
   subcommands: Subcommands
 ) => Command.make(name).pipe(Command.withDescription(description), Command.withSubcommands(subcommands))
+
+/** Who runs a command, for the audit trail: the OS user (a `--by` flag names someone else). */
+export const currentUser = (): Option.Option<string> => {
+  try {
+    const name = userInfo().username.trim()
+    if (name !== "") return Option.some(name)
+  } catch {}
+  const fromEnv = (process.env.USER ?? process.env.LOGNAME ?? "").trim()
+  return fromEnv === "" ? Option.none() : Option.some(fromEnv)
+}

@@ -22,7 +22,7 @@ import { agent, org, rule } from "./Organizations.ts"
 import { key, origin } from "./Origins.ts"
 import { Json } from "./Output.ts"
 import { property } from "./Properties.ts"
-import { requests } from "./Requests.ts"
+import { request, requests } from "./Requests.ts"
 import { migrate, serve } from "./Serve.ts"
 import { webhook, worker } from "./Webhooks.ts"
 
@@ -40,6 +40,7 @@ export const cli = Command.make(programName).pipe(
     key,
     property,
     requests,
+    request,
     lead,
     operator,
     demo,

@@ -1,7 +1,6 @@
-import { userInfo } from "node:os"
-import { Effect, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { type LeadExport, PersonalData } from "../PersonalData/PersonalData.ts"
+import { type KeptBody, type LeadExport, PersonalData } from "../PersonalData/PersonalData.ts"
 import * as Input from "./Input.ts"
 import { emit, orDash, table } from "./Output.ts"
 import { withOperator } from "./Services.ts"
@@ -12,6 +11,19 @@ const withPersonalData = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? "" : "s"}`
 
 const indent = (text: string) => text.replaceAll("\n", "\n    ")
+
+/** `lead export --org --phone`: the lead with that phone, if any, and the bodies kept for rescue that name it. */
+type PhoneExport = (LeadExport | { readonly lead: null }) & { readonly kept_bodies: ReadonlyArray<KeptBody> }
+
+const describeKept = (kept: ReadonlyArray<KeptBody>) => [
+  `Bodies kept for rescue with this phone (${kept.length}):`,
+  ...kept.map((body) => `  ${body.at} request ${body.request_id}\n    ${indent(body.body)}`)
+]
+
+const describePhoneExport = (document: PhoneExport) =>
+  document.lead === null
+    ? ["No lead has this phone.", ...describeKept(document.kept_bodies)].join("\n")
+    : [describeExport(document as LeadExport), ...describeKept(document.kept_bodies)].join("\n")
 
 const describeExport = (document: LeadExport) => {
   const { lead } = document
@@ -61,33 +73,33 @@ const leadExport = Command.make(
     if (target._tag === "first" && Option.isSome(org)) {
       return yield* new Input.UsageError({ message: "--org goes with --phone, not with --id" })
     }
-    const document = yield* Effect.gen(function* () {
+    if (target._tag === "first") {
+      const leadId = target.value
+      const document = yield* Effect.gen(function* () {
+        const personalData = yield* PersonalData
+        return yield* personalData.export(leadId)
+      }).pipe(withPersonalData)
+      return yield* emit(document, describeExport)
+    }
+    if (Option.isNone(org)) return yield* new Input.UsageError({ message: "--phone needs --org" })
+    const document: PhoneExport = yield* Effect.gen(function* () {
       const personalData = yield* PersonalData
-      const leadId =
-        target._tag === "first"
-          ? target.value
-          : yield* Option.match(org, {
-              onNone: () => Effect.fail(new Input.UsageError({ message: "--phone needs --org" })),
-              onSome: (organizationId) => personalData.findByPhone(organizationId, target.value)
-            })
-      return yield* personalData.export(leadId)
+      const kept = yield* personalData.keptBodies(org.value, target.value)
+      const found = yield* Effect.exit(personalData.findByPhone(org.value, target.value))
+      // No lead with the phone: the kept bodies that name it are still the person's data.
+      if (Exit.isFailure(found)) {
+        if (kept.length === 0) return yield* Effect.failCause(found.cause)
+        return { lead: null, kept_bodies: kept }
+      }
+      return { ...(yield* personalData.export(found.value)), kept_bodies: kept }
     }).pipe(withPersonalData)
-    yield* emit(document, describeExport)
+    yield* emit(document, describePhoneExport)
   })
 ).pipe(
   Command.withDescription(
-    "Everything held about a lead (its fields, notes, tasks, events, requests, replies)"
+    "Everything held about a lead (its fields, notes, tasks, events, requests, replies); by phone, also the bodies kept for rescue that name it"
   )
 )
-
-const currentUser = (): Option.Option<string> => {
-  try {
-    const name = userInfo().username.trim()
-    if (name !== "") return Option.some(name)
-  } catch {}
-  const fromEnv = (process.env.USER ?? process.env.LOGNAME ?? "").trim()
-  return fromEnv === "" ? Option.none() : Option.some(fromEnv)
-}
 
 const leadErase = Command.make(
   "erase",
@@ -99,7 +111,7 @@ const leadErase = Command.make(
     by: Input.text("by").pipe(Flag.withDescription("Who erases (default: the OS user)"), Flag.optional)
   },
   Effect.fn("Cli.leadErase")(function* ({ id, reason, by }) {
-    const actor = Option.orElse(by, currentUser)
+    const actor = Option.orElse(by, Input.currentUser)
     if (Option.isNone(actor)) {
       return yield* new Input.UsageError({ message: "cannot tell who is erasing: pass --by NAME" })
     }

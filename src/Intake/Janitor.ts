@@ -12,12 +12,13 @@ const requestLogBatch = 5_000
 /**
  * Deletes state nobody can consult any more or that is past its retention: rate-limit windows
  * older than the current minute's neighbours, idempotency records past their 24 h memory or long
- * past their lease, request-log rows older than `REQUEST_LOG_RETENTION_DAYS`. The deletes are
+ * past their lease, request-log rows older than `REQUEST_LOG_RETENTION_DAYS`, and the rejected bodies
+ * kept for rescue older than `REJECTED_RETENTION_DAYS` (their rows stay). The deletes are
  * idempotent, so instances need no coordination.
  */
 export const sweep = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const { requestLogRetentionDays } = yield* AppConfig
+  const { requestLogRetentionDays, rejectedRetentionDays } = yield* AppConfig
   const now = yield* Clock.currentTimeMillis
   // Live and test keys' state alike (migration 0015).
   for (const table of ["rate_limit_windows", "test_rate_limit_windows"]) {
@@ -44,7 +45,19 @@ export const sweep = Effect.gen(function* () {
     if (n < requestLogBatch) break
   }
   if (pruned > 0) yield* Effect.logInfo("request log pruned").pipe(Effect.annotateLogs({ rows: pruned }))
-  return { requestLogPruned: pruned }
+  const keptCutoff = new Date(now - rejectedRetentionDays * dayMillis)
+  const rejectedBodiesDeleted = yield* sql`
+    WITH gone AS (
+      UPDATE request_log SET kept_body = NULL
+      WHERE kept_body IS NOT NULL AND at < ${keptCutoff}
+      RETURNING 1
+    )
+    SELECT count(*)::int AS n FROM gone`.pipe(countOf)
+  if (rejectedBodiesDeleted > 0)
+    yield* Effect.logInfo("rejected bodies past their retention deleted").pipe(
+      Effect.annotateLogs({ rows: rejectedBodiesDeleted })
+    )
+  return { requestLogPruned: pruned, rejectedBodiesDeleted }
 }).pipe(Effect.withSpan("Janitor.sweep"))
 
 export const layerJanitor = Layer.effectDiscard(

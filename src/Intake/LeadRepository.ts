@@ -106,6 +106,15 @@ export class LeadRepository extends Context.Service<
       phoneKey: string
     ): Effect.Effect<Option.Option<string>, StoreUnavailable>
     createOrEnrich(write: LeadWrite): Effect.Effect<LeadWritten, StoreUnavailable | OutcomeUnknown>
+    /**
+     * The same write as `createOrEnrich`, for a rescue of the request-log row `requestLogId`: done
+     * only while that row keeps its body and names no lead, and marked on it in the same transaction
+     * (`rescue_lead`); none when the row was rescued already, or keeps nothing.
+     */
+    rescue(
+      write: LeadWrite,
+      requestLogId: string
+    ): Effect.Effect<Option.Option<LeadWritten>, StoreUnavailable | OutcomeUnknown>
     show(id: string): Effect.Effect<LeadDetail, UnknownEntity>
     list(
       organizationId: string,
@@ -142,6 +151,22 @@ export class LeadRepository extends Context.Service<
             ${new Date(now.getTime() + firstContactMillis)}, ${lead.idempotency?.key ?? null}::text,
             ${lead.idempotency?.token ?? null}::uuid, ${lead.livemode}
           )`.pipe(Effect.flatMap(([row]) => decodeWritten(row)))
+      const rescueWrite = (lead: LeadWrite, now: Date, requestLogId: string) =>
+        sql`
+          SELECT lead_id, created, assignee_id, filled FROM rescue_lead(
+            ${requestLogId}::bigint, ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre},
+            ${lead.input.telefono}, ${lead.phoneKey}, ${lead.input.email}, ${lead.propertyId}::uuid,
+            ${noteBody(lead.input)}::text, ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
+            ${lead.livemode}
+          )`.pipe(
+          Effect.flatMap(([row]) => (row === undefined ? Effect.succeed(undefined) : decodeWritten(row)))
+        )
+      const writtenOf = (row: typeof Written.Type): LeadWritten => ({
+        leadId: row.lead_id,
+        outcome: row.created ? "created" : "enriched",
+        assigneeId: row.assignee_id,
+        filled: row.filled
+      })
       const findLeads = SqlSchema.findAll({
         Request: Schema.Struct({
           organizationId: Schema.String,
@@ -169,18 +194,20 @@ export class LeadRepository extends Context.Service<
           const row = yield* write(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
             writeOrFail(sql, "LeadRepository.createOrEnrich")
           )
-          const written: LeadWritten = {
-            leadId: row.lead_id,
-            outcome: row.created ? "created" : "enriched",
-            assigneeId: row.assignee_id,
-            filled: row.filled
-          }
+          const written = writtenOf(row)
           yield* Effect.annotateCurrentSpan({
             "lead.id": written.leadId,
             "lead.outcome": written.outcome,
             "capture.assignee_id": written.assigneeId ?? "unassigned"
           })
           return written
+        }),
+
+        rescue: fn("LeadRepository.rescue")(function* (lead, requestLogId) {
+          const row = yield* rescueWrite(lead, new Date(yield* Clock.currentTimeMillis), requestLogId).pipe(
+            writeOrFail(sql, "LeadRepository.rescue")
+          )
+          return row === undefined ? Option.none() : Option.some(writtenOf(row))
         }),
 
         show: Effect.fn("LeadRepository.show")(function* (id) {
@@ -279,6 +306,8 @@ export class LeadRepository extends Context.Service<
         findMatch: Effect.fn("LeadRepository.findMatch")(function* (organizationId, livemode, phoneKey) {
           return Option.fromNullishOr(matching(organizationId, livemode, phoneKey)?.id)
         }),
+        // Rescues live beside the request log's kept bodies, which only PostgreSQL holds.
+        rescue: () => Effect.die(new Error("LeadRepository.rescue needs PostgreSQL")),
         createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (write) {
           const now = yield* Clock.currentTimeMillis
           const { input } = write

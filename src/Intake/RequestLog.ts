@@ -8,6 +8,17 @@ import { statementTimeout } from "../Platform/Sql/Outcome.ts"
 
 export type { RequestLogRow }
 
+/** A row as listed: whether its body is kept for rescue, and the lead a rescue made of it. */
+export interface LoggedRequest extends RequestLogRow {
+  readonly kept: boolean
+  readonly rescuedLeadId: string | null
+}
+
+export interface RequestLogListing {
+  /** Only the requests whose body is kept for rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue). */
+  readonly keptOnly?: boolean
+}
+
 export type RequestLogScope = { readonly originId: string } | { readonly unattributed: true }
 
 const LogRow = Schema.Struct({
@@ -20,7 +31,9 @@ const LogRow = Schema.Struct({
   lead_id: Schema.NullOr(Schema.String),
   idempotency_key: Schema.NullOr(Schema.String),
   duration_ms: Schema.Number,
-  livemode: Schema.Boolean
+  livemode: Schema.Boolean,
+  kept: Schema.Boolean,
+  rescued_lead_id: Schema.NullOr(Schema.String)
 })
 
 /** Rows one INSERT carries at most, and rows kept waiting at most (beyond, new rows are dropped and counted). */
@@ -44,9 +57,10 @@ export const rowsDropped = Metric.counter("lead_intake_request_log_rows_dropped_
 interface Waiting {
   readonly row: RequestLogRow
   readonly key: string
+  readonly keptBody: string | null
 }
 
-const toRecord = ({ row, key }: Waiting) => ({
+const toRecord = ({ row, key, keptBody }: Waiting) => ({
   row_key: key,
   request_id: row.requestId,
   at: new Date(row.at).toISOString(),
@@ -57,7 +71,8 @@ const toRecord = ({ row, key }: Waiting) => ({
   lead_id: row.leadId,
   idempotency_key: row.idempotencyKey,
   duration_ms: row.durationMs,
-  livemode: row.livemode
+  livemode: row.livemode,
+  kept_body: keptBody
 })
 
 /**
@@ -67,10 +82,18 @@ const toRecord = ({ row, key }: Waiting) => ({
 export class RequestLog extends Context.Service<
   RequestLog,
   {
-    record(row: RequestLogRow): Effect.Effect<void>
+    /**
+     * Queues the row; `keptBody` is a rejected body kept for rescue, written with its row or not at
+     * all, and never logged.
+     */
+    record(row: RequestLogRow, keptBody?: string): Effect.Effect<void>
     /** Writes what is waiting now (rows the database does not take stay waiting for the writer). */
     readonly flush: Effect.Effect<void>
-    list(scope: RequestLogScope, limit: number): Effect.Effect<ReadonlyArray<RequestLogRow>, UnknownEntity>
+    list(
+      scope: RequestLogScope,
+      limit: number,
+      listing?: RequestLogListing
+    ): Effect.Effect<ReadonlyArray<LoggedRequest>, UnknownEntity>
   }
 >()("lead-intake/RequestLog") {
   /**
@@ -97,13 +120,14 @@ export class RequestLog extends Context.Service<
 
       const insert = (rows: ReadonlyArray<Waiting>) => sql`
         INSERT INTO request_log (row_key, request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key,
-                                 duration_ms, livemode)
+                                 duration_ms, livemode, kept_body)
         SELECT r.row_key, r.request_id, r.at,
                COALESCE(r.origin_id, (SELECT origin_id FROM api_keys WHERE public_id = substr(r.key_prefix, 9))),
-               r.key_prefix, r.status, r.outcome, r.lead_id, r.idempotency_key, r.duration_ms, r.livemode
+               r.key_prefix, r.status, r.outcome, r.lead_id, r.idempotency_key, r.duration_ms, r.livemode, r.kept_body
         FROM jsonb_to_recordset(${JSON.stringify(rows.map((row, seq) => ({ ...toRecord(row), seq })))}::jsonb) AS r(
           seq integer, row_key uuid, request_id text, at timestamptz, origin_id uuid, key_prefix text, status integer,
-          outcome text, lead_id uuid, idempotency_key text, duration_ms double precision, livemode boolean)
+          outcome text, lead_id uuid, idempotency_key text, duration_ms double precision, livemode boolean,
+          kept_body text)
         ORDER BY r.seq
         ON CONFLICT (row_key) DO NOTHING`
 
@@ -162,28 +186,29 @@ export class RequestLog extends Context.Service<
       )
 
       return RequestLog.of({
-        record: fn("RequestLog.record")(function* (row) {
+        record: fn("RequestLog.record")(function* (row, keptBody) {
           if (waiting.length >= maxWaitingRows) {
             dropped++
             yield* Metric.update(rowsDropped, 1)
             return
           }
-          waiting.push({ row, key: crypto.randomUUID() })
+          waiting.push({ row, key: crypto.randomUUID(), keptBody: keptBody ?? null })
           yield* Metric.update(rowsWaiting, waiting.length)
           if (waiting.length === 1)
             yield* Effect.forkIn(Effect.provideService(writeUntilDone(0), Clock.Clock, clock), layerScope)
         }),
         flush: Effect.ignore(flush),
-        list: Effect.fn("RequestLog.list")(function* (scope, limit) {
+        list: Effect.fn("RequestLog.list")(function* (scope, limit, listing) {
           yield* Effect.ignore(flush)
           if ("originId" in scope) {
             yield* requireExisting(sql, "origin", scope.originId)
           }
           const rows = yield* sql`
             SELECT request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms,
-                   livemode
+                   livemode, kept_body IS NOT NULL AS kept, rescued_lead_id
             FROM request_log
             WHERE ${"originId" in scope ? sql`origin_id = ${scope.originId}` : sql`origin_id IS NULL`}
+              ${listing?.keptOnly === true ? sql`AND kept_body IS NOT NULL` : sql``}
             ORDER BY at DESC, id DESC
             LIMIT ${limit}`.pipe(decodeRows(LogRow))
           return rows.map((row) => ({
@@ -196,7 +221,9 @@ export class RequestLog extends Context.Service<
             leadId: row.lead_id,
             idempotencyKey: row.idempotency_key,
             durationMs: row.duration_ms,
-            livemode: row.livemode
+            livemode: row.livemode,
+            kept: row.kept,
+            rescuedLeadId: row.rescued_lead_id
           }))
         })
       })
@@ -213,18 +240,30 @@ export class RequestLog extends Context.Service<
           : ([...store.keys.values()].find((key) => key.prefix === prefix)?.originId ?? null)
       return RequestLog.of({
         flush: Effect.void,
-        record: Effect.fn("RequestLog.record")(function* (row) {
-          store.requests.push({ ...row, originId: row.originId ?? originOfPrefix(row.keyPrefix) })
+        record: Effect.fn("RequestLog.record")(function* (row, keptBody) {
+          store.requests.push({
+            ...row,
+            originId: row.originId ?? originOfPrefix(row.keyPrefix),
+            keptBody: keptBody ?? null
+          })
         }),
-        list: Effect.fn("RequestLog.list")(function* (scope, limit) {
+        list: Effect.fn("RequestLog.list")(function* (scope, limit, listing) {
           if ("originId" in scope && !store.origins.has(scope.originId)) {
             return yield* new UnknownEntity({ entity: "origin", id: scope.originId })
           }
           return store.requests
             .filter((row) => ("originId" in scope ? row.originId === scope.originId : row.originId === null))
+            .filter((row) => listing?.keptOnly !== true || row.keptBody !== null)
             .reverse()
             .sort((a, b) => b.at - a.at)
             .slice(0, limit)
+            .map(
+              ({ keptBody, ...row }): LoggedRequest => ({
+                ...row,
+                kept: keptBody !== null,
+                rescuedLeadId: null
+              })
+            )
         })
       })
     })

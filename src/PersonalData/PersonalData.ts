@@ -149,6 +149,39 @@ const ErasureRecordRow = Schema.Struct({
   removed: Schema.Record(Schema.String, Schema.Number)
 })
 const CountryRow = Schema.Struct({ country: Schema.String })
+
+/** A body kept for rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue), as the export lists it. */
+export interface KeptBody {
+  readonly request_id: string
+  readonly at: string
+  readonly origin_id: string
+  readonly livemode: boolean
+  readonly body: string
+}
+
+const KeptBodyRow = Schema.Struct({
+  id: Schema.String,
+  request_id: Schema.String,
+  at: Schema.Date,
+  origin_id: Schema.String,
+  livemode: Schema.Boolean,
+  body: Schema.String
+})
+
+/** The phone and e-mail a kept body names, when it is a JSON object that names them. */
+const personOfBody = (body: string): { readonly telefono: string | null; readonly email: string | null } => {
+  try {
+    const parsed: unknown = JSON.parse(body)
+    if (typeof parsed !== "object" || parsed === null) return { telefono: null, email: null }
+    const { telefono, email } = parsed as { readonly telefono?: unknown; readonly email?: unknown }
+    return {
+      telefono: typeof telefono === "string" ? telefono : null,
+      email: typeof email === "string" ? email.trim().toLowerCase() : null
+    }
+  } catch {
+    return { telefono: null, email: null }
+  }
+}
 const RequestRow = Schema.Struct({
   request_id: Schema.String,
   at: Schema.Date,
@@ -260,6 +293,14 @@ export class PersonalData extends Context.Service<
     /** The lead with this phone (any spelling, matched as the API matches) in the organization. */
     findByPhone(organizationId: string, phone: string): Effect.Effect<string, UnknownEntity | Rejected>
     export(leadId: string): Effect.Effect<LeadExport, UnknownEntity>
+    /**
+     * The organization's bodies kept for rescue whose phone has the same match key as `phone`,
+     * whether or not a lead has that phone.
+     */
+    keptBodies(
+      organizationId: string,
+      phone: string
+    ): Effect.Effect<ReadonlyArray<KeptBody>, UnknownEntity | Rejected>
     erase(request: EraseRequest): Effect.Effect<Erased, UnknownEntity | Rejected>
     erasure(leadId: string): Effect.Effect<Option.Option<Erasure>>
     erasures(organizationId: string, limit: number): Effect.Effect<ReadonlyArray<Erasure>, UnknownEntity>
@@ -354,7 +395,73 @@ export class PersonalData extends Context.Service<
         }
       ]
 
+      const keptBodiesOf = (organizationId: string) =>
+        sql`
+          SELECT r.id::text AS id, r.request_id, r.at, r.origin_id, r.livemode, r.kept_body AS body
+          FROM request_log r JOIN origins o ON o.id = r.origin_id
+          WHERE o.organization_id = ${organizationId} AND r.kept_body IS NOT NULL
+          ORDER BY r.at, r.id`.pipe(decodeRows(KeptBodyRow))
+
+      const countryOf = (organizationId: string) =>
+        sql`SELECT country FROM organizations WHERE id = ${organizationId}`.pipe(
+          decodeFirst(CountryRow),
+          Effect.map(Option.map((row) => row.country))
+        )
+
+      /**
+       * Erasure of the kept bodies that name the lead's phone (by match key) or e-mail. A body that
+       * is not a JSON object goes when its text holds the e-mail or the phone's digits: erasing a
+       * body too many is the safe side.
+       */
+      const eraseKeptBodies = (
+        organizationId: string,
+        country: string,
+        lead: { readonly telefono: string | null; readonly email: string | null }
+      ) =>
+        Effect.gen(function* () {
+          const phoneKey = lead.telefono === null ? null : phoneMatchKey(lead.telefono, country)
+          const phoneDigits = lead.telefono === null ? null : digitsOf(lead.telefono).slice(-10)
+          const email = lead.email?.toLowerCase() ?? null
+          const names = (body: string) => {
+            const person = personOfBody(body)
+            if (
+              phoneKey !== null &&
+              person.telefono !== null &&
+              phoneMatchKey(person.telefono, country) === phoneKey
+            )
+              return true
+            if (email !== null && person.email === email) return true
+            return (
+              (email !== null && body.toLowerCase().includes(email)) ||
+              (phoneDigits !== null && phoneDigits.length >= 8 && digitsOf(body).includes(phoneDigits))
+            )
+          }
+          const gone = (yield* keptBodiesOf(organizationId))
+            .filter((kept) => names(kept.body))
+            .map((kept) => kept.id)
+          if (gone.length === 0) return 0
+          return yield* sql`
+            WITH gone AS (
+              UPDATE request_log SET kept_body = NULL WHERE id = ANY(${gone}::bigint[]) RETURNING 1
+            )
+            SELECT count(*)::int AS n FROM gone`.pipe(countOf, Effect.orDie)
+        })
+
       return PersonalData.of({
+        keptBodies: Effect.fn("PersonalData.keptBodies")(function* (organizationId, phone) {
+          const country = yield* countryOf(organizationId)
+          if (Option.isNone(country))
+            return yield* new UnknownEntity({ entity: "organization", id: organizationId })
+          if (!isAcceptablePhone(phone)) return yield* badPhone()
+          const matchKey = phoneMatchKey(phone, country.value)
+          return (yield* keptBodiesOf(organizationId))
+            .filter((kept) => {
+              const { telefono } = personOfBody(kept.body)
+              return telefono !== null && phoneMatchKey(telefono, country.value) === matchKey
+            })
+            .map(({ id: _, ...kept }) => ({ ...kept, at: iso(kept.at) }))
+        }),
+
         findByPhone: Effect.fn("PersonalData.findByPhone")(function* (organizationId, phone) {
           const organization = yield* sql`
             SELECT country FROM organizations WHERE id = ${organizationId}`.pipe(decodeFirst(CountryRow))
@@ -487,6 +594,12 @@ export class PersonalData extends Context.Service<
             for (const step of erasureSteps) {
               removed[step.table] = yield* step.erase(request.leadId).pipe(Effect.orDie)
             }
+            const country = yield* countryOf(lead.organization_id)
+            removed.kept_bodies = yield* eraseKeptBodies(
+              lead.organization_id,
+              Option.getOrElse(country, () => "MX"),
+              lead
+            )
             yield* sql`
               UPDATE leads
               SET nombre = NULL, telefono = NULL, phone_key = NULL, email = NULL, property_id = NULL,

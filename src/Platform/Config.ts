@@ -24,6 +24,8 @@ export interface AppConfigShape {
   readonly metricsPort: Option.Option<number>
   readonly databasePoolSize: number
   readonly requestLogRetentionDays: number
+  /** `REJECTED_RETENTION_DAYS`: how long a rejected body is kept for rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue). */
+  readonly rejectedRetentionDays: number
   readonly adminHost: string
   /** `ADMIN_HOSTS`: the `Host` names the console answers; any other gets 421. */
   readonly adminHosts: ReadonlyArray<HostName>
@@ -91,6 +93,10 @@ export const appConfig = Config.all({
     Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 36_500 })),
     "REQUEST_LOG_RETENTION_DAYS"
   ).pipe(Config.withDefault(90)),
+  rejectedRetentionDays: Config.schema(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 36_500 })),
+    "REJECTED_RETENTION_DAYS"
+  ).pipe(Config.withDefault(30)),
   adminHost: Config.schema(NonEmpty, "ADMIN_HOST").pipe(Config.withDefault("127.0.0.1")),
   adminHosts: Config.option(
     Config.schema(

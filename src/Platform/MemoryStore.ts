@@ -86,7 +86,12 @@ export interface MemoryState {
   >
   /** Requests counted per window: `rateWindowSlot` names one. */
   readonly windows: Map<string, number>
-  readonly requests: Array<RequestLogRow>
+  readonly requests: Array<StoredRequest>
+}
+
+/** A request-log row as the memory store holds it: with the body kept for rescue, if any. */
+export interface StoredRequest extends RequestLogRow {
+  readonly keptBody: string | null
 }
 
 export interface RequestLogRow {

@@ -208,6 +208,7 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "exportLead",
           "logout",
           "purgeTestData",
+          "rescue",
           "resendFailedWebhookDeliveries",
           "resendWebhookDelivery",
           "rotateWebhookSecret",
@@ -313,10 +314,11 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
       })
     }
 
-    it("a viewer reads every page's data", async () => {
+    it("a viewer reads every page's data, but never a body kept for rescue (admins' data)", async () => {
       for (const endpoint of endpoints.filter((e) => !changes(e) && actsOnOrganization(e))) {
         const answer = await viewerA.call("GET", pathFor(endpoint, harness.a))
-        expect(answer.status, `${endpoint.path}: ${answer.text}`).toBe(200)
+        if (endpoint.name === "keptBody") expectError(answer, 403, "forbidden")
+        else expect(answer.status, `${endpoint.path}: ${answer.text}`).toBe(200)
       }
     })
   })
@@ -333,8 +335,10 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "enableWebhook",
           "eraseLead",
           "exportLead",
+          "keptBody",
           "lead",
           "request",
+          "rescue",
           "resendFailedWebhookDeliveries",
           "resendWebhookDelivery",
           "rotateWebhookSecret",
@@ -588,7 +592,9 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
         duration_ms: expect.any(Number),
         origin_id: origin.id,
         origin_label: origin.label,
-        livemode: true
+        livemode: true,
+        kept: false,
+        rescued_lead_id: null
       })
       expectError(await adminA.call("GET", "/api/requests/no-such-request"), 404, "not_found")
     })

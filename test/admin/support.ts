@@ -13,6 +13,7 @@ import { Operators } from "../../src/Console/Operators.ts"
 import { Preferences } from "../../src/Console/Preferences.ts"
 import { defaultSessionPolicy, type SessionPolicy, Sessions } from "../../src/Console/Sessions.ts"
 import { layerApp } from "../../src/Intake/Http/App.ts"
+import { Rescues } from "../../src/Intake/Rescue.ts"
 import { layerServices } from "../../src/Intake/Services.ts"
 import { PersonalData } from "../../src/PersonalData/PersonalData.ts"
 import { AppConfig, type AppConfigShape, WebhookConfig } from "../../src/Platform/Config.ts"
@@ -35,7 +36,8 @@ const layerAll = (policies: { readonly sessions: SessionPolicy; readonly throttl
     PersonalData.layer,
     WebhookDeliveries.layer,
     WebhookAttempts.layer,
-    WebhookEndpoints.layer.pipe(Layer.provideMerge(WebhookConfig.layer))
+    WebhookEndpoints.layer.pipe(Layer.provideMerge(WebhookConfig.layer)),
+    Rescues.layer.pipe(Layer.provide([layerServices, Layer.succeed(AppConfig, testConfig)]))
   ).pipe(Layer.provideMerge(layerFreshDatabase))
 
 type Services = Layer.Success<ReturnType<typeof layerAll>>
@@ -390,6 +392,8 @@ export const validBody = (endpoint: EndpointInfo, org: Organization): unknown =>
       return { url: "https://93.184.215.14/hooks/other", events: ["lead.created"] }
     case "eraseLead":
       return { reason: "Data subject request by e-mail" }
+    case "rescue":
+      return { body: '{"nombre":"Ana","telefono":"5512345600"}' }
     case "setLanguage":
       return { language: "es" }
     case "setTimeZone":

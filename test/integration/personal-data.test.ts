@@ -161,6 +161,28 @@ describe("personal data on PostgreSQL, through the real API", () => {
           enrich: "proof-enrich"
         })
         const traces = tracesOf(person)
+        // Two rejected requests whose bodies are kept for rescue: one names the phone (a retired
+        // property, 422), one only the e-mail (a nine-digit phone, 400).
+        const retired = yield* postLead(
+          handler,
+          { ...person.create, email: person.enrich.email, propiedad: { codigo: "OLD-0001" } },
+          { key: fixture.key }
+        )
+        assert.strictEqual(retired.status, 422)
+        const nineDigits = yield* postLead(
+          handler,
+          { nombre: person.create.nombre, telefono: "55 7011 486", email: person.enrich.email },
+          { key: fixture.key }
+        )
+        assert.strictEqual(nineDigits.status, 400)
+        yield* harness.flushLog
+        const keptForPhone = yield* personalData.keptBodies(fixture.organizationId, person.enrich.telefono)
+        assert.deepStrictEqual(
+          keptForPhone.map((kept) => kept.request_id),
+          [retired.body.request_id],
+          "the export by phone lists the kept body with the same match key"
+        )
+        assert.include(keptForPhone[0]!.body, person.create.mensaje)
 
         const exported = JSON.stringify(yield* personalData.export(leadId)).toLowerCase()
         // An enrichment never replaces the name or the phone, so its spellings of them are not held.
@@ -209,6 +231,7 @@ describe("personal data on PostgreSQL, through the real API", () => {
           "outbox_events.payload",
           "idempotency_keys.response",
           "request_log.idempotency_key",
+          "request_log.kept_body",
           "lead_erasures.reason",
           "lead_erasures.removed",
           "webhook_attempts.error"
@@ -221,7 +244,8 @@ describe("personal data on PostgreSQL, through the real API", () => {
             "leads.phone_key",
             "leads.email",
             "lead_notes.body",
-            "outbox_events.payload"
+            "outbox_events.payload",
+            "request_log.kept_body"
           ],
           "the sweep finds the data while it is there"
         )
@@ -234,6 +258,10 @@ describe("personal data on PostgreSQL, through the real API", () => {
         assert.isFalse(erased.already_erased)
         const after = yield* sweep(sql, traces)
         assert.deepStrictEqual(after.hits, [], "no trace of the person in any column of any table")
+        assert.strictEqual(
+          (yield* personalData.erasure(leadId)).pipe(Option.getOrThrow).removed.kept_bodies,
+          2
+        )
 
         const [tombstone] = yield* sql<{
           id: string
@@ -290,6 +318,28 @@ describe("personal data on PostgreSQL, through the real API", () => {
           1
         )
       })
+  )
+
+  it.live("the export by phone lists the kept bodies with that phone also when no lead has it", () =>
+    Effect.gen(function* () {
+      const harness = yield* setUp
+      const { personalData, handler, fixture } = harness
+      const rejected = yield* postLead(
+        handler,
+        { nombre: "Sin Lead", telefono: "+52 55 7033 9911", email: "no-es-correo" },
+        { key: fixture.key }
+      )
+      assert.strictEqual(rejected.status, 400)
+      yield* harness.flushLog
+      const missing = yield* Effect.exit(personalData.findByPhone(fixture.organizationId, "55 7033 9911"))
+      assert.isTrue(missing._tag === "Failure", "no lead has the phone")
+      const kept = yield* personalData.keptBodies(fixture.organizationId, "(55) 7033-9911")
+      assert.deepStrictEqual(
+        kept.map((body) => [body.request_id, body.origin_id, body.livemode]),
+        [[rejected.body.request_id, fixture.originId, true]]
+      )
+      assert.deepStrictEqual(yield* personalData.keptBodies(fixture.organizationId, "55 7033 9912"), [])
+    })
   )
 
   it.live(

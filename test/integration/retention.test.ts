@@ -149,3 +149,47 @@ layer(
     }).pipe(Effect.provide(TestClock.layer()))
   )
 })
+
+it.effect("REJECTED_RETENTION_DAYS: 30 by default, a whole number of days from 1, else refused", () =>
+  Effect.gen(function* () {
+    assert.strictEqual((yield* configFrom({})).rejectedRetentionDays, 30)
+    assert.strictEqual((yield* configFrom({ REJECTED_RETENTION_DAYS: "7" })).rejectedRetentionDays, 7)
+    for (const bad of ["0", "-5", "1.5", "thirty", "36501"]) {
+      const exit = yield* Effect.exit(configFrom({ REJECTED_RETENTION_DAYS: bad }))
+      assert.isTrue(Exit.isFailure(exit), `"${bad}" is refused`)
+    }
+  })
+)
+
+layer(
+  Layer.succeed(AppConfig, { ...testConfig, rejectedRetentionDays: 7 }).pipe(
+    Layer.provideMerge(layerFreshDatabase)
+  ),
+  { excludeTestServices: true }
+)("rejected bodies' retention (postgres)", (it) => {
+  it.effect("deletes the bodies kept longer than REJECTED_RETENTION_DAYS; their request-log rows stay", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* TestClock.setTime(now)
+      const [origin] = yield* sql<{ id: string }>`
+        WITH org AS (INSERT INTO organizations (name) VALUES ('Rescate') RETURNING id)
+        INSERT INTO origins (organization_id, label) SELECT id, 'web' FROM org RETURNING id`
+      const kept = (requestId: string, at: number) => sql`
+        INSERT INTO request_log (request_id, at, origin_id, status, outcome, duration_ms, kept_body)
+        VALUES (${requestId}, ${new Date(at)}, ${origin!.id}, 400, 'validation_error', 1, '{"telefono":"551234567"}')`
+      yield* kept("past", now - 7 * day - 1_000)
+      yield* kept("within", now - 7 * day + 60_000)
+
+      const result = yield* sweep
+      assert.strictEqual(result.rejectedBodiesDeleted, 1)
+      assert.strictEqual(result.requestLogPruned, 0)
+      const rows = yield* sql<{ request_id: string; kept: boolean }>`
+        SELECT request_id, kept_body IS NOT NULL AS kept FROM request_log ORDER BY at`
+      assert.deepStrictEqual(rows, [
+        { request_id: "past", kept: false },
+        { request_id: "within", kept: true }
+      ])
+      assert.strictEqual((yield* sweep).rejectedBodiesDeleted, 0, "a second sweep finds nothing to do")
+    }).pipe(Effect.provide(TestClock.layer()))
+  )
+})

@@ -22,6 +22,9 @@ const row = (overrides: Partial<RequestLogRow> & { readonly at: number }): Reque
   ...overrides
 })
 
+/** A recorded row as `list` gives it back. */
+const listed = (entry: RequestLogRow, kept = false) => ({ ...entry, kept, rescuedLeadId: null })
+
 acrossLayers("RequestLog", (it) => {
   it.effect("lists an origin's requests newest first, every field kept, up to the limit", () =>
     Effect.gen(function* () {
@@ -55,8 +58,14 @@ acrossLayers("RequestLog", (it) => {
       for (const entry of [created, replay, limited]) yield* log.record(entry)
       yield* log.record(row({ at: base + 5_000, originId: other.originId, keyPrefix: other.prefix }))
 
-      assert.deepStrictEqual(yield* log.list({ originId: fixture.originId }, 10), [replay, limited, created])
-      assert.deepStrictEqual(yield* log.list({ originId: fixture.originId }, 2), [replay, limited])
+      assert.deepStrictEqual(
+        yield* log.list({ originId: fixture.originId }, 10),
+        [replay, limited, created].map((entry) => listed(entry))
+      )
+      assert.deepStrictEqual(
+        yield* log.list({ originId: fixture.originId }, 2),
+        [replay, limited].map((entry) => listed(entry))
+      )
     })
   )
 
@@ -83,14 +92,34 @@ acrossLayers("RequestLog", (it) => {
       for (const entry of [revokedKey, unknownKey, noKey]) yield* log.record(entry)
 
       assert.deepStrictEqual(yield* log.list({ originId: fixture.originId }, 10), [
-        { ...revokedKey, originId: fixture.originId }
+        listed({ ...revokedKey, originId: fixture.originId })
       ])
       const unattributed = yield* log.list({ unattributed: true }, 100)
       const ours = new Set([unknownKey.requestId, noKey.requestId, revokedKey.requestId])
       assert.deepStrictEqual(
         unattributed.filter((entry) => ours.has(entry.requestId)),
-        [noKey, unknownKey]
+        [noKey, unknownKey].map((entry) => listed(entry))
       )
+    })
+  )
+
+  it.effect("keeps a rejected body with its row; the kept-only listing shows just those rows", () =>
+    Effect.gen(function* () {
+      const log = yield* RequestLog
+      const fixture = yield* seed()
+      const attributed = { originId: fixture.originId, keyPrefix: fixture.prefix }
+      const rejected = row({ at: base + 20_000, ...attributed, status: 400, outcome: "validation_error" })
+      const created = row({ at: base + 21_000, ...attributed })
+      yield* log.record(rejected, '{"nombre":"Ana","telefono":"551234567"}')
+      yield* log.record(created)
+
+      assert.deepStrictEqual(yield* log.list({ originId: fixture.originId }, 10), [
+        listed(created),
+        listed(rejected, true)
+      ])
+      assert.deepStrictEqual(yield* log.list({ originId: fixture.originId }, 10, { keptOnly: true }), [
+        listed(rejected, true)
+      ])
     })
   )
 })
@@ -118,17 +147,18 @@ layer(layerPostgresServices, { excludeTestServices: true })("RequestLog (postgre
         yield* log.flush
         // The table gone for a while: every INSERT fails, as it would with the database away.
         yield* sql`ALTER TABLE request_log RENAME TO request_log_away`
-        yield* log.record(second)
+        yield* log.record(second, '{"telefono":"551234567"}')
         yield* log.record(third)
         yield* log.flush
         yield* Effect.sleep("600 millis")
         yield* sql`ALTER TABLE request_log_away RENAME TO request_log`
         yield* Effect.sleep("2500 millis")
-        const listed = yield* log.list({ originId: fixture.originId }, 10)
-        assert.deepStrictEqual(listed, [third, second, first])
-        const [stored] = yield* sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM request_log WHERE origin_id = ${fixture.originId} AND row_key IS NOT NULL`
-        assert.strictEqual(stored?.n, 3)
+        const rows = yield* log.list({ originId: fixture.originId }, 10)
+        assert.deepStrictEqual(rows, [listed(third), listed(second, true), listed(first)])
+        const [stored] = yield* sql<{ n: number; kept: number }>`
+        SELECT count(*)::int AS n, count(kept_body)::int AS kept
+        FROM request_log WHERE origin_id = ${fixture.originId} AND row_key IS NOT NULL`
+        assert.deepStrictEqual(stored, { n: 3, kept: 1 }, "the kept body is written once, with its row")
       })
   )
 })

@@ -62,6 +62,7 @@ export const testConfig: AppConfigShape = {
   metricsPort: Option.none(),
   databasePoolSize: 10,
   requestLogRetentionDays: 90,
+  rejectedRetentionDays: 30,
   adminHost: "127.0.0.1",
   adminHosts: defaultHostNames("127.0.0.1"),
   adminPort: Option.none(),

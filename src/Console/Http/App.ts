@@ -10,6 +10,7 @@ import {
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { isAllowedHost } from "../../Domain/HostNames.ts"
+import { Rescues } from "../../Intake/Rescue.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
 import { AppConfig, WebhookConfig } from "../../Platform/Config.ts"
 import { layerListener } from "../../Platform/Listening.ts"
@@ -164,7 +165,8 @@ export const layerAdminServices = Layer.mergeAll(
   PersonalData.layer,
   WebhookDeliveries.layer,
   WebhookAttempts.layer,
-  WebhookEndpoints.layer.pipe(Layer.provide(WebhookConfig.layer))
+  WebhookEndpoints.layer.pipe(Layer.provide(WebhookConfig.layer)),
+  Rescues.layer
 )
 
 /** The admin API, the pages and the assets; needs the domain and console services. The probes have their own listener (HEALTH_PORT). */

@@ -27,7 +27,11 @@ export const Overview = Schema.Struct({
       enriched: Schema.Int
     })
   ),
-  error_codes: Schema.Array(Schema.Struct({ code: Schema.String, count: Schema.Int }))
+  error_codes: Schema.Array(Schema.Struct({ code: Schema.String, count: Schema.Int })),
+  waiting_for_rescue: Schema.Int.annotate({
+    description:
+      "Live requests whose body is kept for rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue)."
+  })
 }).annotate({
   identifier: "Overview",
   description: "Live data only: the requests and leads of test keys count in no figure."

@@ -23,7 +23,7 @@ export const overviewOf = Effect.fn("Console.overview")(function* (organizationI
     onSome: (row) => row.time_zone ?? defaultTimeZone(row.country)
   })
   const since = new Date(now - day)
-  const [requests_per_minute, leads_per_day, error_codes] = yield* Effect.all([
+  const [requests_per_minute, leads_per_day, error_codes, [waiting]] = yield* Effect.all([
     sql`
       SELECT date_trunc('minute', r.at) AS minute, r.origin_id, o.label, count(*)::int AS count
       FROM request_log r JOIN origins o ON o.id = r.origin_id
@@ -40,7 +40,16 @@ export const overviewOf = Effect.fn("Console.overview")(function* (organizationI
       SELECT r.outcome AS code, count(*)::int AS count
       FROM request_log r JOIN origins o ON o.id = r.origin_id
       WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.status >= 400 AND r.livemode
-      GROUP BY 1 ORDER BY 2 DESC, 1`
+      GROUP BY 1 ORDER BY 2 DESC, 1`,
+    sql`
+      SELECT count(*)::int AS count
+      FROM request_log r JOIN origins o ON o.id = r.origin_id
+      WHERE o.organization_id = ${organizationId} AND r.kept_body IS NOT NULL AND r.livemode`
   ]).pipe(Effect.orDie)
-  return yield* decodeAs(Overview, { requests_per_minute, leads_per_day, error_codes })
+  return yield* decodeAs(Overview, {
+    requests_per_minute,
+    leads_per_day,
+    error_codes,
+    waiting_for_rescue: waiting?.count ?? 0
+  })
 })

@@ -12,7 +12,13 @@ import {
   Unavailable,
   Uuid
 } from "../../AdminApi/Common.ts"
-import { AdminNotFound, AdminValidationError, Forbidden } from "../../AdminApi/Errors.ts"
+import {
+  AdminNotFound,
+  AdminPropertyNotFound,
+  AdminValidationError,
+  Conflict,
+  Forbidden
+} from "../../AdminApi/Errors.ts"
 
 export const RequestItem = Schema.Struct({
   request_id: Schema.String,
@@ -25,8 +31,37 @@ export const RequestItem = Schema.Struct({
   duration_ms: Schema.Number,
   origin_id: Schema.NullOr(Uuid),
   origin_label: Schema.NullOr(Schema.String),
-  livemode: Schema.Boolean.annotate({ description: "false: a request made with a test key (`lk_test_…`)." })
+  livemode: Schema.Boolean.annotate({ description: "false: a request made with a test key (`lk_test_…`)." }),
+  kept: Schema.Boolean.annotate({
+    description: "true: its body is kept for rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue)."
+  }),
+  rescued_lead_id: Schema.NullOr(Uuid).annotate({ description: "The lead a rescue made of it." })
 }).annotate({ identifier: "RequestLogItem" })
+
+export const KeptRequestBody = Schema.Struct({
+  request_id: Schema.String,
+  body: Schema.NullOr(Schema.String).annotate({
+    description: "The body as received, or null when none is kept."
+  }),
+  rescued_lead_id: Schema.NullOr(Uuid)
+}).annotate({ identifier: "KeptRequestBody", description: "Admins only." })
+
+export const RescueBody = Schema.Struct({
+  body: Schema.String.check(Schema.isMaxLength(64_000)).annotate({
+    description: "The corrected body: the JSON text `POST /v1/leads` would take."
+  })
+}).annotate({ identifier: "RescueBody" })
+
+export const RescueResult = Schema.Struct({
+  lead_id: Uuid,
+  status: Schema.Literals(["created", "enriched"]),
+  matched_on: Schema.optionalKey(Schema.Literal("telefono")),
+  lead_url: Schema.String,
+  request_id: Schema.String
+}).annotate({
+  identifier: "RescueResult",
+  description: "The API's own answer (`LeadCreated` or `LeadEnriched`)."
+})
 
 export const RequestFilters = {
   org: OrgQuery,
@@ -42,6 +77,11 @@ export const RequestFilters = {
   to: Schema.optional(Instant),
   request_id: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
   idempotency_key: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
+  kept: Schema.optional(
+    Schema.Literals(["true", "false"]).annotate({
+      description: "`true`: only requests whose body is kept for rescue."
+    })
+  ),
   test: TestDataQuery,
   cursor: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
   limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })))
@@ -63,7 +103,25 @@ export class RequestsGroup extends HttpApiGroup.make("requests")
       params: { request_id: StoredText },
       success: RequestItem,
       error: [AdminNotFound, ...Unavailable]
-    })
+    }),
+    HttpApiEndpoint.get("keptBody", "/api/requests/:request_id/kept", {
+      ...scoped,
+      params: { request_id: StoredText },
+      success: KeptRequestBody,
+      error: [AdminNotFound, Forbidden, ...Unavailable]
+    }).annotateMerge(OpenApi.annotations({ summary: "The body kept for rescue (admins only)" })),
+    HttpApiEndpoint.post("rescue", "/api/requests/:request_id/rescue", {
+      ...scoped,
+      params: { request_id: StoredText },
+      payload: RescueBody,
+      success: RescueResult,
+      error: [AdminValidationError, AdminPropertyNotFound, Conflict, AdminNotFound, Forbidden, ...Unavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary:
+          "Create or enrich the lead from a corrected body, as POST /v1/leads would (admins only, once)"
+      })
+    )
   )
   .middleware(AdminSchemaErrors)
   .middleware(OperatorSession)

@@ -1,16 +1,66 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { decodeLeadBody } from "../../Api/LeadBody.ts"
+import { type RescueFailure, Rescues } from "../../Intake/Rescue.ts"
 import { adminFail } from "../Http/RequestContext.ts"
 import { notFound, organizationScope } from "../Http/Shared.ts"
 import { isValidCursor } from "../Rows.ts"
 import { findRequest, listRequests, type RequestScope } from "./Queries.ts"
 
+type RescueAnswerError = Effect.Error<
+  ReturnType<
+    typeof adminFail<
+      | "validation_error"
+      | "property_not_found"
+      | "conflict"
+      | "not_found"
+      | "temporarily_unavailable"
+      | "internal_error"
+    >
+  >
+>
+
 export const layerRequestsHandlers = HttpApiBuilder.group(
   AdminApi,
   "requests",
   Effect.fn(function* (handlers) {
-    const { organizationOf, requireOwned, logWritten } = yield* organizationScope
+    const { organizationOf, requireOwned, logWritten, record } = yield* organizationScope
+    const rescues = yield* Rescues
+
+    /** Kept bodies are admins' data (docs/contract.md#11-rejected-leads-are-kept-for-rescue): a viewer is refused. */
+    const requireAdmin = Effect.gen(function* () {
+      const operator = yield* CurrentOperator
+      if (operator.role !== "admin")
+        return yield* adminFail("forbidden", "Only admins see and rescue the bodies kept for rescue")
+    })
+
+    /** A request of the organization (or, for a platform administrator, an unattributed one), else 404. */
+    const requestOf = Effect.fn("Admin.requestOf")(function* (organizationId: string, requestId: string) {
+      const operator = yield* CurrentOperator
+      yield* logWritten
+      const row = yield* findRequest(organizationId, requestId, operator.organizationId === null)
+      if (Option.isNone(row)) return yield* notFound("request")
+      return row.value
+    })
+
+    const rescueRefused = (failure: RescueFailure): Effect.Effect<never, RescueAnswerError> => {
+      switch (failure._tag) {
+        case "UnknownProperty":
+          return adminFail("property_not_found", failure.message, failure.field)
+        case "NotRescuable":
+          return adminFail("conflict", failure.message)
+        case "UnknownEntity":
+          return notFound("request")
+        case "StoreUnavailable":
+          return adminFail(
+            "temporarily_unavailable",
+            "The database could not be reached; nothing was written"
+          )
+        case "OutcomeUnknown":
+          return adminFail("internal_error", "The database stopped answering after the write was sent")
+      }
+    }
 
     return handlers
       .handle(
@@ -53,6 +103,7 @@ export const layerRequestsHandlers = HttpApiBuilder.group(
               to,
               requestId: query.request_id,
               idempotencyKey: query.idempotency_key,
+              kept: query.kept === "true",
               livemode: query.test !== "true"
             },
             { cursor: query.cursor, limit: query.limit ?? 50 }
@@ -63,12 +114,36 @@ export const layerRequestsHandlers = HttpApiBuilder.group(
       .handle(
         "request",
         Effect.fn("Admin.request")(function* ({ query, params }) {
-          const operator = yield* CurrentOperator
           const organization = yield* organizationOf(query.org)
-          yield* logWritten
-          const row = yield* findRequest(organization.id, params.request_id, operator.organizationId === null)
-          if (Option.isNone(row)) return yield* notFound("request")
-          return row.value
+          return yield* requestOf(organization.id, params.request_id)
+        })
+      )
+      .handle(
+        "keptBody",
+        Effect.fn("Admin.keptBody")(function* ({ query, params }) {
+          yield* requireAdmin
+          const organization = yield* organizationOf(query.org)
+          yield* requestOf(organization.id, params.request_id)
+          const shown = yield* rescues
+            .show(params.request_id)
+            .pipe(Effect.catchTag("UnknownEntity", () => notFound("request")))
+          return { request_id: shown.request_id, body: shown.body, rescued_lead_id: shown.rescued_lead_id }
+        })
+      )
+      .handle(
+        "rescue",
+        Effect.fn("Admin.rescue")(function* ({ query, params, payload }) {
+          yield* requireAdmin
+          const organization = yield* organizationOf(query.org)
+          yield* requestOf(organization.id, params.request_id)
+          const decoded = decodeLeadBody(payload.body)
+          if (decoded._tag === "Invalid")
+            return yield* adminFail("validation_error", decoded.message, decoded.field)
+          const rescued = yield* rescues
+            .rescue(params.request_id, decoded.lead)
+            .pipe(Effect.catch(rescueRefused))
+          yield* record(organization, "request.rescue", params.request_id)
+          return rescued.answer
         })
       )
   })

@@ -17,6 +17,8 @@ export interface RequestFilter {
   readonly to?: Date | undefined
   readonly requestId?: string | undefined
   readonly idempotencyKey?: string | undefined
+  /** Only the requests whose body is kept for rescue. */
+  readonly kept?: boolean | undefined
   /** Live requests (the default) or test requests only: the two are never listed together. */
   readonly livemode?: boolean | undefined
 }
@@ -29,7 +31,8 @@ const withoutSeq = ({ seq: _, ...row }: typeof KeyedRequest.Type): RequestRow =>
 const columns = (
   sql: SqlClient.SqlClient
 ) => sql`r.request_id, r.at, r.status, r.outcome, r.lead_id, r.key_prefix,
-  r.idempotency_key, r.duration_ms, r.origin_id, o.label AS origin_label, r.livemode`
+  r.idempotency_key, r.duration_ms, r.origin_id, o.label AS origin_label, r.livemode,
+  r.kept_body IS NOT NULL AS kept, r.rescued_lead_id`
 
 export const listRequests = Effect.fn("Requests.list")(function* (
   scope: RequestScope,
@@ -51,6 +54,7 @@ export const listRequests = Effect.fn("Requests.list")(function* (
     filter.to === undefined ? sql`true` : sql`r.at < ${filter.to}`,
     filter.requestId === undefined ? sql`true` : sql`r.request_id = ${filter.requestId}`,
     filter.idempotencyKey === undefined ? sql`true` : sql`r.idempotency_key = ${filter.idempotencyKey}`,
+    filter.kept === true ? sql`r.kept_body IS NOT NULL` : sql`true`,
     sql`r.livemode = ${filter.livemode ?? true}`,
     Option.match(after, {
       onNone: () => sql`true`,

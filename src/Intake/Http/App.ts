@@ -3,6 +3,7 @@ import { HttpMiddleware } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../Api/Api.ts"
 import { routeTable } from "../../Api/Routes.ts"
+import { LeadIntake } from "../LeadIntake.ts"
 import { layerAdmission, layerDecoding } from "./Admission.ts"
 import { layerLeadHandlers } from "./Leads.ts"
 import { layerPublicHandlers } from "./Public.ts"
@@ -20,7 +21,7 @@ export const layerTracedRoutes = Layer.succeed(
 /** The routes of the contract with their middleware; needs the services and `AppConfig`. */
 export const layerApp = Layer.mergeAll(
   HttpApiBuilder.layer(Api).pipe(
-    Layer.provide([layerPublicHandlers, layerLeadHandlers]),
+    Layer.provide([layerPublicHandlers, layerLeadHandlers.pipe(Layer.provide(LeadIntake.layer))]),
     Layer.provide([layerAdmission, layerDecoding])
   ),
   layerGlobalMiddleware

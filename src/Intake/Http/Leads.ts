@@ -3,7 +3,6 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Api, Caller, type CallerShape } from "../../Api/Api.ts"
 import type { LeadRequest } from "../../Api/LeadRequest.ts"
 import { requestFingerprint } from "../../Domain/Fingerprint.ts"
-import { phoneMatchKey } from "../../Domain/Phone.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { type OutcomeUnknown, StoreUnavailable } from "../../Platform/Sql.ts"
 import {
@@ -13,13 +12,13 @@ import {
   type StoredResponse
 } from "../IdempotencyStore.ts"
 import type { LeadInput } from "../LeadInput.ts"
+import { answerBody, LeadIntake, matchKeyOf, type UnknownProperty } from "../LeadIntake.ts"
 import { LeadRepository, type LeadWritten } from "../LeadRepository.ts"
-import { PropertyCatalog } from "../PropertyCatalog.ts"
 import { leadInputOf } from "./LeadPayload.ts"
 import { answered, CurrentRequest, refuse } from "./Outcome.ts"
 
-const propertyNotFound = () =>
-  refuse("property_not_found", "No active property of your organization matches propiedad", "propiedad")
+/** 10. An unknown or archived property, answered in the contract's words. */
+const propertyNotFound = (error: UnknownProperty) => refuse("property_not_found", error.message, error.field)
 
 /** What the request did to its lead, or, for a replay, what the first request with its key did. */
 interface Answer {
@@ -30,30 +29,21 @@ interface Answer {
 
 const replayedHeaders = { "idempotent-replayed": "true" }
 
-const matchKeyOf = (caller: CallerShape, input: LeadInput) =>
-  input.telefono === null ? null : phoneMatchKey(input.telefono, caller.country)
-
 export const layerLeadHandlers = HttpApiBuilder.group(
   Api,
   "leads",
   Effect.fn(function* (handlers) {
     const config = yield* AppConfig
-    const catalog = yield* PropertyCatalog
+    const intake = yield* LeadIntake
     const idempotency = yield* IdempotencyStore
     const leads = yield* LeadRepository
-
-    /** 8, 10. The property the request names, in the caller's catalog: unknown or archived is 422. */
-    const resolveProperty = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
-      if (input.propiedad === null) return null
-      const found = yield* catalog.resolve(caller.organizationId, input.propiedad)
-      if (Option.isNone(found)) return yield* propertyNotFound()
-      return found.value
-    })
 
     /** 8. A dry run: resolve the property and look for the lead it would enrich; write nothing. */
     const dryRun = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
       const request = yield* CurrentRequest
-      const propertyId = yield* resolveProperty(caller, input)
+      const propertyId = yield* intake
+        .resolveProperty(caller, input)
+        .pipe(Effect.catchTag("UnknownProperty", propertyNotFound))
       const phoneKey = matchKeyOf(caller, input)
       const match =
         phoneKey === null
@@ -108,17 +98,9 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       reservation: { readonly key: string; readonly token: string } | null
     ) {
       const { requestId } = yield* CurrentRequest
-      const propertyId = yield* resolveProperty(caller, input)
-      return yield* leads.createOrEnrich({
-        requestId,
-        organizationId: caller.organizationId,
-        originId: caller.originId,
-        livemode: caller.livemode,
-        input,
-        phoneKey: matchKeyOf(caller, input),
-        propertyId,
-        idempotency: reservation
-      })
+      return yield* intake
+        .write(caller, input, requestId, reservation)
+        .pipe(Effect.catchTag("UnknownProperty", propertyNotFound))
     })
 
     /** The one place a lead's answer is built, replays included. */
@@ -130,23 +112,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
         leadId: answer.leadId,
         headers: answer.replay ? replayedHeaders : {}
       })
-      const replay = answer.replay ? { replay: true as const } : {}
-      return answer.outcome === "created"
-        ? {
-            lead_id: answer.leadId,
-            status: "created" as const,
-            lead_url: leadUrl,
-            request_id: request.requestId,
-            ...replay
-          }
-        : {
-            lead_id: answer.leadId,
-            status: "enriched" as const,
-            matched_on: "telefono" as const,
-            lead_url: leadUrl,
-            request_id: request.requestId,
-            ...replay
-          }
+      return answerBody(answer, leadUrl, request.requestId, answer.replay)
     })
 
     const written = (lead: LeadWritten): Answer => ({

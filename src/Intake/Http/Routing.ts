@@ -1,5 +1,12 @@
-import { Cause, Clock, Context, Deferred, Duration, Effect, Exit, Option } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { isUtf8 } from "node:buffer"
+import { ByteSize, Cause, Clock, Context, Deferred, Duration, Effect, Exit, Option } from "effect"
+import {
+  HttpIncomingMessage,
+  HttpRouter,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse
+} from "effect/http"
 import { isIdempotencyKey } from "../../Api/Api.ts"
 import {
   type ErrorCode,
@@ -9,6 +16,7 @@ import {
   isWireError,
   type WireError
 } from "../../Api/Errors.ts"
+import { Limits } from "../../Api/LeadRequest.ts"
 import { routeTable } from "../../Api/Routes.ts"
 import { isLivePrefix } from "../../Domain/ApiKey.ts"
 import { AppConfig } from "../../Platform/Config.ts"
@@ -38,6 +46,33 @@ const idempotencyKeyOf = (headers: Readonly<Record<string, string | undefined>>)
   return headers["x-service-dry-run"] === undefined && key !== undefined && isIdempotencyKey(key) ? key : null
 }
 
+/** The answers whose body is kept for rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue). */
+const keptOutcomes: ReadonlySet<string> = new Set(["validation_error", "property_not_found"])
+
+/**
+ * The body of an authenticated write refused as invalid, as received, to keep for rescue; nothing
+ * for other answers or a dry run. Only such an answer reads it again (the bytes the request already
+ * read, cached by the request): a success does no work here. Bytes that are not UTF-8, and text with
+ * NUL (which PostgreSQL's text cannot hold), are not kept.
+ */
+const keptBodyOf = (request: HttpServerRequest.HttpServerRequest, settlement: Settlement) => {
+  if (
+    settlement.attribution?.originId == null ||
+    request.method !== "POST" ||
+    request.headers["x-service-dry-run"] !== undefined
+  )
+    return Effect.succeed(undefined)
+  return request.arrayBuffer.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(Limits.bodyBytes)),
+    Effect.map((bytes) => {
+      if (bytes.byteLength > Limits.bodyBytes || !isUtf8(bytes)) return undefined
+      const text = new TextDecoder().decode(bytes)
+      return text.includes("\u0000") ? undefined : text
+    }),
+    Effect.orElseSucceed(() => undefined)
+  )
+}
+
 /**
  * Wraps routing for every request: a fresh `X-Request-Id`, the contract's 404 and 405, a
  * last-resort 500 that records the defect but shows nothing of it to the caller; then, whatever the
@@ -61,7 +96,7 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
       Clock.currentTimeMillis.pipe(
         Effect.flatMap((at) => {
           const attribution = settlement.attribution ?? unattributed
-          return requestLog.record({
+          const row = {
             requestId: current.requestId,
             at,
             originId: attribution.originId,
@@ -72,7 +107,10 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
             idempotencyKey: idempotencyKeyOf(request.headers),
             durationMs: performance.now() - current.startedAt,
             livemode: isLivePrefix(attribution.keyPrefix)
-          })
+          }
+          return keptOutcomes.has(settlement.outcome)
+            ? Effect.flatMap(keptBodyOf(request, settlement), (keptBody) => requestLog.record(row, keptBody))
+            : requestLog.record(row)
         }),
         Effect.catchCause((cause) => Effect.logError("request log write failed", cause))
       )

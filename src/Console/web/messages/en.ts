@@ -2,6 +2,7 @@ import type { AdminErrorCode } from "../../../AdminApi/Errors.ts"
 import { captureEn } from "./pages/capture.ts"
 import { catalogEn } from "./pages/catalog.ts"
 import { leadsEn } from "./pages/leads.ts"
+import { rescueEn } from "./pages/rescue.ts"
 import { webhooksEn } from "./pages/webhooks.ts"
 
 /**
@@ -27,6 +28,7 @@ export const en = {
     misdirected_request: "Wrong address:",
     not_found: "Not found:",
     conflict: "Conflict:",
+    property_not_found: "No such property:",
     payload_too_large: "Too large:",
     unsupported_media_type: "Not accepted:",
     rate_limited: "Too many attempts:",
@@ -284,6 +286,8 @@ export const en = {
   webhooks: webhooksEn,
 
   capture: captureEn,
+
+  rescue: rescueEn,
 
   leads: leadsEn,
 

@@ -2,6 +2,7 @@ import type { Messages } from "./en.ts"
 import { captureEs } from "./pages/capture.ts"
 import { catalogEs } from "./pages/catalog.ts"
 import { leadsEs } from "./pages/leads.ts"
+import { rescueEs } from "./pages/rescue.ts"
 import { webhooksEs } from "./pages/webhooks.ts"
 
 /** Every word the console shows in Spanish, as an operator in Mexico reads it (same keys as `en.ts`). */
@@ -20,6 +21,7 @@ export const es: Messages = {
     misdirected_request: "Dirección equivocada:",
     not_found: "No encontrado:",
     conflict: "Conflicto:",
+    property_not_found: "No existe la propiedad:",
     payload_too_large: "Demasiado grande:",
     unsupported_media_type: "No aceptado:",
     rate_limited: "Demasiados intentos:",
@@ -275,6 +277,8 @@ export const es: Messages = {
   webhooks: webhooksEs,
 
   capture: captureEs,
+
+  rescue: rescueEs,
 
   leads: leadsEs,
 

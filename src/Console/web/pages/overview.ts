@@ -76,7 +76,18 @@ export const renderOverview: Page = async (main, { signal, navigate }) => {
         errorRate > 0.05 ? "bad" : ""
       ),
       stat(t.overview.created30d, formatNumber(created)),
-      stat(t.overview.enriched30d, formatNumber(enriched))
+      stat(t.overview.enriched30d, formatNumber(enriched)),
+      stat(
+        t.rescue.waiting,
+        // The link's name starts with its visible number (WCAG 2.5.3); the words follow for a screen reader.
+        link(
+          "/requests?kept=true",
+          navigate,
+          formatNumber(data.waiting_for_rescue),
+          h("span", { class: "visually-hidden" }, ` ${t.rescue.waitingHidden}`)
+        ),
+        data.waiting_for_rescue > 0 ? "bad" : ""
+      )
     ),
     section(t.overview.requestsPerMinute, requestsChart(data.requests_per_minute)),
     h(

@@ -2,7 +2,8 @@
 // Live requests by default; the Test data switch shows the test keys' requests instead.
 
 import type { RequestFilters, RequestItem } from "../../../AdminApi/AdminApi.ts"
-import { call, isAbort, isPlatformAdmin } from "../api.ts"
+import { decodeLeadBody } from "../../../AdminApi/LeadBody.ts"
+import { call, canChange, isAbort, isPlatformAdmin } from "../api.ts"
 import { formatClock, formatDateTime, formatNumber, fromZonedLocal, t, toZonedLocal } from "../i18n.ts"
 import type { Page, PageContext } from "../page.ts"
 import {
@@ -16,6 +17,7 @@ import {
   h,
   loading,
   loadMoreButton,
+  messageOf,
   openDialog,
   outcomeBadge,
   pageHeader,
@@ -74,6 +76,88 @@ const detailRow = (label: string, value: Child) => [
 
 const leadHref = (id: string) => `/leads/${encodeURIComponent(id)}`
 
+/** The corrected body checked as POST /v1/leads checks it, before it is sent: the first failing field, or nothing. */
+const problemOf = (text: string): { readonly field: string; readonly message: string } | null => {
+  const decoded = decodeLeadBody(text)
+  return decoded._tag === "Invalid" ? decoded : null
+}
+
+const leadLink = (leadId: string, navigate: Navigate, label: Child = leadId) =>
+  h(
+    "a",
+    {
+      href: leadHref(leadId),
+      onClick: (event) => {
+        event.preventDefault()
+        event.currentTarget.closest("dialog")?.close()
+        navigate(leadHref(leadId))
+      }
+    },
+    label
+  )
+
+/** The kept body (admins only) and the form that rescues it: checked with the contract's schema before it is sent. */
+const rescuePanel = async (item: Item, navigate: Navigate): Promise<Child> => {
+  if (item.rescued_lead_id !== null)
+    return h("p", {}, `${t.rescue.rescuedAs} `, leadLink(item.rescued_lead_id, navigate))
+  if (!item.kept) return null
+  if (!canChange()) return h("p", { class: "muted" }, t.rescue.adminsOnly)
+  const kept = await call((api) =>
+    api.requests.keptBody({ params: { request_id: item.request_id }, query: {} })
+  )
+  if (kept.body === null) return h("p", { class: "muted" }, t.rescue.notKept)
+  const original = h("pre", { class: "kept-body" }, kept.body)
+  const editor = h("textarea", { name: "body", rows: 8, spellcheck: false, class: "mono" })
+  editor.value = kept.body
+  const status = h("div", { class: "form-error", role: "alert" })
+  const submit = h("button", { type: "submit", class: "primary" }, t.rescue.rescue)
+  const form = h(
+    "form",
+    {
+      class: "rescue-form",
+      onSubmit: async (event) => {
+        event.preventDefault()
+        editor.removeAttribute("aria-invalid")
+        status.replaceChildren()
+        const problem = problemOf(editor.value)
+        if (problem !== null) {
+          editor.setAttribute("aria-invalid", "true")
+          status.replaceChildren(h("p", { class: "error" }, t.rescue.invalid(problem.message)))
+          editor.focus()
+          return
+        }
+        submit.disabled = true
+        submit.textContent = t.rescue.rescuing
+        try {
+          const answer = await call((api) =>
+            api.requests.rescue({
+              params: { request_id: item.request_id },
+              query: {},
+              payload: { body: editor.value }
+            })
+          )
+          form.replaceWith(
+            h(
+              "p",
+              { class: "success" },
+              `${answer.status === "created" ? t.rescue.created : t.rescue.enriched} `,
+              leadLink(answer.lead_id, navigate, t.rescue.openLead)
+            )
+          )
+        } catch (error) {
+          status.replaceChildren(h("p", { class: "error" }, messageOf(error)))
+          submit.disabled = false
+          submit.textContent = t.rescue.rescue
+        }
+      }
+    },
+    field(t.rescue.correctedBody, editor, t.rescue.hint),
+    status,
+    h("div", { class: "form-actions" }, submit)
+  )
+  return [h("h3", {}, t.rescue.keptBody), original, form]
+}
+
 export const openRequestDetail = async (requestId: string, navigate: Navigate) => {
   const body = h("div", {}, loading())
   openDialog({ title: t.requests.dialogTitle, body, className: "wide-dialog" })
@@ -116,7 +200,17 @@ export const openRequestDetail = async (requestId: string, navigate: Navigate) =
           item.idempotency_key ? h("code", {}, item.idempotency_key) : null
         ),
         detailRow(t.requests.duration, duration(item.duration_ms))
-      )
+      ),
+      ...(item.kept || item.rescued_lead_id !== null
+        ? [
+            h(
+              "section",
+              { class: "rescue" },
+              h("h2", {}, t.rescue.section),
+              await rescuePanel(item, navigate)
+            )
+          ]
+        : [])
     )
   } catch (error) {
     body.replaceChildren(errorBox(error))
@@ -157,10 +251,16 @@ export const requestColumns = (
   { label: t.requests.status, cell: (item) => statusBadge(item.status) },
   {
     label: t.requests.outcome,
-    cell: (item) =>
-      isTest(item)
-        ? h("span", { class: "with-action" }, outcomeBadge(item.outcome), testBadge(t.requests.testShort))
-        : outcomeBadge(item.outcome)
+    cell: (item) => {
+      const marks = [
+        isTest(item) ? testBadge(t.requests.testShort) : null,
+        item.kept ? h("span", { class: "badge warning" }, t.rescue.keptBadge) : null,
+        item.rescued_lead_id !== null ? h("span", { class: "badge success" }, t.rescue.rescuedBadge) : null
+      ].filter((mark) => mark !== null)
+      return marks.length === 0
+        ? outcomeBadge(item.outcome)
+        : h("span", { class: "badges" }, outcomeBadge(item.outcome), ...marks)
+    }
   },
   {
     label: showOrigin ? t.requests.originAndKey : t.requests.keyPrefix,
@@ -228,6 +328,7 @@ const apiQuery = (params: Filters, extra: { readonly cursor?: string | null; rea
   ...(params.to ? { to: params.to } : {}),
   ...(params.request_id ? { request_id: params.request_id } : {}),
   ...(params.idempotency_key ? { idempotency_key: params.idempotency_key } : {}),
+  ...(params.kept === "true" ? { kept: "true" as const } : {}),
   ...(params.test === "true" ? { test: "true" as const } : {}),
   ...(extra.cursor ? { cursor: extra.cursor } : {}),
   limit: extra.limit
@@ -242,7 +343,8 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
     from: search.get("from") ?? "",
     to: search.get("to") ?? "",
     request_id: search.get("request_id") ?? "",
-    idempotency_key: search.get("idempotency_key") ?? ""
+    idempotency_key: search.get("idempotency_key") ?? "",
+    kept: search.get("kept") === "true"
   }
   const testMode = search.get("test") === "true"
   const test = testMode ? "true" : ""
@@ -251,7 +353,7 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
     on: testMode,
     onToggle: (on) => {
       navigate(
-        `/requests${queryString({ ...filters, unattributed: filters.unattributed ? "true" : "", test: on ? "true" : "" })}`,
+        `/requests${queryString({ ...filters, unattributed: filters.unattributed ? "true" : "", kept: filters.kept ? "true" : "", test: on ? "true" : "" })}`,
         { replace: true }
       )
       focusTestSwitch()
@@ -317,6 +419,7 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
     value: filters.idempotency_key,
     autocomplete: "off"
   })
+  const kept = h("input", { name: "kept", type: "checkbox", checked: filters.kept })
   const form = searchForm(
     "filters",
     t.requests.filterRequests,
@@ -330,6 +433,7 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
         to: fromZonedLocal(to.value),
         request_id: requestId.value.trim(),
         idempotency_key: idempotencyKey.value.trim(),
+        kept: kept.checked ? "true" : "",
         test
       }
       navigate(`/requests${queryString(next)}`, { replace: true })
@@ -343,7 +447,8 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
       field(timeColumnLabel(t.requests.from), from),
       field(timeColumnLabel(t.requests.to), to),
       field(t.requests.requestId, requestId),
-      field(t.requests.idempotencyKey, idempotencyKey)
+      field(t.requests.idempotencyKey, idempotencyKey),
+      h("div", { class: "field checkbox" }, h("label", {}, kept, ` ${t.rescue.keptFilter}`))
     ),
     h(
       "div",
@@ -380,6 +485,7 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
     to: filters.to,
     request_id: filters.request_id,
     idempotency_key: filters.idempotency_key,
+    kept: filters.kept ? "true" : "",
     test
   }
   const items: Array<Item> = []
