@@ -1,12 +1,6 @@
 import { isUtf8 } from "node:buffer"
 import { ByteSize, Cause, Clock, Context, Deferred, Duration, Effect, Exit, Option } from "effect"
-import {
-  HttpIncomingMessage,
-  HttpRouter,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse
-} from "effect/http"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isIdempotencyKey } from "../../Api/Api.ts"
 import {
   type ErrorCode,
