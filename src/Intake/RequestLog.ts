@@ -21,7 +21,8 @@ export interface RequestLogListing {
 
 export type RequestLogScope = { readonly originId: string } | { readonly unattributed: true }
 
-const LogRow = Schema.Struct({
+/** A request-log row as the CLI, the console and the personal-data export read it. */
+export const LogRow = Schema.Struct({
   request_id: Schema.String,
   at: Schema.Date,
   origin_id: Schema.NullOr(Schema.String),

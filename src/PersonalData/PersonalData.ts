@@ -1,8 +1,9 @@
-import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema, Struct } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { isAcceptablePhone, phoneMatchKey } from "../Domain/Phone.ts"
 import { readLead } from "../Intake/LeadRecord.ts"
+import { LogRow } from "../Intake/RequestLog.ts"
 import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql.ts"
 
 export interface ExportedLead {
@@ -182,16 +183,18 @@ const personOfBody = (body: string): { readonly telefono: string | null; readonl
     return { telefono: null, email: null }
   }
 }
-const RequestRow = Schema.Struct({
-  request_id: Schema.String,
-  at: Schema.Date,
-  origin_id: Schema.NullOr(Schema.String),
-  key_prefix: Schema.NullOr(Schema.String),
-  status: Schema.Number,
-  outcome: Schema.String,
-  idempotency_key: Schema.NullOr(Schema.String),
-  duration_ms: Schema.Number
-})
+const RequestRow = LogRow.mapFields(
+  Struct.pick([
+    "request_id",
+    "at",
+    "origin_id",
+    "key_prefix",
+    "status",
+    "outcome",
+    "idempotency_key",
+    "duration_ms"
+  ])
+)
 const ReplyRow = Schema.Struct({
   origin_id: Schema.String,
   key: Schema.String,

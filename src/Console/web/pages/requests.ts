@@ -176,23 +176,7 @@ export const openRequestDetail = async (requestId: string, navigate: Navigate) =
           t.requests.mode,
           isTest(item) ? [testBadge(), t.requests.madeWithTestKey] : t.requests.live
         ),
-        detailRow(
-          t.requests.lead,
-          leadId
-            ? h(
-                "a",
-                {
-                  href: leadHref(leadId),
-                  onClick: (event) => {
-                    event.preventDefault()
-                    event.currentTarget.closest("dialog")?.close()
-                    navigate(leadHref(leadId))
-                  }
-                },
-                leadId
-              )
-            : null
-        ),
+        detailRow(t.requests.lead, leadId ? leadLink(leadId, navigate) : null),
         detailRow(t.requests.origin, item.origin_label ?? item.origin_id ?? t.requests.unattributed),
         detailRow(t.requests.keyPrefix, item.key_prefix ? h("code", {}, item.key_prefix) : null),
         detailRow(
