@@ -12,13 +12,10 @@ import {
   type StoredResponse
 } from "../IdempotencyStore.ts"
 import type { LeadInput } from "../LeadInput.ts"
-import { answerBody, LeadIntake, matchKeyOf, type UnknownProperty } from "../LeadIntake.ts"
+import { answerBody, LeadIntake, matchKeyOf } from "../LeadIntake.ts"
 import { LeadRepository, type LeadWritten } from "../LeadRepository.ts"
 import { leadInputOf } from "./LeadPayload.ts"
 import { answered, CurrentRequest, refuse } from "./Outcome.ts"
-
-/** 10. An unknown or archived property, answered in the contract's words. */
-const propertyNotFound = (error: UnknownProperty) => refuse("property_not_found", error.message, error.field)
 
 /** What the request did to its lead, or, for a replay, what the first request with its key did. */
 interface Answer {
@@ -41,9 +38,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     /** 8. A dry run: resolve the property and look for the lead it would enrich; write nothing. */
     const dryRun = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
       const request = yield* CurrentRequest
-      const propertyId = yield* intake
-        .resolveProperty(caller, input)
-        .pipe(Effect.catchTag("UnknownProperty", propertyNotFound))
+      const propertyId = yield* intake.resolveProperty(caller, input)
       const phoneKey = matchKeyOf(caller, input)
       const match =
         phoneKey === null
@@ -98,9 +93,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       reservation: { readonly key: string; readonly token: string } | null
     ) {
       const { requestId } = yield* CurrentRequest
-      return yield* intake
-        .write(caller, input, requestId, reservation)
-        .pipe(Effect.catchTag("UnknownProperty", propertyNotFound))
+      return yield* intake.write(caller, input, requestId, reservation)
     })
 
     /** The one place a lead's answer is built, replays included. */

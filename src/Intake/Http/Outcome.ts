@@ -5,6 +5,7 @@ import {
   type InternalError,
   type InvalidKey,
   makeWireError,
+  type PropertyNotFound,
   type RateLimited,
   type TemporarilyUnavailable,
   type WireErrorOf
@@ -12,6 +13,7 @@ import {
 import type { RateWindowShape } from "../../Domain/RateWindow.ts"
 import type { Attribution } from "../../Platform/Observability/Request.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../../Platform/Sql.ts"
+import type { UnknownProperty } from "../LeadIntake.ts"
 import type { RateLimitExceeded } from "../RateLimiter.ts"
 
 /** How an answered request ended: its error's code, or what it did to its lead. */
@@ -53,7 +55,13 @@ export const refuse = <const Code extends ErrorCode>(code: Code, message: string
   Effect.fail(new Refused({ code, message, field }))
 
 /** Every way a step of the request path fails. */
-export type StepFailure = Refused | KeyRejected | RateLimitExceeded | StoreUnavailable | OutcomeUnknown
+export type StepFailure =
+  | Refused
+  | KeyRejected
+  | RateLimitExceeded
+  | UnknownProperty
+  | StoreUnavailable
+  | OutcomeUnknown
 
 /** The wire error each failure is answered with. */
 export type WireErrorFor<F extends StepFailure> =
@@ -63,11 +71,13 @@ export type WireErrorFor<F extends StepFailure> =
       ? InvalidKey
       : F extends RateLimitExceeded
         ? RateLimited
-        : F extends StoreUnavailable
-          ? TemporarilyUnavailable
-          : F extends OutcomeUnknown
-            ? InternalError
-            : never
+        : F extends UnknownProperty
+          ? PropertyNotFound
+          : F extends StoreUnavailable
+            ? TemporarilyUnavailable
+            : F extends OutcomeUnknown
+              ? InternalError
+              : never
 
 const keyRefusals = {
   missing: "Send the API key as Authorization: Bearer <key>",
@@ -114,6 +124,8 @@ export const refusalOf = (failure: StepFailure): Refusal => {
         message: `More than ${failure.window.limit} requests this minute for this key`,
         headers: rateLimitHeaders(failure.window)
       }
+    case "UnknownProperty":
+      return { code: "property_not_found", message: failure.message, field: failure.field }
     case "StoreUnavailable":
       return {
         code: "temporarily_unavailable",
