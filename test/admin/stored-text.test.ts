@@ -80,6 +80,15 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
     ["path", "request_id"],
     ["query", "org"]
   ],
+  keptBody: [
+    ["path", "request_id"],
+    ["query", "org"]
+  ],
+  rescue: [
+    ["path", "request_id"],
+    ["query", "org"],
+    ["body", "body"]
+  ],
   leads: [
     ["query", "org"],
     ["query", "cursor"],

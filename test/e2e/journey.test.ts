@@ -92,7 +92,9 @@ describe("the operator's journey: CLI and server as separate processes on one da
         key_prefix: origin.prefix,
         idempotency_key: null,
         duration_ms: expect.any(Number),
-        livemode: true
+        livemode: true,
+        kept: false,
+        rescued_lead_id: null
       },
       {
         request_id: created.body.request_id,
@@ -103,7 +105,9 @@ describe("the operator's journey: CLI and server as separate processes on one da
         key_prefix: origin.prefix,
         idempotency_key: "form-1",
         duration_ms: expect.any(Number),
-        livemode: true
+        livemode: true,
+        kept: false,
+        rescued_lead_id: null
       }
     ])
     expect(Date.parse(log[0].at)).toBeGreaterThanOrEqual(Date.parse(log[1].at))
