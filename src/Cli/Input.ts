@@ -107,6 +107,14 @@ export const exactlyOne = <A, B>(
   return Effect.fail(new UsageError({ message: `one of --${firstFlag} or --${secondFlag} is required` }))
 }
 
+/** An operator command: its name and help first, then its flags and what it does. */
+export const command = <const Name extends string, const Config extends Command.Command.Config, E, R>(
+  name: Name,
+  description: string,
+  config: Config,
+  handler: (input: Command.Command.Config.Infer<Config>) => Effect.Effect<void, E, R>
+) => Command.make(name, config, handler).pipe(Command.withDescription(description))
+
 /** A command that only names a group of subcommands (`lead-intake org create …`). */
 export const group = <
   const Name extends string,
