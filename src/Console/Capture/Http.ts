@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { CaptureRules } from "../../Intake/CaptureRules.ts"
 import { adminFail } from "../Http/RequestContext.ts"
-import { notFound, organizationScope, unknownToNotFound } from "../Http/Shared.ts"
+import { notFound, organizationScope, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
 import type { OrganizationRow } from "../Organizations.ts"
 import { deleteRule, listAgents, listRules } from "./Queries.ts"
 
@@ -35,7 +35,7 @@ export const layerCaptureHandlers = HttpApiBuilder.group(
           const organization = yield* organizationOf(query.org)
           const agent = yield* rules
             .addAgent({ organizationId: organization.id, name: payload.name.trim() })
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+            .pipe(orNotFound)
           yield* record(organization, "agent.create", `agent ${agent.id} "${agent.name}"`)
           return agent
         })

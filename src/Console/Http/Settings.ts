@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, canonicalTimeZone } from "../../AdminApi/AdminApi.ts"
 import { Preferences } from "../Preferences.ts"
-import { organizationScope, unknownToNotFound } from "./Shared.ts"
+import { organizationScope, orNotFound } from "./Shared.ts"
 
 export const layerSettingsHandlers = HttpApiBuilder.group(
   AdminApi,
@@ -16,9 +16,7 @@ export const layerSettingsHandlers = HttpApiBuilder.group(
         "organization",
         Effect.fn("Admin.organizationSettings")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
-          return yield* preferences
-            .organization(organization.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          return yield* preferences.organization(organization.id).pipe(orNotFound)
         })
       )
       .handle(
@@ -26,9 +24,7 @@ export const layerSettingsHandlers = HttpApiBuilder.group(
         Effect.fn("Admin.setTimeZone")(function* ({ query, payload }) {
           const organization = yield* organizationOf(query.org)
           const zone = canonicalTimeZone(payload.time_zone) ?? payload.time_zone
-          const settings = yield* preferences
-            .setTimeZone(organization.id, zone)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const settings = yield* preferences.setTimeZone(organization.id, zone).pipe(orNotFound)
           yield* record(organization, "organization.set_time_zone", `organization ${organization.id} ${zone}`)
           return settings
         })

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
-import type { Rejected, UnknownEntity } from "../../Domain/Errors.ts"
+import { type Rejected, UnknownEntity } from "../../Domain/Errors.ts"
 import { RequestLog } from "../../Intake/RequestLog.ts"
 import { Audit } from "../Audit.ts"
 import { type OrganizationRow, type OwnedEntity, organizationFor, owns } from "../Organizations.ts"
@@ -9,6 +9,10 @@ import { adminFail } from "./RequestContext.ts"
 export const notFound = (what: string) => adminFail("not_found", `No such ${what}`)
 
 export const unknownToNotFound = (error: UnknownEntity) => adminFail("not_found", `No such ${error.entity}`)
+
+/** A service call's unknown entity (an id that names nothing) is the console's 404. */
+export const orNotFound = <A, E, R>(effect: Effect.Effect<A, E | UnknownEntity, R>) =>
+  Effect.catchIf(effect, (error) => error instanceof UnknownEntity, unknownToNotFound)
 
 export const rejectedToConflict = (field?: string) => (error: Rejected) =>
   adminFail("conflict", error.reason, field)

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
-import { organizationScope, unknownToNotFound } from "../Http/Shared.ts"
+import { organizationScope, orNotFound } from "../Http/Shared.ts"
 import { organizationsFor } from "../Organizations.ts"
 import { overviewOf } from "./Queries.ts"
 import { webhookAlertsOf } from "./WebhookAlerts.ts"
@@ -28,9 +28,7 @@ export const layerOverviewHandlers = HttpApiBuilder.group(
         "webhookAlerts",
         Effect.fn("Admin.webhookAlerts")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
-          const items = yield* webhookAlertsOf(organization.id).pipe(
-            Effect.catchTag("UnknownEntity", unknownToNotFound)
-          )
+          const items = yield* webhookAlertsOf(organization.id).pipe(orNotFound)
           return { items }
         })
       )
