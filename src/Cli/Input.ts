@@ -53,6 +53,10 @@ export const text = (name: string) =>
     )
   )
 
+/** A switch: off unless given. */
+export const toggle = (name: string, description: string) =>
+  Flag.Boolean(name).pipe(Flag.withDescription(description), Flag.withDefault(false))
+
 export const integer = (name: string, minimum: number, maximum: number) =>
   Flag.Int(name).pipe(
     Flag.filterMap(

@@ -1,5 +1,4 @@
 import { Effect, Option } from "effect"
-import { Flag } from "effect/cli"
 import { type LeadDetail, LeadRepository, type LeadSummary } from "../Intake/LeadRepository.ts"
 import { PersonalData } from "../PersonalData/PersonalData.ts"
 import * as Input from "./Input.ts"
@@ -83,10 +82,7 @@ const leadList = Input.command(
   {
     org: Input.id("org", "organization"),
     limit: Input.limit,
-    test: Flag.Boolean("test").pipe(
-      Flag.withDescription("The test leads (written with test keys) instead of the live ones"),
-      Flag.withDefault(false)
-    )
+    test: Input.toggle("test", "The test leads (written with test keys) instead of the live ones")
   },
   Effect.fn("Cli.leadList")(function* ({ org, limit, test }) {
     const rows = yield* LeadRepository.use((leads) => leads.list(org, limit, !test))

@@ -24,10 +24,7 @@ const operatorAdd = Input.command(
       Flag.withDescription("The organization the operator works for"),
       Flag.optional
     ),
-    allOrgs: Flag.Boolean("all-orgs").pipe(
-      Flag.withDescription("A platform administrator, who sees every organization"),
-      Flag.withDefault(false)
-    ),
+    allOrgs: Input.toggle("all-orgs", "A platform administrator, who sees every organization"),
     email,
     role: Flag.Literals("role", ["admin", "viewer"]).pipe(
       Flag.withDescription("admin changes things; viewer only looks (default admin)"),

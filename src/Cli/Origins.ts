@@ -119,10 +119,7 @@ const keyRevoke = Input.command(
   "Revoke the origin's key (--test: its test key)",
   {
     origin: originId,
-    test: Flag.Boolean("test").pipe(
-      Flag.withDescription("Revoke the origin's test key instead of its live key"),
-      Flag.withDefault(false)
-    )
+    test: Input.toggle("test", "Revoke the origin's test key instead of its live key")
   },
   Effect.fn("Cli.keyRevoke")(function* ({ origin, test }) {
     const revoked = yield* KeyStore.use((keys) => keys.revoke(origin, test ? "test" : "live"))

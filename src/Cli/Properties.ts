@@ -15,10 +15,7 @@ const propertyAdd = Input.command(
       Flag.withDescription("The organization's own code for it"),
       Flag.optional
     ),
-    archived: Flag.Boolean("archived").pipe(
-      Flag.withDescription("Add it already archived (leads cannot name it)"),
-      Flag.withDefault(false)
-    )
+    archived: Input.toggle("archived", "Add it already archived (leads cannot name it)")
   },
   Effect.fn("Cli.propertyAdd")(function* ({ org, codigo, externalCode, archived }) {
     const property = yield* PropertyCatalog.use((catalog) =>

@@ -31,13 +31,10 @@ export const requests = Input.command(
       Flag.withDescription("Requests made with this origin's keys (revoked ones included)"),
       Flag.optional
     ),
-    unattributed: Flag.Boolean("unattributed").pipe(
-      Flag.withDescription("Requests whose key prefix matches no origin"),
-      Flag.withDefault(false)
-    ),
-    rejected: Flag.Boolean("rejected").pipe(
-      Flag.withDescription("Only the origin's requests whose body is kept for rescue (with --origin)"),
-      Flag.withDefault(false)
+    unattributed: Input.toggle("unattributed", "Requests whose key prefix matches no origin"),
+    rejected: Input.toggle(
+      "rejected",
+      "Only the origin's requests whose body is kept for rescue (with --origin)"
     ),
     limit: Input.limit
   },

@@ -37,10 +37,7 @@ const url = Input.storable(Flag.String("url")).pipe(
   Flag.withDescription("Where to POST the events: https:// to a public address")
 )
 
-const testEvents = Flag.Boolean("test-events").pipe(
-  Flag.withDescription('Also send the events of test leads ("livemode": false)'),
-  Flag.withDefault(false)
-)
+const testEvents = Input.toggle("test-events", 'Also send the events of test leads ("livemode": false)')
 
 const endpointView = (endpoint: WebhookEndpoint) => ({
   id: endpoint.id,
