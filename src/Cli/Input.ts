@@ -57,6 +57,10 @@ export const text = (name: string) =>
 export const toggle = (name: string, description: string) =>
   Flag.Boolean(name).pipe(Flag.withDescription(description), Flag.withDefault(false))
 
+/** A flag that may be left out (`Option.none()`), with its help. */
+export const optional = <A>(flag: Flag.Flag<A>, description: string) =>
+  flag.pipe(Flag.withDescription(description), Flag.optional)
+
 export const integer = (name: string, minimum: number, maximum: number) =>
   Flag.Int(name).pipe(
     Flag.filterMap(
@@ -137,4 +141,15 @@ export const currentUser = (): Option.Option<string> => {
   } catch {}
   const fromEnv = (process.env.USER ?? process.env.LOGNAME ?? "").trim()
   return fromEnv === "" ? Option.none() : Option.some(fromEnv)
+}
+
+/** `--by NAME`: who does it, for the audit trail. */
+export const by = (does: string) => optional(text("by"), `Who ${does} (default: the OS user)`)
+
+/** Who acts: `--by`, else the OS user; a usage error when neither tells. */
+export const actor = (by: Option.Option<string>, doing: string): Effect.Effect<string, UsageError> => {
+  const name = Option.orElse(by, currentUser)
+  return Option.isSome(name)
+    ? Effect.succeed(name.value)
+    : Effect.fail(new UsageError({ message: `cannot tell who is ${doing}: pass --by NAME` }))
 }

@@ -38,19 +38,10 @@ const ruleAdd = Input.command(
   "Add a capture rule: which agent gets the new leads it matches",
   {
     org: Input.id("org", "organization"),
-    origin: Input.id("origin", "origin").pipe(
-      Flag.withDescription("Match only leads from this origin"),
-      Flag.optional
-    ),
-    property: Input.id("property", "property").pipe(
-      Flag.withDescription("Match only leads about this property"),
-      Flag.optional
-    ),
-    agent: Input.id("agent", "agent").pipe(Flag.withDescription("Assign to this agent"), Flag.optional),
-    roundRobin: Input.idList("round-robin", "agent").pipe(
-      Flag.withDescription("Assign in turn to these agents"),
-      Flag.optional
-    ),
+    origin: Input.optional(Input.id("origin", "origin"), "Match only leads from this origin"),
+    property: Input.optional(Input.id("property", "property"), "Match only leads about this property"),
+    agent: Input.optional(Input.id("agent", "agent"), "Assign to this agent"),
+    roundRobin: Input.optional(Input.idList("round-robin", "agent"), "Assign in turn to these agents"),
     priority: Flag.Int("priority").pipe(
       Flag.withDescription("Lower runs first (default 100)"),
       Flag.withDefault(100)

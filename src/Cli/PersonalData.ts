@@ -59,14 +59,14 @@ const leadExport = Input.command(
   "export",
   "Everything held about a lead (its fields, notes, tasks, events, requests, replies); by phone, also the bodies kept for rescue that name it",
   {
-    id: Input.id("id", "lead").pipe(Flag.withDescription("The lead to export"), Flag.optional),
-    org: Input.id("org", "organization").pipe(
-      Flag.withDescription("With --phone: the organization whose lead has that phone"),
-      Flag.optional
+    id: Input.optional(Input.id("id", "lead"), "The lead to export"),
+    org: Input.optional(
+      Input.id("org", "organization"),
+      "With --phone: the organization whose lead has that phone"
     ),
-    phone: Input.text("phone").pipe(
-      Flag.withDescription("With --org: the lead's phone, in any spelling the API accepts"),
-      Flag.optional
+    phone: Input.optional(
+      Input.text("phone"),
+      "With --org: the lead's phone, in any spelling the API accepts"
     )
   },
   Effect.fn("Cli.leadExport")(function* ({ id, org, phone }) {
@@ -105,15 +105,12 @@ const leadErase = Input.command(
     reason: Input.text("reason").pipe(
       Flag.withDescription("Why (kept in the audit trail; must not contain the person's data)")
     ),
-    by: Input.text("by").pipe(Flag.withDescription("Who erases (default: the OS user)"), Flag.optional)
+    by: Input.by("erases")
   },
   Effect.fn("Cli.leadErase")(function* ({ id, reason, by }) {
-    const actor = Option.orElse(by, Input.currentUser)
-    if (Option.isNone(actor)) {
-      return yield* new Input.UsageError({ message: "cannot tell who is erasing: pass --by NAME" })
-    }
+    const actor = yield* Input.actor(by, "erasing")
     const erased = yield* PersonalData.use((personalData) =>
-      personalData.erase({ leadId: id, reason, actor: actor.value })
+      personalData.erase({ leadId: id, reason, actor })
     ).pipe(withPersonalData)
     yield* emit(erased, (erased) =>
       erased.already_erased

@@ -1,5 +1,4 @@
 import { Effect, Option } from "effect"
-import { Flag } from "effect/cli"
 import { PropertyCatalog } from "../Intake/PropertyCatalog.ts"
 import * as Input from "./Input.ts"
 import { emit } from "./Output.ts"
@@ -11,10 +10,7 @@ const propertyAdd = Input.command(
   {
     org: Input.id("org", "organization"),
     codigo: Input.codigo,
-    externalCode: Input.text("external-code").pipe(
-      Flag.withDescription("The organization's own code for it"),
-      Flag.optional
-    ),
+    externalCode: Input.optional(Input.text("external-code"), "The organization's own code for it"),
     archived: Input.toggle("archived", "Add it already archived (leads cannot name it)")
   },
   Effect.fn("Cli.propertyAdd")(function* ({ org, codigo, externalCode, archived }) {

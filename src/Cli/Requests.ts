@@ -27,9 +27,9 @@ export const requests = Input.command(
   "requests",
   "The request log, newest first",
   {
-    origin: Input.id("origin", "origin").pipe(
-      Flag.withDescription("Requests made with this origin's keys (revoked ones included)"),
-      Flag.optional
+    origin: Input.optional(
+      Input.id("origin", "origin"),
+      "Requests made with this origin's keys (revoked ones included)"
     ),
     unattributed: Input.toggle("unattributed", "Requests whose key prefix matches no origin"),
     rejected: Input.toggle(
@@ -140,13 +140,10 @@ const requestRescue = Input.command(
       Flag.withMetavar("FILE"),
       Flag.withDescription("The corrected body, as JSON: a file, or - for stdin")
     ),
-    by: Input.text("by").pipe(Flag.withDescription("Who rescues (default: the OS user)"), Flag.optional)
+    by: Input.by("rescues")
   },
   Effect.fn("Cli.requestRescue")(function* ({ id, body, by }) {
-    const actor = Option.orElse(by, Input.currentUser)
-    if (Option.isNone(actor)) {
-      return yield* new Input.UsageError({ message: "cannot tell who is rescuing: pass --by NAME" })
-    }
+    const actor = yield* Input.actor(by, "rescuing")
     const decoded = decodeLeadBody(yield* readBody(body))
     if (decoded._tag === "Invalid")
       return yield* new Input.UsageError({
@@ -159,7 +156,7 @@ const requestRescue = Input.command(
       yield* audit.record({
         organizationId: done.organizationId,
         operatorId: null,
-        operatorEmail: `cli:${actor.value}`,
+        operatorEmail: `cli:${actor}`,
         action: "request.rescue",
         target: id,
         ip: null
