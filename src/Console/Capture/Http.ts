@@ -1,18 +1,14 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { CaptureRules } from "../../Intake/CaptureRules.ts"
 import { adminFail } from "../Http/RequestContext.ts"
-import { notFound, organizationScope, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
+import { notFound, organizationGroup, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
 import type { OrganizationRow } from "../Organizations.ts"
 import { deleteRule, listAgents, listRules } from "./Queries.ts"
 
-export const layerCaptureHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerCaptureHandlers = organizationGroup(
   "capture",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, record }) {
     const rules = yield* CaptureRules
-    const { organizationOf, record } = yield* organizationScope
 
     const ruleView = Effect.fn("Admin.rule")(function* (organization: OrganizationRow, id: string) {
       const all = yield* listRules(organization.id)

@@ -1,10 +1,8 @@
 import { Effect, Option } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { PropertyCatalog } from "../../Intake/PropertyCatalog.ts"
 import {
   notFound,
-  organizationScope,
+  organizationGroup,
   orNotFound,
   rejectedToConflict,
   unknownToNotFound
@@ -12,12 +10,10 @@ import {
 import type { OrganizationRow } from "../Organizations.ts"
 import { findProperty, listProperties } from "./Queries.ts"
 
-export const layerCatalogHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerCatalogHandlers = organizationGroup(
   "catalog",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, organizationOwning, record }) {
     const catalog = yield* PropertyCatalog
-    const { organizationOf, organizationOwning, record } = yield* organizationScope
 
     const propertyView = Effect.fn("Admin.property")(function* (organization: OrganizationRow, id: string) {
       const property = yield* findProperty(organization.id, id)

@@ -1,15 +1,12 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi, canonicalTimeZone } from "../../AdminApi/AdminApi.ts"
+import { canonicalTimeZone } from "../../AdminApi/AdminApi.ts"
 import { Preferences } from "../Preferences.ts"
-import { organizationScope, orNotFound } from "./Shared.ts"
+import { organizationGroup, orNotFound } from "./Shared.ts"
 
-export const layerSettingsHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerSettingsHandlers = organizationGroup(
   "settings",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, record }) {
     const preferences = yield* Preferences
-    const { organizationOf, record } = yield* organizationScope
 
     return handlers
       .handle(

@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
-import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { type HttpApi, HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
+import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import { type Rejected, UnknownEntity } from "../../Domain/Errors.ts"
 import { RequestLog } from "../../Intake/RequestLog.ts"
 import { Audit } from "../Audit.ts"
@@ -70,3 +71,34 @@ export const organizationScope = Effect.gen(function* () {
 
   return { logWritten, organizationOf, organizationOwning, requireOwned, record } as const
 })
+
+export type OrganizationScope = Effect.Success<typeof organizationScope>
+
+type AdminGroups = typeof AdminApi extends HttpApi.HttpApi<string, infer Groups> ? Groups : never
+
+/** What building a group needs once the organization scope is built for it too. */
+type WithScope<Return> =
+  Return extends Effect.Effect<infer A, infer E, infer R>
+    ? Effect.Effect<A, E, R | Audit | RequestLog>
+    : Return
+
+/**
+ * The handlers of a group that acts on an organization: `build` gets them with the organization
+ * scope, and the compiler still refuses a group that leaves an endpoint unhandled.
+ */
+export const organizationGroup = <const Identifier extends HttpApiGroup.Identifier<AdminGroups>, Return>(
+  identifier: Identifier,
+  build: (
+    handlers: HttpApiBuilder.Handlers.FromGroup<HttpApiGroup.WithIdentifier<AdminGroups, Identifier>>,
+    scope: OrganizationScope
+  ) => HttpApiBuilder.Handlers.ValidateReturn<Return>
+) =>
+  HttpApiBuilder.group(
+    AdminApi,
+    identifier,
+    (handlers) =>
+      Effect.flatMap(
+        organizationScope,
+        (scope) => build(handlers, scope) as Effect.Effect<unknown>
+      ) as HttpApiBuilder.Handlers.ValidateReturn<WithScope<Return>>
+  )

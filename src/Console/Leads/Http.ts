@@ -1,20 +1,17 @@
 import { Effect, Option, type Schema } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import { LeadRepository } from "../../Intake/LeadRepository.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
 import { adminFail } from "../Http/RequestContext.ts"
-import { notFound, organizationScope, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
+import { notFound, organizationGroup, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
 import { isValidCursor } from "../Rows.ts"
 import { findLead, listLeads } from "./Queries.ts"
 
-export const layerLeadsHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerLeadsHandlers = organizationGroup(
   "leads",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, organizationOwning, record, logWritten }) {
     const personalData = yield* PersonalData
     const leads = yield* LeadRepository
-    const { organizationOf, organizationOwning, record, logWritten } = yield* organizationScope
 
     return handlers
       .handle(

@@ -1,9 +1,7 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { KeyStore } from "../../Accounts/KeyStore.ts"
-import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import type { KeyMode } from "../../Domain/ApiKey.ts"
-import { organizationScope, orNotFound, rejectedToConflict, unknownToNotFound } from "../Http/Shared.ts"
+import { organizationGroup, orNotFound, rejectedToConflict, unknownToNotFound } from "../Http/Shared.ts"
 
 /** The audit log's names for a key action, per mode. */
 const audited = {
@@ -11,12 +9,10 @@ const audited = {
   test: { rotated: "key.test_rotated", revoked: "key.test_revoked", key: "test key" }
 } as const
 
-export const layerOriginsHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerOriginsHandlers = organizationGroup(
   "origins",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, organizationOwning, record, logWritten }) {
     const keys = yield* KeyStore
-    const { organizationOf, organizationOwning, record, logWritten } = yield* organizationScope
 
     /** The origin's live or test key, issued anew (the previous one of that mode stops at once), audited. */
     const rotate = Effect.fn("Admin.rotateKey")(function* (

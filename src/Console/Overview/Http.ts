@@ -1,17 +1,13 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
-import { organizationScope, orNotFound } from "../Http/Shared.ts"
+import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { organizationGroup, orNotFound } from "../Http/Shared.ts"
 import { organizationsFor } from "../Organizations.ts"
 import { overviewOf } from "./Queries.ts"
 import { webhookAlertsOf } from "./WebhookAlerts.ts"
 
-export const layerOverviewHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerOverviewHandlers = organizationGroup(
   "overview",
-  Effect.fn(function* (handlers) {
-    const { organizationOf, logWritten } = yield* organizationScope
-
+  Effect.fn(function* (handlers, { organizationOf, logWritten }) {
     return handlers
       .handle("organizations", () =>
         Effect.flatMap(Effect.service(CurrentOperator), (operator) => organizationsFor(operator))

@@ -1,12 +1,10 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { eventTypes } from "../../Domain/WebhookPayload.ts"
 import { WebhookAttempts } from "../../Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { type WebhookEndpoint, WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
 import { adminFail } from "../Http/RequestContext.ts"
-import { notFound, organizationScope, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
+import { notFound, organizationGroup, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
 import type { OrganizationRow } from "../Organizations.ts"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -27,14 +25,12 @@ const webhookView = (endpoint: WebhookEndpoint) => ({
   created_at: endpoint.createdAt.toISOString()
 })
 
-export const layerWebhooksHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerWebhooksHandlers = organizationGroup(
   "webhooks",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, record }) {
     const webhooks = yield* WebhookEndpoints
     const deliveries = yield* WebhookDeliveries
     const attempts = yield* WebhookAttempts
-    const { organizationOf, record } = yield* organizationScope
 
     const listed = (organization: OrganizationRow) => webhooks.list(organization.id).pipe(orNotFound)
 
