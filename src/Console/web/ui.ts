@@ -120,6 +120,10 @@ export const field = (label: Child, control: Control, hint?: Child) => {
   return h("div", { class: "field" }, parts)
 }
 
+/** A text box the form needs filled in, never autocompleted: a name, a code, a URL typed once. */
+export const requiredInput = (name: string, attributes: Attributes = {}) =>
+  h("input", { name, type: "text", required: true, autocomplete: "off", ...attributes })
+
 export const selectOf = (
   attributes: Attributes,
   options: ReadonlyArray<readonly [value: string | number, text: string]>,

@@ -12,6 +12,7 @@ import {
   h,
   loading,
   pageHeader,
+  requiredInput,
   schemaForm,
   searchForm,
   section,
@@ -122,13 +123,7 @@ export const renderCatalog: Page = async (main, { signal, navigate, search }) =>
 
 /** Adding a property: the contract's `NewProperty` decides what may be sent. */
 const propertyForm = (refresh: () => Promise<void>) => {
-  const codigo = h("input", {
-    name: "codigo",
-    type: "text",
-    required: true,
-    autocomplete: "off",
-    placeholder: t.catalog.codigoPlaceholder
-  })
+  const codigo = requiredInput("codigo", { placeholder: t.catalog.codigoPlaceholder })
   const external = h("input", { name: "external_code", type: "text", autocomplete: "off" })
   const submit = h("button", { type: "submit", class: "primary" }, t.catalog.add)
   return schemaForm(

@@ -14,6 +14,7 @@ import {
   listHeader,
   loading,
   openDialog,
+  requiredInput,
   schemaForm,
   showOnceDialog,
   table,
@@ -75,13 +76,7 @@ const rateLimitOf = (input: HTMLInputElement) => {
 }
 
 const newOriginDialog = (refresh: () => Promise<void>) => {
-  const label = h("input", {
-    name: "label",
-    type: "text",
-    required: true,
-    maxlength: "200",
-    autocomplete: "off"
-  })
+  const label = requiredInput("label", { maxlength: "200" })
   const rateLimit = rateLimitControl()
   const create = h("button", { type: "submit", class: "primary" }, t.origins.create)
   const form = schemaForm(

@@ -29,6 +29,7 @@ import {
   messageOf,
   nextId,
   openDialog,
+  requiredInput,
   schemaForm,
   section,
   showError,
@@ -123,14 +124,7 @@ const showSecretDialog = ({
   })
 
 const newEndpointDialog = (refresh: () => Promise<void>) => {
-  const url = h("input", {
-    name: "url",
-    type: "url",
-    required: true,
-    maxlength: "2048",
-    autocomplete: "off",
-    placeholder: t.webhooks.urlPlaceholder
-  })
+  const url = requiredInput("url", { type: "url", maxlength: "2048", placeholder: t.webhooks.urlPlaceholder })
   const boxes = WebhookEventType.literals.map((type) =>
     h("input", { type: "checkbox", id: nextId("event"), name: "events", value: type, checked: true })
   )
