@@ -7,7 +7,7 @@ import { deleteRule, listAgents, listRules } from "./Queries.ts"
 
 export const layerCaptureHandlers = organizationGroup(
   "capture",
-  Effect.fn(function* (handlers, { organizationOf, record }) {
+  Effect.fn(function* (handlers, { organizationOf, organizationItems, record }) {
     const rules = yield* CaptureRules
 
     const ruleView = Effect.fn("Admin.rule")(function* (organization: OrganizationRow, id: string) {
@@ -18,13 +18,7 @@ export const layerCaptureHandlers = organizationGroup(
     })
 
     return handlers
-      .handle(
-        "agents",
-        Effect.fn("Admin.agents")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          return { items: yield* listAgents(organization.id) }
-        })
-      )
+      .handle("agents", organizationItems("Admin.agents", listAgents))
       .handle(
         "createAgent",
         Effect.fn("Admin.createAgent")(function* ({ query, payload }) {
@@ -36,13 +30,7 @@ export const layerCaptureHandlers = organizationGroup(
           return agent
         })
       )
-      .handle(
-        "rules",
-        Effect.fn("Admin.rules")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          return { items: yield* listRules(organization.id) }
-        })
-      )
+      .handle("rules", organizationItems("Admin.rules", listRules))
       .handle(
         "createRule",
         Effect.fn("Admin.createRule")(function* ({ query, payload }) {

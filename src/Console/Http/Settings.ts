@@ -5,16 +5,15 @@ import { organizationGroup, orNotFound } from "./Shared.ts"
 
 export const layerSettingsHandlers = organizationGroup(
   "settings",
-  Effect.fn(function* (handlers, { organizationOf, record }) {
+  Effect.fn(function* (handlers, { forOrganization, organizationOf, record }) {
     const preferences = yield* Preferences
 
     return handlers
       .handle(
         "organization",
-        Effect.fn("Admin.organizationSettings")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          return yield* preferences.organization(organization.id).pipe(orNotFound)
-        })
+        forOrganization("Admin.organizationSettings", (organization) =>
+          preferences.organization(organization.id).pipe(orNotFound)
+        )
       )
       .handle(
         "setTimeZone",

@@ -69,7 +69,30 @@ export const organizationScope = Effect.gen(function* () {
     })
   })
 
-  return { logWritten, organizationOf, organizationOwning, requireOwned, record } as const
+  /** A handler that reads or does one thing to the organization the request acts on. */
+  const forOrganization = <A, E, R>(
+    span: string,
+    run: (organization: OrganizationRow) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.fn(span)(function* ({ query }: { readonly query: { readonly org?: string | undefined } }) {
+      return yield* run(yield* organizationOf(query.org))
+    })
+
+  /** A list handler: `{ items }` of the organization the request acts on. */
+  const organizationItems = <A, E, R>(
+    span: string,
+    list: (organizationId: string) => Effect.Effect<ReadonlyArray<A>, E, R>
+  ) => forOrganization(span, (organization) => Effect.map(list(organization.id), (items) => ({ items })))
+
+  return {
+    logWritten,
+    organizationOf,
+    organizationOwning,
+    requireOwned,
+    record,
+    forOrganization,
+    organizationItems
+  } as const
 })
 
 export type OrganizationScope = Effect.Success<typeof organizationScope>

@@ -7,26 +7,22 @@ import { webhookAlertsOf } from "./WebhookAlerts.ts"
 
 export const layerOverviewHandlers = organizationGroup(
   "overview",
-  Effect.fn(function* (handlers, { organizationOf, logWritten }) {
+  Effect.fn(function* (handlers, { forOrganization, organizationItems, logWritten }) {
     return handlers
       .handle("organizations", () =>
         Effect.flatMap(Effect.service(CurrentOperator), (operator) => organizationsFor(operator))
       )
       .handle(
         "overview",
-        Effect.fn("Admin.overview")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          yield* logWritten
-          return yield* overviewOf(organization.id)
-        })
+        forOrganization("Admin.overview", (organization) =>
+          Effect.andThen(logWritten, overviewOf(organization.id))
+        )
       )
       .handle(
         "webhookAlerts",
-        Effect.fn("Admin.webhookAlerts")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          const items = yield* webhookAlertsOf(organization.id).pipe(orNotFound)
-          return { items }
-        })
+        organizationItems("Admin.webhookAlerts", (organizationId) =>
+          webhookAlertsOf(organizationId).pipe(orNotFound)
+        )
       )
   })
 )
