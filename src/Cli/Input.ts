@@ -22,6 +22,9 @@ export const id = (name: string, entity: string) =>
     Flag.filterMap(asUuid, () => `Expected ${entity} id (a UUID)`)
   )
 
+/** `--org`: the organization a command acts on. */
+export const org = id("org", "organization")
+
 export const idList = (name: string, entity: string) =>
   Flag.String(name).pipe(
     Flag.withMetavar(`${entity.toUpperCase()},...`),

@@ -80,7 +80,7 @@ const leadList = Input.command(
   "list",
   "The organization's leads, newest first (--test: its test leads)",
   {
-    org: Input.id("org", "organization"),
+    org: Input.org,
     limit: Input.limit,
     test: Input.toggle("test", "The test leads (written with test keys) instead of the live ones")
   },
@@ -104,7 +104,7 @@ const leadList = Input.command(
 const leadPurgeTest = Input.command(
   "purge-test",
   "Remove the organization's test data: test leads with everything hanging on them (docs/contract.md#10-test-mode)",
-  { org: Input.id("org", "organization") },
+  { org: Input.org },
   Effect.fn("Cli.leadPurgeTest")(function* ({ org }) {
     const purged = yield* LeadRepository.use((leads) => leads.purgeTest(org))
     yield* emit(

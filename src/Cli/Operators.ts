@@ -20,7 +20,7 @@ const operatorAdd = Input.command(
   "add",
   "Add a console operator with a generated password (printed this once)",
   {
-    org: Input.optional(Input.id("org", "organization"), "The organization the operator works for"),
+    org: Input.optional(Input.org, "The organization the operator works for"),
     allOrgs: Input.toggle("all-orgs", "A platform administrator, who sees every organization"),
     email,
     role: Flag.Literals("role", ["admin", "viewer"]).pipe(

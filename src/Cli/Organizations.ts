@@ -22,7 +22,7 @@ const agentAdd = Input.command(
   "add",
   "Add an agent who can be assigned leads",
   {
-    org: Input.id("org", "organization"),
+    org: Input.org,
     name: Input.text("name").pipe(Flag.withDescription("The agent's name"))
   },
   Effect.fn("Cli.agentAdd")(function* ({ org, name }) {
@@ -37,7 +37,7 @@ const ruleAdd = Input.command(
   "add",
   "Add a capture rule: which agent gets the new leads it matches",
   {
-    org: Input.id("org", "organization"),
+    org: Input.org,
     origin: Input.optional(Input.id("origin", "origin"), "Match only leads from this origin"),
     property: Input.optional(Input.id("property", "property"), "Match only leads about this property"),
     agent: Input.optional(Input.id("agent", "agent"), "Assign to this agent"),

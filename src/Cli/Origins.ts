@@ -11,7 +11,7 @@ const originCreate = Input.command(
   "create",
   "Create an origin and its key (the only time the full key is printed)",
   {
-    org: Input.id("org", "organization"),
+    org: Input.org,
     label: Input.text("label").pipe(Flag.withDescription("The origin's name, unique in the organization")),
     rateLimit: Input.rateLimit.pipe(Flag.withDefault(60))
   },
@@ -51,7 +51,7 @@ const originSetLimit = Input.command(
 const originList = Input.command(
   "list",
   "List the organization's origins with their key prefixes (live, and test when active)",
-  { org: Input.id("org", "organization") },
+  { org: Input.org },
   Effect.fn("Cli.originList")(function* ({ org }) {
     const origins = yield* KeyStore.use((keys) => keys.listOrigins(org))
     yield* emitTable(

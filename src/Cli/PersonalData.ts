@@ -60,10 +60,7 @@ const leadExport = Input.command(
   "Everything held about a lead (its fields, notes, tasks, events, requests, replies); by phone, also the bodies kept for rescue that name it",
   {
     id: Input.optional(Input.id("id", "lead"), "The lead to export"),
-    org: Input.optional(
-      Input.id("org", "organization"),
-      "With --phone: the organization whose lead has that phone"
-    ),
+    org: Input.optional(Input.org, "With --phone: the organization whose lead has that phone"),
     phone: Input.optional(
       Input.text("phone"),
       "With --org: the lead's phone, in any spelling the API accepts"
@@ -123,7 +120,7 @@ const leadErase = Input.command(
 const leadErasures = Input.command(
   "erasures",
   "The erasure audit trail of an organization, newest first",
-  { org: Input.id("org", "organization"), limit: Input.limit },
+  { org: Input.org, limit: Input.limit },
   Effect.fn("Cli.leadErasures")(function* ({ org, limit }) {
     const rows = yield* PersonalData.use((personalData) => personalData.erasures(org, limit)).pipe(
       withPersonalData

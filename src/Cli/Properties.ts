@@ -8,7 +8,7 @@ const propertyAdd = Input.command(
   "add",
   "Add a property to the organization's catalog",
   {
-    org: Input.id("org", "organization"),
+    org: Input.org,
     codigo: Input.codigo,
     externalCode: Input.optional(Input.text("external-code"), "The organization's own code for it"),
     archived: Input.toggle("archived", "Add it already archived (leads cannot name it)")

@@ -72,7 +72,7 @@ const webhookId = Input.id("id", "webhook")
 const webhookAdd = Input.command(
   "add",
   "Send the organization's lead events to a URL (the only time the secret is printed)",
-  { org: Input.id("org", "organization"), url, events, testEvents },
+  { org: Input.org, url, events, testEvents },
   Effect.fn("Cli.webhookAdd")(function* ({ org, url, events, testEvents }) {
     const added = yield* WebhookEndpoints.use((endpoints) =>
       endpoints.add({ organizationId: org, url, events, testEvents })
@@ -97,7 +97,7 @@ const webhookAdd = Input.command(
 const webhookList = Input.command(
   "list",
   "List the organization's webhooks (never their secrets)",
-  { org: Input.id("org", "organization") },
+  { org: Input.org },
   Effect.fn("Cli.webhookList")(function* ({ org }) {
     const listed = yield* WebhookEndpoints.use((endpoints) => endpoints.list(org))
     yield* emitTable(
