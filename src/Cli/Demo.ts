@@ -1,5 +1,5 @@
 import { Config, Effect, Option } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Command } from "effect/cli"
 import { KeyStore } from "../Accounts/KeyStore.ts"
 import { Organizations } from "../Accounts/Organizations.ts"
 import { Operators } from "../Console/Operators.ts"
@@ -40,14 +40,11 @@ const serveCommand = (port: Option.Option<number>, host: Option.Option<string>) 
 export const demo = Command.make(
   "demo",
   {
-    port: Input.integer("port", 1, 65535).pipe(
-      Flag.withDescription("The port the server listens on (PORT), for the printed URL"),
-      Flag.optional
+    port: Input.optional(
+      Input.integer("port", 1, 65535),
+      "The port the server listens on (PORT), for the printed URL"
     ),
-    host: Input.text("host").pipe(
-      Flag.withDescription("The address the server listens on (HOST), for the printed URL"),
-      Flag.optional
-    )
+    host: Input.optional(Input.text("host"), "The address the server listens on (HOST), for the printed URL")
   },
   ({ port, host }) =>
     demoSetup(serveCommand(port, host), Option.isSome(port) || Option.isSome(host)).pipe(

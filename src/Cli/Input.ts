@@ -22,6 +22,9 @@ export const id = (name: string, entity: string) =>
     Flag.filterMap(asUuid, () => `Expected ${entity} id (a UUID)`)
   )
 
+/** `--org`: the organization a command acts on. */
+export const org = id("org", "organization")
+
 export const idList = (name: string, entity: string) =>
   Flag.String(name).pipe(
     Flag.withMetavar(`${entity.toUpperCase()},...`),
@@ -52,6 +55,14 @@ export const text = (name: string) =>
       () => "Expected a non-empty value"
     )
   )
+
+/** A switch: off unless given. */
+export const toggle = (name: string, description: string) =>
+  Flag.Boolean(name).pipe(Flag.withDescription(description), Flag.withDefault(false))
+
+/** A flag that may be left out (`Option.none()`), with its help. */
+export const optional = <A>(flag: Flag.Flag<A>, description: string) =>
+  flag.pipe(Flag.withDescription(description), Flag.optional)
 
 export const integer = (name: string, minimum: number, maximum: number) =>
   Flag.Int(name).pipe(
@@ -107,6 +118,14 @@ export const exactlyOne = <A, B>(
   return Effect.fail(new UsageError({ message: `one of --${firstFlag} or --${secondFlag} is required` }))
 }
 
+/** An operator command: its name and help first, then its flags and what it does. */
+export const command = <const Name extends string, const Config extends Command.Command.Config, E, R>(
+  name: Name,
+  description: string,
+  config: Config,
+  handler: (input: Command.Command.Config.Infer<Config>) => Effect.Effect<void, E, R>
+) => Command.make(name, config, handler).pipe(Command.withDescription(description))
+
 /** A command that only names a group of subcommands (`lead-intake org create …`). */
 export const group = <
   const Name extends string,
@@ -125,4 +144,15 @@ export const currentUser = (): Option.Option<string> => {
   } catch {}
   const fromEnv = (process.env.USER ?? process.env.LOGNAME ?? "").trim()
   return fromEnv === "" ? Option.none() : Option.some(fromEnv)
+}
+
+/** `--by NAME`: who does it, for the audit trail. */
+export const by = (does: string) => optional(text("by"), `Who ${does} (default: the OS user)`)
+
+/** Who acts: `--by`, else the OS user; a usage error when neither tells. */
+export const actor = (by: Option.Option<string>, doing: string): Effect.Effect<string, UsageError> => {
+  const name = Option.orElse(by, currentUser)
+  return Option.isSome(name)
+    ? Effect.succeed(name.value)
+    : Effect.fail(new UsageError({ message: `cannot tell who is ${doing}: pass --by NAME` }))
 }

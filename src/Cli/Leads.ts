@@ -1,9 +1,8 @@
 import { Effect, Option } from "effect"
-import { Command, Flag } from "effect/cli"
 import { type LeadDetail, LeadRepository, type LeadSummary } from "../Intake/LeadRepository.ts"
 import { PersonalData } from "../PersonalData/PersonalData.ts"
 import * as Input from "./Input.ts"
-import { emit, orDash, table } from "./Output.ts"
+import { emit, emitTable, orDash } from "./Output.ts"
 import { personalDataCommands } from "./PersonalData.ts"
 import { withOperator } from "./Services.ts"
 
@@ -57,8 +56,9 @@ const describeLead = (lead: ReturnType<typeof detailView>) =>
       : lead.events.map((event) => `  ${event.type} at ${event.created_at}`))
   ].join("\n")
 
-const leadShow = Command.make(
+const leadShow = Input.command(
   "show",
+  "A lead with its notes, tasks and events",
   { id: Input.id("id", "lead") },
   Effect.fn("Cli.leadShow")(
     function* ({ id }) {
@@ -74,54 +74,45 @@ const leadShow = Command.make(
     Effect.provide(PersonalData.layer),
     withOperator
   )
-).pipe(Command.withDescription("A lead with its notes, tasks and events"))
+)
 
-const leadList = Command.make(
+const leadList = Input.command(
   "list",
+  "The organization's leads, newest first (--test: its test leads)",
   {
-    org: Input.id("org", "organization"),
+    org: Input.org,
     limit: Input.limit,
-    test: Flag.Boolean("test").pipe(
-      Flag.withDescription("The test leads (written with test keys) instead of the live ones"),
-      Flag.withDefault(false)
-    )
+    test: Input.toggle("test", "The test leads (written with test keys) instead of the live ones")
   },
   Effect.fn("Cli.leadList")(function* ({ org, limit, test }) {
-    const leads = yield* LeadRepository
-    const rows = (yield* leads.list(org, limit, !test)).map(summaryView)
-    yield* emit(rows, (rows) =>
-      table(
-        ["ID", "NOMBRE", "TELEFONO", "EMAIL", "ORIGIN", "CREATED"],
-        rows.map((l) => [
-          l.id,
-          orDash(l.nombre),
-          orDash(l.telefono),
-          orDash(l.email),
-          l.origin,
-          l.created_at
-        ]),
-        test ? "No test leads." : "No leads."
-      )
+    const rows = yield* LeadRepository.use((leads) => leads.list(org, limit, !test))
+    yield* emitTable(
+      rows.map(summaryView),
+      [
+        ["ID", (l) => l.id],
+        ["NOMBRE", (l) => orDash(l.nombre)],
+        ["TELEFONO", (l) => orDash(l.telefono)],
+        ["EMAIL", (l) => orDash(l.email)],
+        ["ORIGIN", (l) => l.origin],
+        ["CREATED", (l) => l.created_at]
+      ],
+      test ? "No test leads." : "No leads."
     )
   }, withOperator)
-).pipe(Command.withDescription("The organization's leads, newest first (--test: its test leads)"))
+)
 
-const leadPurgeTest = Command.make(
+const leadPurgeTest = Input.command(
   "purge-test",
-  { org: Input.id("org", "organization") },
+  "Remove the organization's test data: test leads with everything hanging on them (docs/contract.md#10-test-mode)",
+  { org: Input.org },
   Effect.fn("Cli.leadPurgeTest")(function* ({ org }) {
-    const leads = yield* LeadRepository
-    const purged = yield* leads.purgeTest(org)
+    const purged = yield* LeadRepository.use((leads) => leads.purgeTest(org))
     yield* emit(
       { purged },
       (p) =>
         `Purged ${p.purged} test lead${p.purged === 1 ? "" : "s"} with their notes, tasks, events, deliveries and idempotency records (the request log keeps its rows).`
     )
   }, withOperator)
-).pipe(
-  Command.withDescription(
-    "Remove the organization's test data: test leads with everything hanging on them (docs/contract.md#10-test-mode)"
-  )
 )
 
 export const lead = Input.group("lead", "Leads", [leadShow, leadList, leadPurgeTest, ...personalDataCommands])

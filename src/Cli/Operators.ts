@@ -1,20 +1,13 @@
 import { Effect, Layer, Option } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Flag } from "effect/cli"
 import { Operators } from "../Console/Operators.ts"
 import { layerServices } from "../Intake/Services.ts"
-import { AppConfig } from "../Platform/Config.ts"
-import * as Migrations from "../Platform/Migrations.ts"
 import * as Input from "./Input.ts"
 import { emit } from "./Output.ts"
-import { layerLogLevel } from "./Services.ts"
+import { layerCommand } from "./Services.ts"
 
 /** The operator commands' services plus the console's accounts. */
-export const withConsole = Effect.provide(
-  Layer.mergeAll(layerServices, Operators.layer, layerLogLevel).pipe(
-    Layer.provideMerge(Migrations.layer),
-    Layer.provideMerge(AppConfig.layer)
-  )
-)
+export const withConsole = Effect.provide(layerCommand(Layer.merge(layerServices, Operators.layer)))
 
 const email = Input.text("email").pipe(
   Flag.withDescription("The operator's e-mail, used to sign in to the console")
@@ -23,17 +16,12 @@ const email = Input.text("email").pipe(
 const shown = (o: { readonly id: string; readonly email: string; readonly password: string }) =>
   ({ id: o.id, email: o.email, password: o.password }) as const
 
-const operatorAdd = Command.make(
+const operatorAdd = Input.command(
   "add",
+  "Add a console operator with a generated password (printed this once)",
   {
-    org: Input.id("org", "organization").pipe(
-      Flag.withDescription("The organization the operator works for"),
-      Flag.optional
-    ),
-    allOrgs: Flag.Boolean("all-orgs").pipe(
-      Flag.withDescription("A platform administrator, who sees every organization"),
-      Flag.withDefault(false)
-    ),
+    org: Input.optional(Input.org, "The organization the operator works for"),
+    allOrgs: Input.toggle("all-orgs", "A platform administrator, who sees every organization"),
     email,
     role: Flag.Literals("role", ["admin", "viewer"]).pipe(
       Flag.withDescription("admin changes things; viewer only looks (default admin)"),
@@ -45,14 +33,9 @@ const operatorAdd = Command.make(
       ["org", org],
       ["all-orgs", allOrgs ? Option.some(true) : Option.none()]
     )
-    const operator = yield* Effect.gen(function* () {
-      const operators = yield* Operators
-      return yield* operators.add({
-        organizationId: scope._tag === "first" ? scope.value : null,
-        email,
-        role
-      })
-    }).pipe(withConsole)
+    const operator = yield* Operators.use((operators) =>
+      operators.add({ organizationId: scope._tag === "first" ? scope.value : null, email, role })
+    ).pipe(withConsole)
     yield* emit(shown(operator), (o) =>
       [
         `Added operator ${o.email} (${role}${scope._tag === "second" ? ", every organization" : ""}): ${o.id}`,
@@ -60,31 +43,31 @@ const operatorAdd = Command.make(
       ].join("\n")
     )
   })
-).pipe(Command.withDescription("Add a console operator with a generated password (printed this once)"))
+)
 
-const operatorResetPassword = Command.make(
+const operatorResetPassword = Input.command(
   "reset-password",
+  "Generate a new password for the operator and sign out its sessions",
   { email },
   Effect.fn("Cli.operatorResetPassword")(function* ({ email }) {
-    const operators = yield* Operators
-    const operator = yield* operators.resetPassword(email)
+    const operator = yield* Operators.use((operators) => operators.resetPassword(email))
     yield* emit(shown(operator), (o) =>
       [`New password for ${o.email} (shown this once): ${o.password}`, "Its sessions were signed out."].join(
         "\n"
       )
     )
   }, withConsole)
-).pipe(Command.withDescription("Generate a new password for the operator and sign out its sessions"))
+)
 
-const operatorRemove = Command.make(
+const operatorRemove = Input.command(
   "remove",
+  "Remove the operator; its sessions end at once",
   { email },
   Effect.fn("Cli.operatorRemove")(function* ({ email }) {
-    const operators = yield* Operators
-    const operator = yield* operators.remove(email)
+    const operator = yield* Operators.use((operators) => operators.remove(email))
     yield* emit({ id: operator.id, email: operator.email }, (o) => `Removed operator ${o.email} (${o.id})`)
   }, withConsole)
-).pipe(Command.withDescription("Remove the operator; its sessions end at once"))
+)
 
 export const operator = Input.group("operator", "Console operators: who may sign in to the console", [
   operatorAdd,

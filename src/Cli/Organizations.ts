@@ -1,55 +1,47 @@
 import { Effect, Option } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Flag } from "effect/cli"
 import { Organizations } from "../Accounts/Organizations.ts"
 import { CaptureRules } from "../Intake/CaptureRules.ts"
 import * as Input from "./Input.ts"
 import { emit } from "./Output.ts"
 import { withOperator } from "./Services.ts"
 
-const orgCreate = Command.make(
+const orgCreate = Input.command(
   "create",
+  "Create an organization",
   { name: Input.text("name").pipe(Flag.withDescription("The organization's name")), country: Input.country },
   Effect.fn("Cli.orgCreate")(function* ({ name, country }) {
-    const organizations = yield* Organizations
-    const organization = yield* organizations.create({ name, country })
+    const organization = yield* Organizations.use((organizations) => organizations.create({ name, country }))
     yield* emit(organization, (o) => `Created organization "${o.name}" (${o.country}): ${o.id}`)
   }, withOperator)
-).pipe(Command.withDescription("Create an organization"))
+)
 
 export const org = Input.group("org", "Organizations", [orgCreate])
 
-const agentAdd = Command.make(
+const agentAdd = Input.command(
   "add",
+  "Add an agent who can be assigned leads",
   {
-    org: Input.id("org", "organization"),
+    org: Input.org,
     name: Input.text("name").pipe(Flag.withDescription("The agent's name"))
   },
   Effect.fn("Cli.agentAdd")(function* ({ org, name }) {
-    const rules = yield* CaptureRules
-    const agent = yield* rules.addAgent({ organizationId: org, name })
+    const agent = yield* CaptureRules.use((rules) => rules.addAgent({ organizationId: org, name }))
     yield* emit(agent, (a) => `Added agent "${a.name}": ${a.id}`)
   }, withOperator)
-).pipe(Command.withDescription("Add an agent who can be assigned leads"))
+)
 
 export const agent = Input.group("agent", "Agents", [agentAdd])
 
-const ruleAdd = Command.make(
+const ruleAdd = Input.command(
   "add",
+  "Add a capture rule: which agent gets the new leads it matches",
   {
-    org: Input.id("org", "organization"),
-    origin: Input.id("origin", "origin").pipe(
-      Flag.withDescription("Match only leads from this origin"),
-      Flag.optional
-    ),
-    property: Input.id("property", "property").pipe(
-      Flag.withDescription("Match only leads about this property"),
-      Flag.optional
-    ),
-    agent: Input.id("agent", "agent").pipe(Flag.withDescription("Assign to this agent"), Flag.optional),
-    roundRobin: Input.idList("round-robin", "agent").pipe(
-      Flag.withDescription("Assign in turn to these agents"),
-      Flag.optional
-    ),
+    org: Input.org,
+    origin: Input.optional(Input.id("origin", "origin"), "Match only leads from this origin"),
+    property: Input.optional(Input.id("property", "property"), "Match only leads about this property"),
+    agent: Input.optional(Input.id("agent", "agent"), "Assign to this agent"),
+    roundRobin: Input.optional(Input.idList("round-robin", "agent"), "Assign in turn to these agents"),
     priority: Flag.Int("priority").pipe(
       Flag.withDescription("Lower runs first (default 100)"),
       Flag.withDefault(100)
@@ -57,9 +49,8 @@ const ruleAdd = Command.make(
   },
   Effect.fn("Cli.ruleAdd")(function* (input) {
     const assignment = yield* Input.exactlyOne(["agent", input.agent], ["round-robin", input.roundRobin])
-    const rule = yield* Effect.gen(function* () {
-      const rules = yield* CaptureRules
-      return yield* rules.addRule({
+    const rule = yield* CaptureRules.use((rules) =>
+      rules.addRule({
         organizationId: input.org,
         originId: Option.getOrNull(input.origin),
         propertyId: Option.getOrNull(input.property),
@@ -67,9 +58,9 @@ const ruleAdd = Command.make(
         roundRobin: assignment._tag === "second",
         priority: input.priority
       })
-    }).pipe(withOperator)
+    ).pipe(withOperator)
     yield* emit(rule, (r) => `Added capture rule ${r.id}`)
   })
-).pipe(Command.withDescription("Add a capture rule: which agent gets the new leads it matches"))
+)
 
 export const rule = Input.group("rule", "Capture rules", [ruleAdd])

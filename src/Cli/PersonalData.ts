@@ -1,8 +1,8 @@
 import { Effect, Exit, Option } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Flag } from "effect/cli"
 import { type KeptBody, type LeadExport, PersonalData } from "../PersonalData/PersonalData.ts"
 import * as Input from "./Input.ts"
-import { emit, orDash, table } from "./Output.ts"
+import { emit, emitTable, orDash } from "./Output.ts"
 import { withOperator } from "./Services.ts"
 
 const withPersonalData = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -55,17 +55,15 @@ const describeExport = (document: LeadExport) => {
   ].join("\n")
 }
 
-const leadExport = Command.make(
+const leadExport = Input.command(
   "export",
+  "Everything held about a lead (its fields, notes, tasks, events, requests, replies); by phone, also the bodies kept for rescue that name it",
   {
-    id: Input.id("id", "lead").pipe(Flag.withDescription("The lead to export"), Flag.optional),
-    org: Input.id("org", "organization").pipe(
-      Flag.withDescription("With --phone: the organization whose lead has that phone"),
-      Flag.optional
-    ),
-    phone: Input.text("phone").pipe(
-      Flag.withDescription("With --org: the lead's phone, in any spelling the API accepts"),
-      Flag.optional
+    id: Input.optional(Input.id("id", "lead"), "The lead to export"),
+    org: Input.optional(Input.org, "With --phone: the organization whose lead has that phone"),
+    phone: Input.optional(
+      Input.text("phone"),
+      "With --org: the lead's phone, in any spelling the API accepts"
     )
   },
   Effect.fn("Cli.leadExport")(function* ({ id, org, phone }) {
@@ -75,10 +73,9 @@ const leadExport = Command.make(
     }
     if (target._tag === "first") {
       const leadId = target.value
-      const document = yield* Effect.gen(function* () {
-        const personalData = yield* PersonalData
-        return yield* personalData.export(leadId)
-      }).pipe(withPersonalData)
+      const document = yield* PersonalData.use((personalData) => personalData.export(leadId)).pipe(
+        withPersonalData
+      )
       return yield* emit(document, describeExport)
     }
     if (Option.isNone(org)) return yield* new Input.UsageError({ message: "--phone needs --org" })
@@ -95,56 +92,50 @@ const leadExport = Command.make(
     }).pipe(withPersonalData)
     yield* emit(document, describePhoneExport)
   })
-).pipe(
-  Command.withDescription(
-    "Everything held about a lead (its fields, notes, tasks, events, requests, replies); by phone, also the bodies kept for rescue that name it"
-  )
 )
 
-const leadErase = Command.make(
+const leadErase = Input.command(
   "erase",
+  "Erase a lead's personal data everywhere, leaving a tombstone and an audit row",
   {
     id: Input.id("id", "lead").pipe(Flag.withDescription("The lead to erase")),
     reason: Input.text("reason").pipe(
       Flag.withDescription("Why (kept in the audit trail; must not contain the person's data)")
     ),
-    by: Input.text("by").pipe(Flag.withDescription("Who erases (default: the OS user)"), Flag.optional)
+    by: Input.by("erases")
   },
   Effect.fn("Cli.leadErase")(function* ({ id, reason, by }) {
-    const actor = Option.orElse(by, Input.currentUser)
-    if (Option.isNone(actor)) {
-      return yield* new Input.UsageError({ message: "cannot tell who is erasing: pass --by NAME" })
-    }
-    const erased = yield* Effect.gen(function* () {
-      const personalData = yield* PersonalData
-      return yield* personalData.erase({ leadId: id, reason, actor: actor.value })
-    }).pipe(withPersonalData)
+    const actor = yield* Input.actor(by, "erasing")
+    const erased = yield* PersonalData.use((personalData) =>
+      personalData.erase({ leadId: id, reason, actor })
+    ).pipe(withPersonalData)
     yield* emit(erased, (erased) =>
       erased.already_erased
         ? `Lead ${erased.id} was already erased at ${erased.erased_at}; nothing changed.`
         : `Lead ${erased.id} erased at ${erased.erased_at}: only a tombstone without personal data is left.`
     )
   })
-).pipe(
-  Command.withDescription("Erase a lead's personal data everywhere, leaving a tombstone and an audit row")
 )
 
-const leadErasures = Command.make(
+const leadErasures = Input.command(
   "erasures",
-  { org: Input.id("org", "organization"), limit: Input.limit },
+  "The erasure audit trail of an organization, newest first",
+  { org: Input.org, limit: Input.limit },
   Effect.fn("Cli.leadErasures")(function* ({ org, limit }) {
-    const rows = yield* Effect.gen(function* () {
-      const personalData = yield* PersonalData
-      return yield* personalData.erasures(org, limit)
-    }).pipe(withPersonalData)
-    yield* emit(rows, (rows) =>
-      table(
-        ["ERASED AT", "LEAD", "BY", "REASON"],
-        rows.map((row) => [row.erased_at, row.lead_id, row.erased_by, row.reason]),
-        "No erasures."
-      )
+    const rows = yield* PersonalData.use((personalData) => personalData.erasures(org, limit)).pipe(
+      withPersonalData
+    )
+    yield* emitTable(
+      rows,
+      [
+        ["ERASED AT", (row) => row.erased_at],
+        ["LEAD", (row) => row.lead_id],
+        ["BY", (row) => row.erased_by],
+        ["REASON", (row) => row.reason]
+      ],
+      "No erasures."
     )
   })
-).pipe(Command.withDescription("The erasure audit trail of an organization, newest first"))
+)
 
 export const personalDataCommands = [leadExport, leadErase, leadErasures] as const

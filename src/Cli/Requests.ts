@@ -1,12 +1,12 @@
 import { readFile } from "node:fs/promises"
 import { Effect, Option } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Flag } from "effect/cli"
 import { decodeLeadBody } from "../Api/LeadBody.ts"
 import { Audit } from "../Console/Audit.ts"
 import { type LoggedRequest, RequestLog } from "../Intake/RequestLog.ts"
 import { type RescueFailure, Rescues } from "../Intake/Rescue.ts"
 import * as Input from "./Input.ts"
-import { emit, orDash, table } from "./Output.ts"
+import { emit, emitTable, orDash } from "./Output.ts"
 import { withOperator } from "./Services.ts"
 
 const view = (row: LoggedRequest) => ({
@@ -23,20 +23,18 @@ const view = (row: LoggedRequest) => ({
   rescued_lead_id: row.rescuedLeadId
 })
 
-export const requests = Command.make(
+export const requests = Input.command(
   "requests",
+  "The request log, newest first",
   {
-    origin: Input.id("origin", "origin").pipe(
-      Flag.withDescription("Requests made with this origin's keys (revoked ones included)"),
-      Flag.optional
+    origin: Input.optional(
+      Input.id("origin", "origin"),
+      "Requests made with this origin's keys (revoked ones included)"
     ),
-    unattributed: Flag.Boolean("unattributed").pipe(
-      Flag.withDescription("Requests whose key prefix matches no origin"),
-      Flag.withDefault(false)
-    ),
-    rejected: Flag.Boolean("rejected").pipe(
-      Flag.withDescription("Only the origin's requests whose body is kept for rescue (with --origin)"),
-      Flag.withDefault(false)
+    unattributed: Input.toggle("unattributed", "Requests whose key prefix matches no origin"),
+    rejected: Input.toggle(
+      "rejected",
+      "Only the origin's requests whose body is kept for rescue (with --origin)"
     ),
     limit: Input.limit
   },
@@ -47,46 +45,39 @@ export const requests = Command.make(
     )
     if (rejected && scope._tag !== "first")
       return yield* new Input.UsageError({ message: "--rejected lists an origin's requests: pass --origin" })
-    const rows = yield* Effect.gen(function* () {
-      const log = yield* RequestLog
-      return yield* log.list(
-        scope._tag === "first" ? { originId: scope.value } : { unattributed: true },
-        limit,
-        { keptOnly: rejected }
-      )
-    }).pipe(withOperator)
-    yield* emit(rows.map(view), (rows) =>
-      table(
-        ["AT", "STATUS", "OUTCOME", "MODE", "LEAD", "KEPT", "KEY PREFIX", "IDEMPOTENCY KEY", "MS", "REQUEST"],
-        rows.map((r) => [
-          r.at,
-          String(r.status),
-          r.outcome,
-          r.livemode ? "live" : "test",
-          orDash(r.lead_id ?? r.rescued_lead_id),
-          r.kept ? "kept" : r.rescued_lead_id === null ? "-" : "rescued",
-          orDash(r.key_prefix),
-          orDash(r.idempotency_key),
-          r.duration_ms.toFixed(1),
-          r.request_id
-        ]),
-        rejected ? "No requests kept for rescue." : "No requests."
-      )
+    const rows = yield* RequestLog.use((log) =>
+      log.list(scope._tag === "first" ? { originId: scope.value } : { unattributed: true }, limit, {
+        keptOnly: rejected
+      })
+    ).pipe(withOperator)
+    yield* emitTable(
+      rows.map(view),
+      [
+        ["AT", (r) => r.at],
+        ["STATUS", (r) => String(r.status)],
+        ["OUTCOME", (r) => r.outcome],
+        ["MODE", (r) => (r.livemode ? "live" : "test")],
+        ["LEAD", (r) => orDash(r.lead_id ?? r.rescued_lead_id)],
+        ["KEPT", (r) => (r.kept ? "kept" : r.rescued_lead_id === null ? "-" : "rescued")],
+        ["KEY PREFIX", (r) => orDash(r.key_prefix)],
+        ["IDEMPOTENCY KEY", (r) => orDash(r.idempotency_key)],
+        ["MS", (r) => r.duration_ms.toFixed(1)],
+        ["REQUEST", (r) => r.request_id]
+      ],
+      rejected ? "No requests kept for rescue." : "No requests."
     )
   })
-).pipe(Command.withDescription("The request log, newest first"))
+)
 
 const withRescues = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(Effect.provide(Rescues.layer), Effect.provide(Audit.layer), withOperator)
 
-const requestShow = Command.make(
+const requestShow = Input.command(
   "show",
+  "A request-log row with the body kept for rescue, if any (admins' data)",
   { id: Input.id("id", "request").pipe(Flag.withDescription("The request (its X-Request-Id)")) },
   Effect.fn("Cli.requestShow")(function* ({ id }) {
-    const shown = yield* Effect.gen(function* () {
-      const rescues = yield* Rescues
-      return yield* rescues.show(id)
-    }).pipe(withRescues)
+    const shown = yield* Rescues.use((rescues) => rescues.show(id)).pipe(withRescues)
     const document = {
       request_id: shown.request_id,
       at: shown.at.toISOString(),
@@ -107,7 +98,7 @@ const requestShow = Command.make(
       ].join("\n")
     )
   })
-).pipe(Command.withDescription("A request-log row with the body kept for rescue, if any (admins' data)"))
+)
 
 /** The corrected body from a file, or from stdin for `-`. */
 const readBody = (source: string) =>
@@ -140,21 +131,19 @@ const refusalLine = (failure: RescueFailure) => {
   }
 }
 
-const requestRescue = Command.make(
+const requestRescue = Input.command(
   "rescue",
+  "Create or enrich the lead from a corrected body of a rejected request, as POST /v1/leads would (once)",
   {
     id: Input.id("id", "request").pipe(Flag.withDescription("The rejected request whose body is kept")),
     body: Flag.String("body").pipe(
       Flag.withMetavar("FILE"),
       Flag.withDescription("The corrected body, as JSON: a file, or - for stdin")
     ),
-    by: Input.text("by").pipe(Flag.withDescription("Who rescues (default: the OS user)"), Flag.optional)
+    by: Input.by("rescues")
   },
   Effect.fn("Cli.requestRescue")(function* ({ id, body, by }) {
-    const actor = Option.orElse(by, Input.currentUser)
-    if (Option.isNone(actor)) {
-      return yield* new Input.UsageError({ message: "cannot tell who is rescuing: pass --by NAME" })
-    }
+    const actor = yield* Input.actor(by, "rescuing")
     const decoded = decodeLeadBody(yield* readBody(body))
     if (decoded._tag === "Invalid")
       return yield* new Input.UsageError({
@@ -167,7 +156,7 @@ const requestRescue = Command.make(
       yield* audit.record({
         organizationId: done.organizationId,
         operatorId: null,
-        operatorEmail: `cli:${actor.value}`,
+        operatorEmail: `cli:${actor}`,
         action: "request.rescue",
         target: id,
         ip: null
@@ -184,13 +173,10 @@ const requestRescue = Command.make(
     )
     yield* emit(rescued.answer, (answer) => JSON.stringify(answer))
   })
-).pipe(
-  Command.withDescription(
-    "Create or enrich the lead from a corrected body of a rejected request, as POST /v1/leads would (once)"
-  )
 )
 
-export const request = Command.make("request").pipe(
-  Command.withDescription("One request of the request log: its kept body, and its rescue"),
-  Command.withSubcommands([requestShow, requestRescue])
+export const request = Input.group(
+  "request",
+  "One request of the request log: its kept body, and its rescue",
+  [requestShow, requestRescue]
 )

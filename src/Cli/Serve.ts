@@ -31,13 +31,11 @@ const markGracefulStop = Effect.sync(() => {
 export const serve = Command.make(
   "serve",
   {
-    port: Input.integer("port", 1, 65535).pipe(Flag.withDescription("Listening port (PORT)"), Flag.optional),
-    host: Input.text("host").pipe(Flag.withDescription("Listening address (HOST)"), Flag.optional),
-    migrate: Flag.Boolean("migrate").pipe(
-      Flag.withDescription(
-        "Apply pending migrations at start (MIGRATE_ON_START, default true); --no-migrate only checks that the schema is current and refuses to start otherwise"
-      ),
-      Flag.optional
+    port: Input.optional(Input.integer("port", 1, 65535), "Listening port (PORT)"),
+    host: Input.optional(Input.text("host"), "Listening address (HOST)"),
+    migrate: Input.optional(
+      Flag.Boolean("migrate"),
+      "Apply pending migrations at start (MIGRATE_ON_START, default true); --no-migrate only checks that the schema is current and refuses to start otherwise"
     )
   },
   ({ port, host, migrate }) =>

@@ -9,13 +9,17 @@ export const layerLogLevel = Layer.effect(
   AppConfig.useSync((config) => config.logLevel)
 )
 
+/** `layer` with what every operator command runs on: `LOG_LEVEL`, the migrated database, the configuration. */
+export const layerCommand = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
+  Layer.mergeAll(layer, layerLogLevel).pipe(
+    Layer.provideMerge(Migrations.layer),
+    Layer.provideMerge(AppConfig.layer)
+  )
+
 /**
  * What an operator command runs on: the same PostgreSQL services as the server, over the same
  * database (`DATABASE_URL`, or the embedded cluster shared with a running server).
  */
-export const layerOperator = Layer.mergeAll(layerServices, layerLogLevel).pipe(
-  Layer.provideMerge(Migrations.layer),
-  Layer.provideMerge(AppConfig.layer)
-)
+export const layerOperator = layerCommand(layerServices)
 
 export const withOperator = Effect.provide(layerOperator)

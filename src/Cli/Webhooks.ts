@@ -1,20 +1,19 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { type EventType, eventTypes, isEventType } from "../Domain/WebhookPayload.ts"
-import { AppConfig, WebhookConfig } from "../Platform/Config.ts"
-import * as Migrations from "../Platform/Migrations.ts"
+import { WebhookConfig } from "../Platform/Config.ts"
 import { WebhookAttempts } from "../Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../Webhooks/Deliveries.ts"
 import { type WebhookEndpoint, WebhookEndpoints } from "../Webhooks/Endpoints.ts"
 import * as Input from "./Input.ts"
-import { emit, orDash, table } from "./Output.ts"
-import { layerLogLevel } from "./Services.ts"
+import { emit, emitTable, orDash } from "./Output.ts"
+import { layerCommand } from "./Services.ts"
 
 const withWebhooks = Effect.provide(
-  Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, WebhookAttempts.layer, layerLogLevel).pipe(
-    Layer.provide(WebhookConfig.layer),
-    Layer.provideMerge(Migrations.layer),
-    Layer.provideMerge(AppConfig.layer)
+  layerCommand(
+    Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, WebhookAttempts.layer).pipe(
+      Layer.provide(WebhookConfig.layer)
+    )
   )
 )
 
@@ -38,10 +37,7 @@ const url = Input.storable(Flag.String("url")).pipe(
   Flag.withDescription("Where to POST the events: https:// to a public address")
 )
 
-const testEvents = Flag.Boolean("test-events").pipe(
-  Flag.withDescription('Also send the events of test leads ("livemode": false)'),
-  Flag.withDefault(false)
-)
+const testEvents = Input.toggle("test-events", 'Also send the events of test leads ("livemode": false)')
 
 const endpointView = (endpoint: WebhookEndpoint) => ({
   id: endpoint.id,
@@ -71,12 +67,16 @@ const isoTime = (name: string) =>
     )
   )
 
-const webhookAdd = Command.make(
+const webhookId = Input.id("id", "webhook")
+
+const webhookAdd = Input.command(
   "add",
-  { org: Input.id("org", "organization"), url, events, testEvents },
+  "Send the organization's lead events to a URL (the only time the secret is printed)",
+  { org: Input.org, url, events, testEvents },
   Effect.fn("Cli.webhookAdd")(function* ({ org, url, events, testEvents }) {
-    const endpoints = yield* WebhookEndpoints
-    const added = yield* endpoints.add({ organizationId: org, url, events, testEvents })
+    const added = yield* WebhookEndpoints.use((endpoints) =>
+      endpoints.add({ organizationId: org, url, events, testEvents })
+    )
     yield* emit(
       {
         id: added.endpoint.id,
@@ -92,80 +92,68 @@ const webhookAdd = Command.make(
         ].join("\n")
     )
   }, withWebhooks)
-).pipe(
-  Command.withDescription(
-    "Send the organization's lead events to a URL (the only time the secret is printed)"
-  )
 )
 
-const webhookList = Command.make(
+const webhookList = Input.command(
   "list",
-  { org: Input.id("org", "organization") },
+  "List the organization's webhooks (never their secrets)",
+  { org: Input.org },
   Effect.fn("Cli.webhookList")(function* ({ org }) {
-    const endpoints = yield* WebhookEndpoints
-    const listed = yield* endpoints.list(org)
-    yield* emit(listed.map(endpointView), (rows) =>
-      table(
-        ["ID", "URL", "EVENTS", "TEST EVENTS", "DISABLED", "CREATED"],
-        rows.map((w) => [
-          w.id,
-          w.url,
-          w.events.join(","),
-          w.test_events ? "yes" : "no",
-          w.disabled ? `yes (${w.disabled_reason ?? "operator"})` : "no",
-          w.created_at
-        ]),
-        "No webhooks."
-      )
+    const listed = yield* WebhookEndpoints.use((endpoints) => endpoints.list(org))
+    yield* emitTable(
+      listed.map(endpointView),
+      [
+        ["ID", (w) => w.id],
+        ["URL", (w) => w.url],
+        ["EVENTS", (w) => w.events.join(",")],
+        ["TEST EVENTS", (w) => (w.test_events ? "yes" : "no")],
+        ["DISABLED", (w) => (w.disabled ? `yes (${w.disabled_reason ?? "operator"})` : "no")],
+        ["CREATED", (w) => w.created_at]
+      ],
+      "No webhooks."
     )
   }, withWebhooks)
-).pipe(Command.withDescription("List the organization's webhooks (never their secrets)"))
-
-const webhookRemove = Command.make(
-  "remove",
-  { id: Input.id("id", "webhook") },
-  Effect.fn("Cli.webhookRemove")(function* ({ id }) {
-    const endpoints = yield* WebhookEndpoints
-    yield* endpoints.remove(id)
-    yield* emit({ id, removed: true }, (w) => `Removed webhook ${w.id} and its delivery history`)
-  }, withWebhooks)
-).pipe(Command.withDescription("Remove a webhook; its pending deliveries are dropped"))
-
-const webhookEnable = Command.make(
-  "enable",
-  { id: Input.id("id", "webhook") },
-  Effect.fn("Cli.webhookEnable")(function* ({ id }) {
-    const endpoints = yield* WebhookEndpoints
-    const enabled = yield* endpoints.enable(id)
-    yield* emit({ id: enabled.id, disabled: enabled.disabled }, (w) => `Webhook ${w.id} is enabled`)
-  }, withWebhooks)
-).pipe(
-  Command.withDescription(
-    "Enable a disabled webhook (a 410 answer, or failing for WEBHOOK_DISABLE_AFTER); its waiting deliveries resume"
-  )
 )
 
-const webhookTest = Command.make(
+const webhookRemove = Input.command(
+  "remove",
+  "Remove a webhook; its pending deliveries are dropped",
+  { id: webhookId },
+  Effect.fn("Cli.webhookRemove")(function* ({ id }) {
+    yield* WebhookEndpoints.use((endpoints) => endpoints.remove(id))
+    yield* emit({ id, removed: true }, (w) => `Removed webhook ${w.id} and its delivery history`)
+  }, withWebhooks)
+)
+
+const webhookEnable = Input.command(
+  "enable",
+  "Enable a disabled webhook (a 410 answer, or failing for WEBHOOK_DISABLE_AFTER); its waiting deliveries resume",
+  { id: webhookId },
+  Effect.fn("Cli.webhookEnable")(function* ({ id }) {
+    const enabled = yield* WebhookEndpoints.use((endpoints) => endpoints.enable(id))
+    yield* emit({ id: enabled.id, disabled: enabled.disabled }, (w) => `Webhook ${w.id} is enabled`)
+  }, withWebhooks)
+)
+
+const webhookTest = Input.command(
   "test",
-  { id: Input.id("id", "webhook") },
+  "Send a webhook.test event to this webhook, signed and retried like any other",
+  { id: webhookId },
   Effect.fn("Cli.webhookTest")(function* ({ id }) {
-    const deliveries = yield* WebhookDeliveries
-    const queued = yield* deliveries.sendTest(id)
+    const queued = yield* WebhookDeliveries.use((deliveries) => deliveries.sendTest(id))
     yield* emit(
       { event_id: queued.eventId, type: "webhook.test" as const, state: "pending" as const },
       (e) => `Queued test event ${e.event_id} for webhook ${id}; see \`webhook deliveries --id ${id}\``
     )
   }, withWebhooks)
-).pipe(
-  Command.withDescription("Send a webhook.test event to this webhook, signed and retried like any other")
 )
 
-const webhookRotateSecret = Command.make(
+const webhookRotateSecret = Input.command(
   "rotate-secret",
-  { id: Input.id("id", "webhook") },
+  "Issue a new signing secret; the old one keeps signing beside it for 24 h",
+  { id: webhookId },
   Effect.fn("Cli.webhookRotateSecret")(function* ({ id }) {
-    const endpoints = yield* WebhookEndpoints
-    const rotated = yield* endpoints.rotateSecret(id)
+    const rotated = yield* WebhookEndpoints.use((endpoints) => endpoints.rotateSecret(id))
     yield* emit({ id: rotated.id, secret: rotated.secret }, (w) =>
       [
         `New signing secret for webhook ${w.id} (shown this once, store it now): ${w.secret}`,
@@ -173,92 +161,81 @@ const webhookRotateSecret = Command.make(
       ].join("\n")
     )
   }, withWebhooks)
-).pipe(Command.withDescription("Issue a new signing secret; the old one keeps signing beside it for 24 h"))
+)
 
-const webhookDeliveries = Command.make(
+const webhookDeliveries = Input.command(
   "deliveries",
-  { id: Input.id("id", "webhook"), limit: Input.limit },
+  "The webhook's deliveries, newest first",
+  { id: webhookId, limit: Input.limit },
   Effect.fn("Cli.webhookDeliveries")(function* ({ id, limit }) {
-    const deliveries = yield* WebhookDeliveries
-    const rows = yield* deliveries.list(id, limit)
-    yield* emit(rows, (rows) =>
-      table(
-        ["EVENT", "TYPE", "STATE", "ATTEMPTS", "LAST STATUS", "LAST ERROR", "LAST ATTEMPT", "NEXT ATTEMPT"],
-        rows.map((d) => [
-          d.event_id,
-          d.type,
-          d.state,
-          String(d.attempts),
-          d.last_status === null ? "-" : String(d.last_status),
-          orDash(d.last_error),
-          orDash(d.last_attempt_at),
-          orDash(d.next_attempt_at)
-        ]),
-        "No deliveries."
-      )
+    const rows = yield* WebhookDeliveries.use((deliveries) => deliveries.list(id, limit))
+    yield* emitTable(
+      rows,
+      [
+        ["EVENT", (d) => d.event_id],
+        ["TYPE", (d) => d.type],
+        ["STATE", (d) => d.state],
+        ["ATTEMPTS", (d) => String(d.attempts)],
+        ["LAST STATUS", (d) => (d.last_status === null ? "-" : String(d.last_status))],
+        ["LAST ERROR", (d) => orDash(d.last_error)],
+        ["LAST ATTEMPT", (d) => orDash(d.last_attempt_at)],
+        ["NEXT ATTEMPT", (d) => orDash(d.next_attempt_at)]
+      ],
+      "No deliveries."
     )
   }, withWebhooks)
-).pipe(Command.withDescription("The webhook's deliveries, newest first"))
+)
 
-const webhookResend = Command.make(
+const webhookResend = Input.command(
   "resend",
-  { id: Input.id("id", "webhook"), event: Input.id("event", "event") },
+  "Queue an event of the webhook again, failed or delivered, with the same webhook-id",
+  { id: webhookId, event: Input.id("event", "event") },
   Effect.fn("Cli.webhookResend")(function* ({ id, event }) {
-    const deliveries = yield* WebhookDeliveries
-    yield* deliveries.resend(id, event)
+    yield* WebhookDeliveries.use((deliveries) => deliveries.resend(id, event))
     yield* emit(
       { event_id: event, state: "pending" as const },
       (d) => `Event ${d.event_id} queued again for webhook ${id} (same webhook-id)`
     )
   }, withWebhooks)
-).pipe(
-  Command.withDescription(
-    "Queue an event of the webhook again, failed or delivered, with the same webhook-id"
-  )
 )
 
-const webhookAttempts = Command.make(
+const webhookAttempts = Input.command(
   "attempts",
-  { id: Input.id("id", "webhook"), event: Input.id("event", "event") },
+  "Every attempt of one delivery, oldest first: time, status, error, duration",
+  { id: webhookId, event: Input.id("event", "event") },
   Effect.fn("Cli.webhookAttempts")(function* ({ id, event }) {
-    const attempts = yield* WebhookAttempts
-    const rows = yield* attempts.list(id, event)
-    yield* emit(rows, (rows) =>
-      table(
-        ["AT", "STATUS", "ERROR", "DURATION"],
-        rows.map((a) => [
-          a.at,
-          a.status === null ? "-" : String(a.status),
-          orDash(a.error),
-          `${a.duration_ms} ms`
-        ]),
-        "No attempts yet."
-      )
+    const rows = yield* WebhookAttempts.use((attempts) => attempts.list(id, event))
+    yield* emitTable(
+      rows,
+      [
+        ["AT", (a) => a.at],
+        ["STATUS", (a) => (a.status === null ? "-" : String(a.status))],
+        ["ERROR", (a) => orDash(a.error)],
+        ["DURATION", (a) => `${a.duration_ms} ms`]
+      ],
+      "No attempts yet."
     )
   }, withWebhooks)
-).pipe(Command.withDescription("Every attempt of one delivery, oldest first: time, status, error, duration"))
+)
 
-const webhookResendFailed = Command.make(
+const webhookResendFailed = Input.command(
   "resend-failed",
-  { id: Input.id("id", "webhook"), since: isoTime("since") },
+  "Queue again every failed delivery of the webhook created at or after --since, each with its own webhook-id",
+  { id: webhookId, since: isoTime("since") },
   Effect.fn("Cli.webhookResendFailed")(function* ({ id, since }) {
-    const deliveries = yield* WebhookDeliveries
-    const queued = yield* deliveries.resendFailed(id, since)
+    const queued = yield* WebhookDeliveries.use((deliveries) => deliveries.resendFailed(id, since))
     yield* emit(
       { queued },
       (r) =>
         `${r.queued} failed ${r.queued === 1 ? "delivery" : "deliveries"} since ${since.toISOString()} queued again for webhook ${id}`
     )
   }, withWebhooks)
-).pipe(
-  Command.withDescription(
-    "Queue again every failed delivery of the webhook created at or after --since, each with its own webhook-id"
-  )
 )
 
-export const webhook = Command.make("webhook").pipe(
-  Command.withDescription("Webhooks: lead events pushed to the organization's own systems"),
-  Command.withSubcommands([
+export const webhook = Input.group(
+  "webhook",
+  "Webhooks: lead events pushed to the organization's own systems",
+  [
     webhookAdd,
     webhookList,
     webhookRemove,
@@ -269,7 +246,7 @@ export const webhook = Command.make("webhook").pipe(
     webhookAttempts,
     webhookResend,
     webhookResendFailed
-  ])
+  ]
 )
 
 /** Loaded when needed, like `serve`'s HTTP stack. */

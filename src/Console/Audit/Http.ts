@@ -1,15 +1,12 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import { Audit } from "../Audit.ts"
-import { organizationScope } from "../Http/Shared.ts"
+import { organizationGroup } from "../Http/Shared.ts"
 
-export const layerAuditHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerAuditHandlers = organizationGroup(
   "audit",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf }) {
     const audit = yield* Audit
-    const { organizationOf } = yield* organizationScope
 
     return handlers.handle(
       "audit",

@@ -1,18 +1,14 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { CaptureRules } from "../../Intake/CaptureRules.ts"
 import { adminFail } from "../Http/RequestContext.ts"
-import { notFound, organizationScope, unknownToNotFound } from "../Http/Shared.ts"
+import { notFound, organizationGroup, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
 import type { OrganizationRow } from "../Organizations.ts"
 import { deleteRule, listAgents, listRules } from "./Queries.ts"
 
-export const layerCaptureHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerCaptureHandlers = organizationGroup(
   "capture",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, organizationItems, record }) {
     const rules = yield* CaptureRules
-    const { organizationOf, record } = yield* organizationScope
 
     const ruleView = Effect.fn("Admin.rule")(function* (organization: OrganizationRow, id: string) {
       const all = yield* listRules(organization.id)
@@ -22,31 +18,19 @@ export const layerCaptureHandlers = HttpApiBuilder.group(
     })
 
     return handlers
-      .handle(
-        "agents",
-        Effect.fn("Admin.agents")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          return { items: yield* listAgents(organization.id) }
-        })
-      )
+      .handle("agents", organizationItems("Admin.agents", listAgents))
       .handle(
         "createAgent",
         Effect.fn("Admin.createAgent")(function* ({ query, payload }) {
           const organization = yield* organizationOf(query.org)
           const agent = yield* rules
             .addAgent({ organizationId: organization.id, name: payload.name.trim() })
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+            .pipe(orNotFound)
           yield* record(organization, "agent.create", `agent ${agent.id} "${agent.name}"`)
           return agent
         })
       )
-      .handle(
-        "rules",
-        Effect.fn("Admin.rules")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          return { items: yield* listRules(organization.id) }
-        })
-      )
+      .handle("rules", organizationItems("Admin.rules", listRules))
       .handle(
         "createRule",
         Effect.fn("Admin.createRule")(function* ({ query, payload }) {

@@ -1,17 +1,19 @@
 import { Effect, Option } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { PropertyCatalog } from "../../Intake/PropertyCatalog.ts"
-import { notFound, organizationScope, rejectedToConflict, unknownToNotFound } from "../Http/Shared.ts"
+import {
+  notFound,
+  organizationGroup,
+  orNotFound,
+  rejectedToConflict,
+  unknownToNotFound
+} from "../Http/Shared.ts"
 import type { OrganizationRow } from "../Organizations.ts"
 import { findProperty, listProperties } from "./Queries.ts"
 
-export const layerCatalogHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerCatalogHandlers = organizationGroup(
   "catalog",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, organizationOwning, record }) {
     const catalog = yield* PropertyCatalog
-    const { organizationOf, organizationOwning, record } = yield* organizationScope
 
     const propertyView = Effect.fn("Admin.property")(function* (organization: OrganizationRow, id: string) {
       const property = yield* findProperty(organization.id, id)
@@ -29,9 +31,7 @@ export const layerCatalogHandlers = HttpApiBuilder.group(
         readonly params: { readonly id: string }
       }) {
         const organization = yield* organizationOwning(query.org, "property", params.id)
-        const property = yield* catalog[action](params.id).pipe(
-          Effect.catchTag("UnknownEntity", unknownToNotFound)
-        )
+        const property = yield* catalog[action](params.id).pipe(orNotFound)
         yield* record(organization, `property.${action}`, `property ${property.id} ${property.codigo}`)
         return yield* propertyView(organization, params.id)
       })

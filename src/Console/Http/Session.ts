@@ -86,6 +86,15 @@ export const layerSessionHandlers = HttpApiBuilder.group(
         ip: attempt.ip
       })
     })
+    /** Ends this session, or every session of the operator, audited; the browser's cookie goes too. */
+    const signOut = Effect.fn("Admin.signOut")(function* (which: "this session" | "everywhere") {
+      const operator = yield* CurrentOperator
+      if (which === "everywhere") yield* sessions.revokeAll(operator.id)
+      else yield* sessions.revoke(operator.sessionId)
+      yield* record(operator, which === "everywhere" ? "session.sign_out_everywhere" : "session.sign_out")
+      return yield* signedOut
+    })
+
     return handlers
       .handle(
         "login",
@@ -142,23 +151,7 @@ export const layerSessionHandlers = HttpApiBuilder.group(
           return sessionView(operator, yield* preferencesOf(operator.id), operator.csrfToken)
         })
       )
-      .handle(
-        "logout",
-        Effect.fn("Admin.logout")(function* () {
-          const operator = yield* CurrentOperator
-          yield* sessions.revoke(operator.sessionId)
-          yield* record(operator, "session.sign_out")
-          return yield* signedOut
-        })
-      )
-      .handle(
-        "revokeAll",
-        Effect.fn("Admin.revokeAll")(function* () {
-          const operator = yield* CurrentOperator
-          yield* sessions.revokeAll(operator.id)
-          yield* record(operator, "session.sign_out_everywhere")
-          return yield* signedOut
-        })
-      )
+      .handle("logout", () => signOut("this session"))
+      .handle("revokeAll", () => signOut("everywhere"))
   })
 )

@@ -1,34 +1,26 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi, canonicalTimeZone } from "../../AdminApi/AdminApi.ts"
+import { canonicalTimeZone } from "../../AdminApi/AdminApi.ts"
 import { Preferences } from "../Preferences.ts"
-import { organizationScope, unknownToNotFound } from "./Shared.ts"
+import { organizationGroup, orNotFound } from "./Shared.ts"
 
-export const layerSettingsHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerSettingsHandlers = organizationGroup(
   "settings",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { forOrganization, organizationOf, record }) {
     const preferences = yield* Preferences
-    const { organizationOf, record } = yield* organizationScope
 
     return handlers
       .handle(
         "organization",
-        Effect.fn("Admin.organizationSettings")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          return yield* preferences
-            .organization(organization.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
-        })
+        forOrganization("Admin.organizationSettings", (organization) =>
+          preferences.organization(organization.id).pipe(orNotFound)
+        )
       )
       .handle(
         "setTimeZone",
         Effect.fn("Admin.setTimeZone")(function* ({ query, payload }) {
           const organization = yield* organizationOf(query.org)
           const zone = canonicalTimeZone(payload.time_zone) ?? payload.time_zone
-          const settings = yield* preferences
-            .setTimeZone(organization.id, zone)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const settings = yield* preferences.setTimeZone(organization.id, zone).pipe(orNotFound)
           yield* record(organization, "organization.set_time_zone", `organization ${organization.id} ${zone}`)
           return settings
         })

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
-import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
-import type { Rejected, UnknownEntity } from "../../Domain/Errors.ts"
+import { type HttpApi, HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
+import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { type Rejected, UnknownEntity } from "../../Domain/Errors.ts"
 import { RequestLog } from "../../Intake/RequestLog.ts"
 import { Audit } from "../Audit.ts"
 import { type OrganizationRow, type OwnedEntity, organizationFor, owns } from "../Organizations.ts"
@@ -9,6 +10,10 @@ import { adminFail } from "./RequestContext.ts"
 export const notFound = (what: string) => adminFail("not_found", `No such ${what}`)
 
 export const unknownToNotFound = (error: UnknownEntity) => adminFail("not_found", `No such ${error.entity}`)
+
+/** A service call's unknown entity (an id that names nothing) is the console's 404. */
+export const orNotFound = <A, E, R>(effect: Effect.Effect<A, E | UnknownEntity, R>) =>
+  Effect.catchIf(effect, (error) => error instanceof UnknownEntity, unknownToNotFound)
 
 export const rejectedToConflict = (field?: string) => (error: Rejected) =>
   adminFail("conflict", error.reason, field)
@@ -64,5 +69,59 @@ export const organizationScope = Effect.gen(function* () {
     })
   })
 
-  return { logWritten, organizationOf, organizationOwning, requireOwned, record } as const
+  /** A handler that reads or does one thing to the organization the request acts on. */
+  const forOrganization = <A, E, R>(
+    span: string,
+    run: (organization: OrganizationRow) => Effect.Effect<A, E, R>
+  ) =>
+    Effect.fn(span)(function* ({ query }: { readonly query: { readonly org?: string | undefined } }) {
+      return yield* run(yield* organizationOf(query.org))
+    })
+
+  /** A list handler: `{ items }` of the organization the request acts on. */
+  const organizationItems = <A, E, R>(
+    span: string,
+    list: (organizationId: string) => Effect.Effect<ReadonlyArray<A>, E, R>
+  ) => forOrganization(span, (organization) => Effect.map(list(organization.id), (items) => ({ items })))
+
+  return {
+    logWritten,
+    organizationOf,
+    organizationOwning,
+    requireOwned,
+    record,
+    forOrganization,
+    organizationItems
+  } as const
 })
+
+export type OrganizationScope = Effect.Success<typeof organizationScope>
+
+type AdminGroups = typeof AdminApi extends HttpApi.HttpApi<string, infer Groups> ? Groups : never
+
+/** What building a group needs once the organization scope is built for it too. */
+type WithScope<Return> =
+  Return extends Effect.Effect<infer A, infer E, infer R>
+    ? Effect.Effect<A, E, R | Audit | RequestLog>
+    : Return
+
+/**
+ * The handlers of a group that acts on an organization: `build` gets them with the organization
+ * scope, and the compiler still refuses a group that leaves an endpoint unhandled.
+ */
+export const organizationGroup = <const Identifier extends HttpApiGroup.Identifier<AdminGroups>, Return>(
+  identifier: Identifier,
+  build: (
+    handlers: HttpApiBuilder.Handlers.FromGroup<HttpApiGroup.WithIdentifier<AdminGroups, Identifier>>,
+    scope: OrganizationScope
+  ) => HttpApiBuilder.Handlers.ValidateReturn<Return>
+) =>
+  HttpApiBuilder.group(
+    AdminApi,
+    identifier,
+    (handlers) =>
+      Effect.flatMap(
+        organizationScope,
+        (scope) => build(handlers, scope) as Effect.Effect<unknown>
+      ) as HttpApiBuilder.Handlers.ValidateReturn<WithScope<Return>>
+  )

@@ -1,20 +1,17 @@
 import { Effect, Option, type Schema } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import { LeadRepository } from "../../Intake/LeadRepository.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
 import { adminFail } from "../Http/RequestContext.ts"
-import { notFound, organizationScope, unknownToNotFound } from "../Http/Shared.ts"
+import { notFound, organizationGroup, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
 import { isValidCursor } from "../Rows.ts"
 import { findLead, listLeads } from "./Queries.ts"
 
-export const layerLeadsHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerLeadsHandlers = organizationGroup(
   "leads",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, organizationOwning, record, logWritten }) {
     const personalData = yield* PersonalData
     const leads = yield* LeadRepository
-    const { organizationOf, organizationOwning, record, logWritten } = yield* organizationScope
 
     return handlers
       .handle(
@@ -46,9 +43,7 @@ export const layerLeadsHandlers = HttpApiBuilder.group(
         "exportLead",
         Effect.fn("Admin.exportLead")(function* ({ query, params }) {
           const organization = yield* organizationOwning(query.org, "lead", params.id)
-          const document = yield* personalData
-            .export(params.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const document = yield* personalData.export(params.id).pipe(orNotFound)
           yield* record(organization, "lead.export", `lead ${params.id}`)
           return document as unknown as Record<string, Schema.Json>
         })
@@ -57,9 +52,7 @@ export const layerLeadsHandlers = HttpApiBuilder.group(
         "erasures",
         Effect.fn("Admin.erasures")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
-          const rows = yield* personalData
-            .erasures(organization.id, 200)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const rows = yield* personalData.erasures(organization.id, 200).pipe(orNotFound)
           return {
             items: rows.map((row) => ({
               lead_id: row.lead_id,
@@ -91,9 +84,7 @@ export const layerLeadsHandlers = HttpApiBuilder.group(
         "purgeTestData",
         Effect.fn("Admin.purgeTestData")(function* ({ query }) {
           const organization = yield* organizationOf(query.org)
-          const purged = yield* leads
-            .purgeTest(organization.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const purged = yield* leads.purgeTest(organization.id).pipe(orNotFound)
           yield* record(
             organization,
             "test_data.purged",

@@ -43,6 +43,8 @@ export const CreatedOrigin = Schema.Struct({
   .annotate({ identifier: "CreatedOrigin" })
   .pipe(HttpApiSchema.status(201))
 
+export const RateLimitChange = Schema.Struct({ rate_limit: RateLimitValue })
+
 export const IssuedKey = Schema.Struct({
   key: Schema.String.annotate({ description: "The new key: shown this once; the old one no longer works." }),
   prefix: Schema.String
@@ -97,7 +99,7 @@ export class OriginsGroup extends HttpApiGroup.make("origins")
     HttpApiEndpoint.patch("setRateLimit", "/api/origins/:id", {
       ...scoped,
       params: IdParam,
-      payload: Schema.Struct({ rate_limit: RateLimitValue }),
+      payload: RateLimitChange,
       success: Schema.Struct({ id: Uuid, rate_limit: Schema.Int }),
       error: [AdminNotFound, ...Unavailable]
     })

@@ -1,9 +1,7 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
 import { KeyStore } from "../../Accounts/KeyStore.ts"
-import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import type { KeyMode } from "../../Domain/ApiKey.ts"
-import { organizationScope, rejectedToConflict, unknownToNotFound } from "../Http/Shared.ts"
+import { organizationGroup, orNotFound, rejectedToConflict, unknownToNotFound } from "../Http/Shared.ts"
 
 /** The audit log's names for a key action, per mode. */
 const audited = {
@@ -11,12 +9,10 @@ const audited = {
   test: { rotated: "key.test_rotated", revoked: "key.test_revoked", key: "test key" }
 } as const
 
-export const layerOriginsHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerOriginsHandlers = organizationGroup(
   "origins",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, organizationOwning, record, logWritten }) {
     const keys = yield* KeyStore
-    const { organizationOf, organizationOwning, record, logWritten } = yield* organizationScope
 
     /** The origin's live or test key, issued anew (the previous one of that mode stops at once), audited. */
     const rotate = Effect.fn("Admin.rotateKey")(function* (
@@ -25,9 +21,7 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
       mode: KeyMode
     ) {
       const organization = yield* organizationOwning(org, "origin", originId)
-      const issued = yield* keys
-        .rotate(originId, mode)
-        .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+      const issued = yield* keys.rotate(originId, mode).pipe(orNotFound)
       yield* record(
         organization,
         audited[mode].rotated,
@@ -60,9 +54,7 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
           const organization = yield* organizationOf(query.org)
           yield* logWritten
           return {
-            items: yield* keys
-              .listOrigins(organization.id)
-              .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+            items: yield* keys.listOrigins(organization.id).pipe(orNotFound)
           }
         })
       )
@@ -101,9 +93,7 @@ export const layerOriginsHandlers = HttpApiBuilder.group(
         "setRateLimit",
         Effect.fn("Admin.setRateLimit")(function* ({ query, params, payload }) {
           const organization = yield* organizationOwning(query.org, "origin", params.id)
-          yield* keys
-            .setRateLimit(params.id, payload.rate_limit)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* keys.setRateLimit(params.id, payload.rate_limit).pipe(orNotFound)
           yield* record(
             organization,
             "origin.set_rate_limit",

@@ -1,38 +1,28 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
-import { organizationScope, unknownToNotFound } from "../Http/Shared.ts"
+import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { organizationGroup, orNotFound } from "../Http/Shared.ts"
 import { organizationsFor } from "../Organizations.ts"
 import { overviewOf } from "./Queries.ts"
 import { webhookAlertsOf } from "./WebhookAlerts.ts"
 
-export const layerOverviewHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerOverviewHandlers = organizationGroup(
   "overview",
-  Effect.fn(function* (handlers) {
-    const { organizationOf, logWritten } = yield* organizationScope
-
+  Effect.fn(function* (handlers, { forOrganization, organizationItems, logWritten }) {
     return handlers
       .handle("organizations", () =>
         Effect.flatMap(Effect.service(CurrentOperator), (operator) => organizationsFor(operator))
       )
       .handle(
         "overview",
-        Effect.fn("Admin.overview")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          yield* logWritten
-          return yield* overviewOf(organization.id)
-        })
+        forOrganization("Admin.overview", (organization) =>
+          Effect.andThen(logWritten, overviewOf(organization.id))
+        )
       )
       .handle(
         "webhookAlerts",
-        Effect.fn("Admin.webhookAlerts")(function* ({ query }) {
-          const organization = yield* organizationOf(query.org)
-          const items = yield* webhookAlertsOf(organization.id).pipe(
-            Effect.catchTag("UnknownEntity", unknownToNotFound)
-          )
-          return { items }
-        })
+        organizationItems("Admin.webhookAlerts", (organizationId) =>
+          webhookAlertsOf(organizationId).pipe(orNotFound)
+        )
       )
   })
 )

@@ -1,10 +1,9 @@
 import { Effect, Option } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import { decodeLeadBody } from "../../Api/LeadBody.ts"
 import { type RescueFailure, Rescues } from "../../Intake/Rescue.ts"
 import { adminFail } from "../Http/RequestContext.ts"
-import { notFound, organizationScope } from "../Http/Shared.ts"
+import { notFound, organizationGroup } from "../Http/Shared.ts"
 import { isValidCursor } from "../Rows.ts"
 import { findRequest, listRequests, type RequestScope } from "./Queries.ts"
 
@@ -21,11 +20,9 @@ type RescueAnswerError = Effect.Error<
   >
 >
 
-export const layerRequestsHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerRequestsHandlers = organizationGroup(
   "requests",
-  Effect.fn(function* (handlers) {
-    const { organizationOf, requireOwned, logWritten, record } = yield* organizationScope
+  Effect.fn(function* (handlers, { organizationOf, requireOwned, logWritten, record }) {
     const rescues = yield* Rescues
 
     /** Kept bodies are admins' data (docs/contract.md#11-rejected-leads-are-kept-for-rescue): a viewer is refused. */

@@ -1,5 +1,5 @@
 import { Effect, Option, Schema } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { decodeCursor, decodeItem, decodeItems, encodeCursor, pageOf } from "../Rows.ts"
 import { RequestItem } from "./Api.ts"
 
@@ -71,6 +71,12 @@ export const listRequests = Effect.fn("Requests.list")(function* (
   return { items: found.items.map(withoutSeq), next_cursor: found.next_cursor }
 })
 
+/** Request-log rows as the console shows them, with their origin's label, picked by `where`. */
+const requestsWhere = (sql: SqlClient.SqlClient, where: Statement.Fragment) => sql`
+    SELECT ${columns(sql)}
+    FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+    WHERE ${where}`
+
 /** A request of the organization (or, for a platform administrator, an unattributed one). */
 export const findRequest = Effect.fn("Requests.find")(function* (
   organizationId: string,
@@ -78,11 +84,10 @@ export const findRequest = Effect.fn("Requests.find")(function* (
   includeUnattributed: boolean
 ) {
   const sql = yield* SqlClient.SqlClient
-  return yield* sql`
-    SELECT ${columns(sql)}
-    FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
-    WHERE r.request_id = ${requestId}
-      AND (o.organization_id = ${organizationId} ${includeUnattributed ? sql`OR r.origin_id IS NULL` : sql``})
+  const owned = includeUnattributed
+    ? sql`(o.organization_id = ${organizationId} OR r.origin_id IS NULL)`
+    : sql`o.organization_id = ${organizationId}`
+  return yield* sql`${requestsWhere(sql, sql.and([sql`r.request_id = ${requestId}`, owned]))}
     ORDER BY r.id DESC LIMIT 1`.pipe(decodeItem(RequestItem))
 })
 
@@ -92,9 +97,6 @@ export const requestsOfLead = Effect.fn("Requests.ofLead")(function* (
   leadId: string
 ) {
   const sql = yield* SqlClient.SqlClient
-  return yield* sql`
-    SELECT ${columns(sql)}
-    FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
-    WHERE r.lead_id = ${leadId} AND o.organization_id = ${organizationId}
+  return yield* sql`${requestsWhere(sql, sql`r.lead_id = ${leadId} AND o.organization_id = ${organizationId}`)}
     ORDER BY r.at DESC, r.id DESC LIMIT 200`.pipe(decodeItems(RequestItem))
 })

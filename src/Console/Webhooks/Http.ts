@@ -1,12 +1,10 @@
 import { Effect } from "effect"
-import { HttpApiBuilder } from "effect/http-api"
-import { AdminApi } from "../../AdminApi/AdminApi.ts"
 import { eventTypes } from "../../Domain/WebhookPayload.ts"
 import { WebhookAttempts } from "../../Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { type WebhookEndpoint, WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
 import { adminFail } from "../Http/RequestContext.ts"
-import { notFound, organizationScope, unknownToNotFound } from "../Http/Shared.ts"
+import { notFound, organizationGroup, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
 import type { OrganizationRow } from "../Organizations.ts"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -27,17 +25,14 @@ const webhookView = (endpoint: WebhookEndpoint) => ({
   created_at: endpoint.createdAt.toISOString()
 })
 
-export const layerWebhooksHandlers = HttpApiBuilder.group(
-  AdminApi,
+export const layerWebhooksHandlers = organizationGroup(
   "webhooks",
-  Effect.fn(function* (handlers) {
+  Effect.fn(function* (handlers, { organizationOf, record }) {
     const webhooks = yield* WebhookEndpoints
     const deliveries = yield* WebhookDeliveries
     const attempts = yield* WebhookAttempts
-    const { organizationOf, record } = yield* organizationScope
 
-    const listed = (organization: OrganizationRow) =>
-      webhooks.list(organization.id).pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+    const listed = (organization: OrganizationRow) => webhooks.list(organization.id).pipe(orNotFound)
 
     /** The organization asked for and its endpoint with this id; any other id, malformed included, is a 404. */
     const ownedWebhook = Effect.fn("Admin.ownedWebhook")(function* (org: string | undefined, id: string) {
@@ -84,7 +79,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
         "deleteWebhook",
         Effect.fn("Admin.deleteWebhook")(function* ({ query, params }) {
           const { organization, endpoint } = yield* ownedWebhook(query.org, params.id)
-          yield* webhooks.remove(endpoint.id).pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* webhooks.remove(endpoint.id).pipe(orNotFound)
           yield* record(organization, "webhook.remove", `webhook ${endpoint.id} ${endpoint.url}`)
         })
       )
@@ -92,9 +87,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
         "enableWebhook",
         Effect.fn("Admin.enableWebhook")(function* ({ query, params }) {
           const { organization } = yield* ownedWebhook(query.org, params.id)
-          const enabled = yield* webhooks
-            .enable(params.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const enabled = yield* webhooks.enable(params.id).pipe(orNotFound)
           yield* record(organization, "webhook.enable", `webhook ${enabled.id} ${enabled.url}`)
           return webhookView(enabled)
         })
@@ -103,9 +96,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
         "rotateWebhookSecret",
         Effect.fn("Admin.rotateWebhookSecret")(function* ({ query, params }) {
           const { organization } = yield* ownedWebhook(query.org, params.id)
-          const rotated = yield* webhooks
-            .rotateSecret(params.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const rotated = yield* webhooks.rotateSecret(params.id).pipe(orNotFound)
           yield* record(organization, "webhook.rotate_secret", `webhook ${params.id}`)
           return rotated
         })
@@ -114,9 +105,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
         "webhookDeliveries",
         Effect.fn("Admin.webhookDeliveries")(function* ({ query, params }) {
           yield* ownedWebhook(query.org, params.id)
-          const rows = yield* deliveries
-            .list(params.id, query.limit ?? 50)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const rows = yield* deliveries.list(params.id, query.limit ?? 50).pipe(orNotFound)
           return { items: rows }
         })
       )
@@ -124,9 +113,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
         "testWebhook",
         Effect.fn("Admin.testWebhook")(function* ({ query, params }) {
           const { organization } = yield* ownedWebhook(query.org, params.id)
-          const queued = yield* deliveries
-            .sendTest(params.id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const queued = yield* deliveries.sendTest(params.id).pipe(orNotFound)
           yield* record(organization, "webhook.test", `webhook ${params.id} event ${queued.eventId}`)
           return { event_id: queued.eventId, type: "webhook.test" as const, state: "pending" as const }
         })
@@ -136,9 +123,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
         Effect.fn("Admin.resendWebhookDelivery")(function* ({ query, params }) {
           const { organization } = yield* ownedWebhook(query.org, params.id)
           if (!uuidPattern.test(params.event_id)) return yield* notFound("event")
-          yield* deliveries
-            .resend(params.id, params.event_id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          yield* deliveries.resend(params.id, params.event_id).pipe(orNotFound)
           yield* record(organization, "webhook.resend", `webhook ${params.id} event ${params.event_id}`)
           return { event_id: params.event_id, state: "pending" as const }
         })
@@ -148,9 +133,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
         Effect.fn("Admin.webhookAttempts")(function* ({ query, params }) {
           yield* ownedWebhook(query.org, params.id)
           if (!uuidPattern.test(params.event_id)) return yield* notFound("event")
-          const items = yield* attempts
-            .list(params.id, params.event_id)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const items = yield* attempts.list(params.id, params.event_id).pipe(orNotFound)
           return { items }
         })
       )
@@ -159,9 +142,7 @@ export const layerWebhooksHandlers = HttpApiBuilder.group(
         Effect.fn("Admin.resendFailedWebhookDeliveries")(function* ({ query, params, payload }) {
           const { organization } = yield* ownedWebhook(query.org, params.id)
           const since = new Date(payload.since)
-          const queued = yield* deliveries
-            .resendFailed(params.id, since)
-            .pipe(Effect.catchTag("UnknownEntity", unknownToNotFound))
+          const queued = yield* deliveries.resendFailed(params.id, since).pipe(orNotFound)
           yield* record(
             organization,
             "webhook.resend_failed",

@@ -1,7 +1,8 @@
 // DOM helpers shared by every page: element builders, dialogs, formatting, notices. No words here:
 // they come from the catalogs (`t`), or from the caller.
 
-import { ApiError, isAbort } from "./api.ts"
+import type { Schema } from "effect"
+import { ApiError, isAbort, validate } from "./api.ts"
 import {
   formatDate,
   formatDateTime,
@@ -118,6 +119,10 @@ export const field = (label: Child, control: Control, hint?: Child) => {
   }
   return h("div", { class: "field" }, parts)
 }
+
+/** A text box the form needs filled in, never autocompleted: a name, a code, a URL typed once. */
+export const requiredInput = (name: string, attributes: Attributes = {}) =>
+  h("input", { name, type: "text", required: true, autocomplete: "off", ...attributes })
 
 export const selectOf = (
   attributes: Attributes,
@@ -472,6 +477,50 @@ export const checkedForm = (
       }
     },
     children
+  )
+  return form
+}
+
+/**
+ * A form whose input the contract's schema checks before anything is sent: a field that fails is
+ * shown on the form (`onInvalid` may then move the focus); otherwise `send` runs with `submit` busy
+ * and `done` gets its answer. A refusal from either is shown on the form.
+ */
+export const schemaForm = <S extends Schema.Decoder<unknown>, A>(
+  options: {
+    readonly attributes?: Attributes
+    readonly schema: S
+    readonly input: () => unknown
+    /** The page's words for a field that fails (the rule is the schema's), read when it is submitted. */
+    readonly messages: Readonly<Record<string, string>> | (() => Readonly<Record<string, string>>)
+    readonly submit: HTMLButtonElement
+    readonly send: (value: S["Type"]) => Promise<A>
+    readonly done: (answer: A) => Promise<void> | void
+    readonly onInvalid?: (error: ApiError) => void
+  },
+  ...children: ReadonlyArray<Child>
+) => {
+  const form: HTMLFormElement = checkedForm(
+    options.attributes ?? {},
+    async () => {
+      const { messages } = options
+      const checked = validate(
+        options.schema,
+        options.input(),
+        typeof messages === "function" ? messages() : messages
+      )
+      if (!checked.ok) {
+        showFormError(form, checked.error)
+        options.onInvalid?.(checked.error)
+        return
+      }
+      try {
+        await options.done(await busy(options.submit, () => options.send(checked.value)))
+      } catch (error) {
+        showFormError(form, error)
+      }
+    },
+    ...children
   )
   return form
 }

@@ -15,6 +15,7 @@ import {
   loading,
   nextId,
   pageHeader,
+  requiredInput,
   section,
   selectOf,
   showError,
@@ -66,13 +67,7 @@ export const renderCapture: Page = async (main, { signal }) => {
   }
 
   const agentForm = () => {
-    const name = h("input", {
-      name: "name",
-      type: "text",
-      required: true,
-      autocomplete: "off",
-      maxlength: "100"
-    })
+    const name = requiredInput("name", { maxlength: "100" })
     const submit = h("button", { type: "submit", class: "primary" }, t.capture.addAgent)
     const form: HTMLFormElement = checkedForm(
       { class: "inline-form" },

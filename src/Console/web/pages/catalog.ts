@@ -1,22 +1,22 @@
 // Catalog: the organization's properties; add, archive, restore; search by codigo or external code.
 
 import { NewProperty, type Property } from "../../../AdminApi/AdminApi.ts"
-import { call, canChange, validate } from "../api.ts"
+import { call, canChange } from "../api.ts"
 import { t } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
   add,
   busy,
   type Column,
-  checkedForm,
   field,
   h,
   loading,
   pageHeader,
+  requiredInput,
+  schemaForm,
   searchForm,
   section,
   showError,
-  showFormError,
   table,
   time,
   toast
@@ -123,41 +123,26 @@ export const renderCatalog: Page = async (main, { signal, navigate, search }) =>
 
 /** Adding a property: the contract's `NewProperty` decides what may be sent. */
 const propertyForm = (refresh: () => Promise<void>) => {
-  const codigo = h("input", {
-    name: "codigo",
-    type: "text",
-    required: true,
-    autocomplete: "off",
-    placeholder: t.catalog.codigoPlaceholder
-  })
+  const codigo = requiredInput("codigo", { placeholder: t.catalog.codigoPlaceholder })
   const external = h("input", { name: "external_code", type: "text", autocomplete: "off" })
   const submit = h("button", { type: "submit", class: "primary" }, t.catalog.add)
-  const form: HTMLFormElement = checkedForm(
-    { class: "inline-form" },
-    async () => {
-      const checked = validate(
-        NewProperty,
-        {
-          codigo: codigo.value.trim(),
-          ...(external.value.trim() ? { external_code: external.value.trim() } : {})
-        },
-        { codigo: t.catalog.codigoRule, external_code: t.catalog.externalCodeRule }
-      )
-      if (!checked.ok) {
-        showFormError(form, checked.error)
-        return
-      }
-      try {
-        const created = await busy(submit, () =>
-          call((api) => api.catalog.createProperty({ payload: checked.value, query: {} }))
-        )
+  return schemaForm(
+    {
+      attributes: { class: "inline-form" },
+      schema: NewProperty,
+      input: () => ({
+        codigo: codigo.value.trim(),
+        ...(external.value.trim() ? { external_code: external.value.trim() } : {})
+      }),
+      messages: { codigo: t.catalog.codigoRule, external_code: t.catalog.externalCodeRule },
+      submit,
+      send: (payload) => call((api) => api.catalog.createProperty({ payload, query: {} })),
+      done: async (created) => {
         toast(t.catalog.added(created.codigo))
         codigo.value = ""
         external.value = ""
         codigo.focus()
         await refresh()
-      } catch (error) {
-        showFormError(form, error)
       }
     },
     h(
@@ -169,5 +154,4 @@ const propertyForm = (refresh: () => Promise<void>) => {
     ),
     h("div", { class: "form-error" })
   )
-  return form
 }

@@ -2,14 +2,13 @@
 // Live leads by default; the Test data switch shows the test leads instead, and lets an admin purge them.
 
 import { type LeadDetail, LeadErasure, type LeadItem } from "../../../AdminApi/AdminApi.ts"
-import { ApiError, call, canChange, isAbort, validate } from "../api.ts"
+import { ApiError, call, canChange, isAbort } from "../api.ts"
 import { formatNumber, t } from "../i18n.ts"
 import type { Page, PageContext } from "../page.ts"
 import {
   add,
   busy,
   type Child,
-  checkedForm,
   dialogFooter,
   errorBox,
   field,
@@ -21,10 +20,10 @@ import {
   openDialog,
   pageHeader,
   replace,
+  schemaForm,
   searchForm,
   section,
   showError,
-  showFormError,
   table,
   testBadge,
   testDataBanner,
@@ -103,29 +102,24 @@ const exportLead = async (lead: Lead, button: HTMLButtonElement) => {
 const eraseDialog = (lead: Lead, done: () => void) => {
   const reason = h("textarea", { name: "reason", rows: "3", maxlength: "500", required: true })
   const confirm = h("button", { type: "submit", class: "danger" }, t.common.confirm)
-  const form: HTMLFormElement = checkedForm(
-    {},
-    async () => {
-      const checked = validate(LeadErasure, { reason: reason.value }, { reason: t.leads.reasonRequired })
-      if (!checked.ok) {
-        showFormError(form, checked.error)
-        return
-      }
-      try {
-        await busy(confirm, () =>
-          call((api) =>
-            api.leads.eraseLead({
-              params: { id: lead.id },
-              query: {},
-              payload: { reason: checked.value.reason.trim() }
-            })
-          )
-        )
+  const form = schemaForm(
+    {
+      schema: LeadErasure,
+      input: () => ({ reason: reason.value }),
+      messages: { reason: t.leads.reasonRequired },
+      submit: confirm,
+      send: (checked) =>
+        call((api) =>
+          api.leads.eraseLead({
+            params: { id: lead.id },
+            query: {},
+            payload: { reason: checked.reason.trim() }
+          })
+        ),
+      done: () => {
         dialog.close()
         toast(t.leads.erasedToast)
         done()
-      } catch (error) {
-        showFormError(form, error)
       }
     },
     h("p", {}, t.leads.eraseText),

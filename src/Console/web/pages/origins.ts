@@ -1,15 +1,12 @@
 // Origins (the API channel): list, create (key shown once), rotate, revoke, rate limit; each origin's test key.
 
-import { Schema } from "effect"
-import { NewOrigin, type OriginItem } from "../../../AdminApi/AdminApi.ts"
-import { ApiError, call, canChange, isAbort, validate } from "../api.ts"
+import { NewOrigin, type OriginItem, RateLimitChange } from "../../../AdminApi/AdminApi.ts"
+import { ApiError, call, canChange, isAbort } from "../api.ts"
 import { formatNumber, t } from "../i18n.ts"
 import type { Page, PageContext } from "../page.ts"
 import {
   act,
   add,
-  busy,
-  checkedForm,
   confirmThenAct,
   dialogFooter,
   field,
@@ -17,7 +14,8 @@ import {
   listHeader,
   loading,
   openDialog,
-  showFormError,
+  requiredInput,
+  schemaForm,
   showOnceDialog,
   table,
   time,
@@ -28,7 +26,6 @@ import {
 type Origin = typeof OriginItem.Type
 
 /** The rate limit's rule is the contract's (`NewOrigin.rate_limit`, the same value `PATCH` takes). */
-const RateLimitChange = Schema.Struct({ rate_limit: NewOrigin.fields.rate_limit })
 
 const failed = (error: unknown) =>
   toast(error instanceof ApiError ? `${error.title} ${error.message}` : String(error), "error")
@@ -79,32 +76,20 @@ const rateLimitOf = (input: HTMLInputElement) => {
 }
 
 const newOriginDialog = (refresh: () => Promise<void>) => {
-  const label = h("input", {
-    name: "label",
-    type: "text",
-    required: true,
-    maxlength: "200",
-    autocomplete: "off"
-  })
+  const label = requiredInput("label", { maxlength: "200" })
   const rateLimit = rateLimitControl()
   const create = h("button", { type: "submit", class: "primary" }, t.origins.create)
-  const form: HTMLFormElement = checkedForm(
-    {},
-    async () => {
-      const limit = rateLimitOf(rateLimit)
-      const checked = validate(
-        NewOrigin,
-        { label: label.value.trim(), ...(limit === undefined ? {} : { rate_limit: limit }) },
-        { label: t.origins.labelRule, rate_limit: t.origins.rateLimitRule }
-      )
-      if (!checked.ok) {
-        showFormError(form, checked.error)
-        return
-      }
-      try {
-        const created = await busy(create, () =>
-          call((api) => api.origins.createOrigin({ payload: checked.value, query: {} }))
-        )
+  const form = schemaForm(
+    {
+      schema: NewOrigin,
+      input: () => {
+        const limit = rateLimitOf(rateLimit)
+        return { label: label.value.trim(), ...(limit === undefined ? {} : { rate_limit: limit }) }
+      },
+      messages: { label: t.origins.labelRule, rate_limit: t.origins.rateLimitRule },
+      submit: create,
+      send: (payload) => call((api) => api.origins.createOrigin({ payload, query: {} })),
+      done: async (created) => {
         dialog.close()
         await showKeyDialog({
           title: t.origins.originCreated,
@@ -113,8 +98,6 @@ const newOriginDialog = (refresh: () => Promise<void>) => {
           prefix: created.prefix
         })
         await refresh()
-      } catch (error) {
-        showFormError(form, error)
       }
     },
     field(t.origins.label, label, t.origins.labelHint),
@@ -127,39 +110,18 @@ const newOriginDialog = (refresh: () => Promise<void>) => {
 const rateLimitDialog = (origin: Origin, refresh: () => Promise<void>) => {
   const rateLimit = rateLimitControl(origin.rate_limit)
   const save = h("button", { type: "submit", class: "primary" }, t.origins.save)
-  const form: HTMLFormElement = checkedForm(
-    {},
-    async () => {
-      const checked = validate(
-        RateLimitChange,
-        { rate_limit: rateLimitOf(rateLimit) },
-        { rate_limit: t.origins.rateLimitRule }
-      )
-      const limit = checked.ok ? checked.value.rate_limit : undefined
-      if (!checked.ok || limit === undefined) {
-        showFormError(
-          form,
-          checked.ok
-            ? new ApiError(400, "validation_error", t.origins.rateLimitRule, "rate_limit")
-            : checked.error
-        )
-        return
-      }
-      try {
-        await busy(save, () =>
-          call((api) =>
-            api.origins.setRateLimit({
-              params: { id: origin.id },
-              payload: { rate_limit: limit },
-              query: {}
-            })
-          )
-        )
+  const form = schemaForm(
+    {
+      schema: RateLimitChange,
+      input: () => ({ rate_limit: rateLimitOf(rateLimit) }),
+      messages: { rate_limit: t.origins.rateLimitRule },
+      submit: save,
+      send: (payload) =>
+        call((api) => api.origins.setRateLimit({ params: { id: origin.id }, payload, query: {} })),
+      done: async ({ rate_limit }) => {
         dialog.close()
-        toast(t.origins.rateLimitSaved(origin.label, formatNumber(limit)))
+        toast(t.origins.rateLimitSaved(origin.label, formatNumber(rate_limit)))
         await refresh()
-      } catch (error) {
-        showFormError(form, error)
       }
     },
     field(t.origins.rateLimit, rateLimit, t.origins.rateLimitHint),

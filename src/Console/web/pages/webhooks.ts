@@ -9,7 +9,7 @@ import {
   type WebhookEndpointItem,
   WebhookEventType
 } from "../../../AdminApi/AdminApi.ts"
-import { call, canChange, validate } from "../api.ts"
+import { call, canChange } from "../api.ts"
 import { formatDateTime, fromZonedLocal, t, toZonedLocal, zoneLabel } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
@@ -29,6 +29,8 @@ import {
   messageOf,
   nextId,
   openDialog,
+  requiredInput,
+  schemaForm,
   section,
   showError,
   showFormError,
@@ -122,14 +124,7 @@ const showSecretDialog = ({
   })
 
 const newEndpointDialog = (refresh: () => Promise<void>) => {
-  const url = h("input", {
-    name: "url",
-    type: "url",
-    required: true,
-    maxlength: "2048",
-    autocomplete: "off",
-    placeholder: t.webhooks.urlPlaceholder
-  })
+  const url = requiredInput("url", { type: "url", maxlength: "2048", placeholder: t.webhooks.urlPlaceholder })
   const boxes = WebhookEventType.literals.map((type) =>
     h("input", { type: "checkbox", id: nextId("event"), name: "events", value: type, checked: true })
   )
@@ -150,30 +145,24 @@ const newEndpointDialog = (refresh: () => Promise<void>) => {
     t.webhooks.testEventsAfter
   )
   const create = h("button", { type: "submit", class: "primary" }, t.webhooks.addEndpoint)
-  const form: HTMLFormElement = checkedForm(
-    {},
-    async () => {
-      const checked = validate(
-        NewWebhookEndpoint,
-        {
-          url: url.value.trim(),
-          events: boxes.filter((box) => box.checked).map((box) => box.value),
-          test_events: testEvents.checked
-        },
-        {
-          url: url.value.trim() ? t.webhooks.urlInvalid : t.webhooks.urlRequired,
-          events: t.webhooks.eventsRequired
-        }
-      )
-      if (!checked.ok) {
-        showFormError(form, checked.error)
-        if (checked.error.field === "events") boxes[0]?.focus()
-        return
-      }
-      try {
-        const created = await busy(create, () =>
-          call((api) => api.webhooks.createWebhook({ payload: checked.value, query: {} }))
-        )
+  const form = schemaForm(
+    {
+      schema: NewWebhookEndpoint,
+      input: () => ({
+        url: url.value.trim(),
+        events: boxes.filter((box) => box.checked).map((box) => box.value),
+        test_events: testEvents.checked
+      }),
+      messages: () => ({
+        url: url.value.trim() ? t.webhooks.urlInvalid : t.webhooks.urlRequired,
+        events: t.webhooks.eventsRequired
+      }),
+      onInvalid: (error) => {
+        if (error.field === "events") boxes[0]?.focus()
+      },
+      submit: create,
+      send: (payload) => call((api) => api.webhooks.createWebhook({ payload, query: {} })),
+      done: async (created) => {
         dialog.close()
         await showSecretDialog({
           title: t.webhooks.endpointAdded,
@@ -182,8 +171,6 @@ const newEndpointDialog = (refresh: () => Promise<void>) => {
           rotated: false
         })
         await refresh()
-      } catch (error) {
-        showFormError(form, error)
       }
     },
     field(t.webhooks.url, url, t.webhooks.urlHint),
