@@ -79,8 +79,9 @@ export const layerAdmission = Layer.effect(
               settle: (settlement) =>
                 request.settle({ ...settlement, attribution, headers: { ...headers, ...settlement.headers } })
             }
+            // Added over the request's context, not merged: a merge copies the whole context.
             return yield* Effect.updateContext(httpEffect, (context: Context.Context<never>) =>
-              Context.merge(context, Context.make(Caller, caller).pipe(Context.add(CurrentRequest, admitted)))
+              context.pipe(Context.add(Caller, caller), Context.add(CurrentRequest, admitted))
             ).pipe(settledOnDefect(admitted))
           }).pipe(settledOnDefect(request))
         )
