@@ -329,7 +329,7 @@ const targets = (measured: ReadonlyArray<Measured>, idle: number, afterCreate: n
       value: `${value}x`,
       target: ">= 0.6x",
       met: value >= 0.6,
-      floor: { text: ">= 0.4x", met: value >= 0.4 }
+      floor: { text: ">= 0.45x", met: value >= 0.45 }
     })
   }
   list.push({
