@@ -39,10 +39,16 @@ const startForwarder = (upstreamPort: number) => {
     upstream.on("data", (chunk) => {
       if (muted) return
       if (!outageAfterAnswer) client.write(chunk)
-      else client.write(chunk, () => setTimeout(startOutage, 0))
+      else {
+        // The outage begins with this answer: nothing a client sends from now on reaches the server,
+        // however soon the service sends its next statement, and every connection closes once the
+        // answer is out. (Begun a turn later, a fast enough release could still get through.)
+        refusingUntil = performance.now() + 6_000
+        client.write(chunk, startOutage)
+      }
     })
     client.on("data", (chunk) => {
-      if (holding) return
+      if (holding || performance.now() < refusingUntil) return
       const text = chunk.toString("latin1")
       const found = [...faults].find(([marker]) => text.includes(marker))
       if (found !== undefined) faults.delete(found[0])
