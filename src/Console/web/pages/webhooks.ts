@@ -140,9 +140,8 @@ const newEndpointDialog = (refresh: () => Promise<void>) => {
     "label",
     { class: "check", for: testEvents.id },
     testEvents,
-    t.webhooks.testEventsBefore,
-    h("code", {}, '"livemode": false'),
-    t.webhooks.testEventsAfter
+    // One run of text beside the box: as flex items of the label, its pieces broke apart on a phone.
+    h("span", {}, t.webhooks.testEventsBefore, h("code", {}, '"livemode": false'), t.webhooks.testEventsAfter)
   )
   const create = h("button", { type: "submit", class: "primary" }, t.webhooks.addEndpoint)
   const form = schemaForm(
