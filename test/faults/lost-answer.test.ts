@@ -22,8 +22,12 @@ const startForwarder = (upstreamPort: number) => {
   const held: Array<{ readonly chunk: Buffer; readonly upstream: net.Socket }> = []
   const sockets = new Set<net.Socket>()
   let refusingUntil = 0
-  const startOutage = () => {
+  /** New connections are refused, and what open ones send is dropped, for the next 6 s. */
+  const refuse = () => {
     refusingUntil = performance.now() + 6_000
+  }
+  const startOutage = () => {
+    refuse()
     for (const socket of sockets) if (!held.some((h) => h.upstream === socket)) socket.destroy()
   }
   const server = net.createServer((client) => {
@@ -43,7 +47,7 @@ const startForwarder = (upstreamPort: number) => {
         // The outage begins with this answer: nothing a client sends from now on reaches the server,
         // however soon the service sends its next statement, and every connection closes once the
         // answer is out. (Begun a turn later, a fast enough release could still get through.)
-        refusingUntil = performance.now() + 6_000
+        refuse()
         client.write(chunk, startOutage)
       }
     })
