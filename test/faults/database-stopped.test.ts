@@ -50,7 +50,17 @@ describe("fault: the database stops mid-load", () => {
     const stopping = performance.now()
     await cluster.stop("immediate")
     stoppedAt = performance.now()
+    // A write in flight at the crash has lost its answer and asks the database until its request's
+    // deadline (docs/contract.md#5-idempotency), so a worker caught in one can stay busy
+    // past the whole outage. Two more clients start with the outage: what a new request meets then.
+    const probes = Array.from({ length: 2 }, async () => {
+      while (performance.now() < stoppedAt + 2_500) {
+        sent.push(await sendLead(target, newLead("outage")))
+        await sleep(5)
+      }
+    })
     await sleep(3_000)
+    await Promise.all(probes)
     const starting = performance.now()
     await cluster.start()
     restartedAt = performance.now()
