@@ -13,7 +13,6 @@ import type { CallerShape } from "../Domain/Caller.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
 import {
-  availableOrFail,
   decodeFirst,
   decodeItems,
   decodeRows,
@@ -135,7 +134,7 @@ export class KeyStore extends Context.Service<
   static readonly layer = Layer.effect(
     KeyStore,
     Effect.gen(function* () {
-      const { sql, read, fn } = yield* sqlService
+      const { sql, read, readOrFail, fn } = yield* sqlService
       const lookup = SqlSchema.findOneOption({
         Request: Schema.String,
         Result: KeyRow,
@@ -191,7 +190,7 @@ export class KeyStore extends Context.Service<
         authenticate: fn("KeyStore.authenticate")(function* (token) {
           const { publicId, prefix } = yield* parseToken(token)
           yield* Effect.annotateCurrentSpan({ "key.prefix": prefix })
-          const row = yield* lookup(publicId).pipe(availableOrFail("KeyStore.authenticate"))
+          const row = yield* lookup(publicId).pipe(readOrFail("KeyStore.authenticate"))
           return yield* callerOf(token, prefix, Option.getOrUndefined(row)).pipe(Effect.tap(annotateCaller))
         }),
 

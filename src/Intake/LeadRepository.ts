@@ -3,12 +3,7 @@ import { SqlClient, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { countOf, IdRow, requireExisting } from "../Platform/Sql/Decode.ts"
-import {
-  availableOrFail,
-  type OutcomeUnknown,
-  type StoreUnavailable,
-  writeOrFail
-} from "../Platform/Sql/Outcome.ts"
+import { type OutcomeUnknown, type StoreUnavailable, writeOrFail } from "../Platform/Sql/Outcome.ts"
 import { sqlService } from "../Platform/SqlService.ts"
 import { type LeadInput, noteBody } from "./LeadInput.ts"
 import { readLead } from "./LeadRecord.ts"
@@ -128,7 +123,7 @@ export class LeadRepository extends Context.Service<
   static readonly layer = Layer.effect(
     LeadRepository,
     Effect.gen(function* () {
-      const { sql, read, fn } = yield* sqlService
+      const { sql, read, readOrFail, fn } = yield* sqlService
 
       const findMatch = SqlSchema.findOneOption({
         Request: Schema.Struct({
@@ -185,7 +180,7 @@ export class LeadRepository extends Context.Service<
       return LeadRepository.of({
         findMatch: fn("LeadRepository.findMatch")(function* (organizationId, livemode, phoneKey) {
           const found = yield* findMatch({ organizationId, livemode, phoneKey }).pipe(
-            availableOrFail("LeadRepository.findMatch")
+            readOrFail("LeadRepository.findMatch")
           )
           return Option.map(found, (row) => row.id)
         }),

@@ -1,13 +1,7 @@
 import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
-import {
-  availableOrFail,
-  decodeFirst,
-  IdRow,
-  requireExisting,
-  type StoreUnavailable
-} from "../Platform/Sql.ts"
+import { decodeFirst, IdRow, requireExisting, type StoreUnavailable } from "../Platform/Sql.ts"
 import { sqlService } from "../Platform/SqlService.ts"
 import type { PropertyReference } from "./LeadInput.ts"
 
@@ -43,7 +37,7 @@ export class PropertyCatalog extends Context.Service<
   static readonly layer = Layer.effect(
     PropertyCatalog,
     Effect.gen(function* () {
-      const { sql, read, fn } = yield* sqlService
+      const { sql, read, readOrFail, fn } = yield* sqlService
       const column = { codigo: sql("codigo"), external_code: sql("external_code"), id: sql("id") }
       const decodeIds = Schema.decodeUnknownEffect(Schema.Array(IdRow))
       const decodeProperty = Schema.decodeUnknownEffect(PropertyRow)
@@ -62,7 +56,7 @@ export class PropertyCatalog extends Context.Service<
             SELECT id FROM properties
             WHERE organization_id = ${organizationId} AND ${column[reference.by]} = ${reference.value} AND NOT archived`.pipe(
             Effect.flatMap(decodeIds),
-            availableOrFail("PropertyCatalog.resolve")
+            readOrFail("PropertyCatalog.resolve")
           )
           return Option.map(Arr.head(rows), (row) => row.id)
         }),

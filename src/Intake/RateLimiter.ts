@@ -3,7 +3,7 @@ import { SqlSchema } from "effect/sql"
 import { type RateWindowShape, windowIndexOf, windowOf, windowStartOf } from "../Domain/RateWindow.ts"
 import { MemoryStore, rateWindowSlot } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { availableOrFail, pipelinedSql, type StoreUnavailable } from "../Platform/Sql.ts"
+import { pipelinedSql, type StoreUnavailable } from "../Platform/Sql.ts"
 
 /** The origin's window is full: nothing was counted. */
 export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("RateLimitExceeded", {
@@ -47,7 +47,7 @@ export class RateLimiter extends Context.Service<
     Effect.gen(function* () {
       // Pipelined with other requests' statements, its commit not waiting for the WAL flush: a count
       // needs neither cancelling alone nor surviving a crash of PostgreSQL (`Sql.PipelinedSql`).
-      const sql = yield* pipelinedSql
+      const { sql, orFail } = yield* pipelinedSql
       const fn = yield* step
       // Live and test windows are counted in tables of the same shape (migration 0015).
       const countIn = (table: "rate_limit_windows" | "test_rate_limit_windows") =>
@@ -67,7 +67,7 @@ export class RateLimiter extends Context.Service<
           const now = yield* Clock.currentTimeMillis
           const count = livemode ? live : test
           const [row] = yield* count({ originId, windowStart: windowStartOf(now), limit: rateLimit }).pipe(
-            availableOrFail("RateLimiter.consume")
+            orFail("RateLimiter.consume")
           )
           return yield* decide(windowOf(now, rateLimit, row?.count ?? null))
         })

@@ -4,6 +4,7 @@ import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import { AppConfig, redactedDatabaseUrl } from "./Config.ts"
 import { acquireEmbeddedCluster } from "./EmbeddedPostgres.ts"
+import { availableOrFail, pipelinedOrFail } from "./Sql/Outcome.ts"
 
 export * from "./Sql/Decode.ts"
 export * from "./Sql/Outcome.ts"
@@ -106,12 +107,20 @@ export const PipelinedSql = Context.Reference<SqlClient.SqlClient | undefined>("
   defaultValue: () => undefined
 })
 
+/** The client for those statements, and how one of them is bounded on it. */
+export interface Pipelined {
+  readonly sql: SqlClient.SqlClient
+  /** `pipelinedOrFail` on the pipelined client; on the pool, `availableOrFail` (its statements drain when interrupted). */
+  readonly orFail: typeof availableOrFail
+}
+
 /** The client a service runs those statements on: `PipelinedSql` where it is set, else the `SqlClient`. */
-export const pipelinedSql: Effect.Effect<SqlClient.SqlClient, never, SqlClient.SqlClient> = Effect.gen(
-  function* () {
-    return (yield* PipelinedSql) ?? (yield* SqlClient.SqlClient)
-  }
-)
+export const pipelinedSql: Effect.Effect<Pipelined, never, SqlClient.SqlClient> = Effect.gen(function* () {
+  const pipelined = yield* PipelinedSql
+  return pipelined === undefined
+    ? { sql: yield* SqlClient.SqlClient, orFail: availableOrFail }
+    : { sql: pipelined, orFail: pipelinedOrFail }
+})
 
 /**
  * SQL spans take `db.namespace`/`server.address` from explicit options only; read them from the URL

@@ -5,8 +5,10 @@ import { pipelinedSql } from "./Sql.ts"
 
 /**
  * What a request-path service on PostgreSQL takes when its layer is built: the pooled client (writes
- * and transactions), the client its one-statement reads share with other requests', and its steps.
+ * and transactions), the client its one-statement reads share with other requests' with the bound
+ * that fits it (`readOrFail`), and its steps.
  */
 export const sqlService = Effect.gen(function* () {
-  return { sql: yield* SqlClient.SqlClient, read: yield* pipelinedSql, fn: yield* step }
+  const { sql: read, orFail: readOrFail } = yield* pipelinedSql
+  return { sql: yield* SqlClient.SqlClient, read, readOrFail, fn: yield* step }
 })
