@@ -432,7 +432,9 @@ const main = async () => {
   })
 
   const baseline =
-    baselineCheckout === undefined ? undefined : await startService(databaseUrl, "baseline.log", [], baselineCheckout)
+    baselineCheckout === undefined
+      ? undefined
+      : await startService(databaseUrl, "baseline.log", [], baselineCheckout)
   if (baseline !== undefined) cleanups.push(() => baseline.stop())
   const baselineIdle = baseline === undefined ? 0 : await idleRss(baseline)
   const measured: Array<Measured> = []
