@@ -570,7 +570,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Idempotency conflict. The same Idempotency-Key was used within 24 hours with a different body. | Idempotency key in progress. The original request with this Idempotency-Key is still running. `Retry-After: 1`. */
+            /** @description Idempotency conflict. The same Idempotency-Key was used within 24 hours with a different body. | Idempotency key in progress. The original request with this Idempotency-Key is still running, or its answer was lost and the database has not yet told whether it was written. `Retry-After: 1`. */
             409: {
                 headers: {
                     /** @description Unique id of this request; equals `request_id` in the body. */

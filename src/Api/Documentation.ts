@@ -113,7 +113,10 @@ const errorDetails: Record<ErrorCode, { readonly message: string; readonly field
   not_found: { message: "No route /v1/lead" },
   method_not_allowed: { message: "GET is not allowed here" },
   idempotency_conflict: { message: "This Idempotency-Key was used in the last 24 hours with another body" },
-  idempotency_in_progress: { message: "The original request with this Idempotency-Key is still running" },
+  idempotency_in_progress: {
+    message:
+      "The original request with this Idempotency-Key is still running, or its outcome is being settled"
+  },
   payload_too_large: { message: "The body is over 64000 bytes" },
   unsupported_media_type: { message: "Content-Type must be application/json" },
   property_not_found: {

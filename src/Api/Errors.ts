@@ -43,7 +43,8 @@ export const errorCatalog = {
   idempotency_in_progress: {
     status: 409,
     title: "Idempotency key in progress",
-    description: "The original request with this Idempotency-Key is still running. `Retry-After: 1`.",
+    description:
+      "The original request with this Idempotency-Key is still running, or its answer was lost and the database has not yet told whether it was written. `Retry-After: 1`.",
     retry: "Yes, after 1 second; the original response then comes back with `replay: true`.",
     headers: { "retry-after": "1" }
   },

@@ -80,7 +80,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
         case "InProgress":
           return yield* refuse(
             "idempotency_in_progress",
-            "The original request with this Idempotency-Key is still running"
+            "The original request with this Idempotency-Key is still running, or its outcome is being settled"
           )
       }
       return reservation
