@@ -1,4 +1,4 @@
-import { type ErrorCode, errorCatalog, errorCodes } from "./Errors.ts"
+import { type ErrorCode, errorCatalog, errorCodes, fixedMessages } from "./Errors.ts"
 
 /**
  * The named examples of the OpenAPI document (requests, answers, every error code, header values):
@@ -112,20 +112,17 @@ const errorDetails: Record<ErrorCode, { readonly message: string; readonly field
   invalid_key: { message: "The API key is revoked" },
   not_found: { message: "No route /v1/lead" },
   method_not_allowed: { message: "GET is not allowed here" },
-  idempotency_conflict: { message: "This Idempotency-Key was used in the last 24 hours with another body" },
-  idempotency_in_progress: {
-    message:
-      "The original request with this Idempotency-Key is still running, or its outcome is being settled"
-  },
+  idempotency_conflict: { message: fixedMessages.idempotency_conflict },
+  idempotency_in_progress: { message: fixedMessages.idempotency_in_progress },
   payload_too_large: { message: "The body is over 64000 bytes" },
-  unsupported_media_type: { message: "Content-Type must be application/json" },
+  unsupported_media_type: { message: fixedMessages.unsupported_media_type },
   property_not_found: {
     message: "No active property of your organization matches propiedad",
     field: "propiedad"
   },
   rate_limited: { message: "More than 60 requests this minute for this key" },
-  internal_error: { message: "An unexpected error occurred" },
-  temporarily_unavailable: { message: "The database could not be reached; nothing was written" }
+  internal_error: { message: fixedMessages.internal_error },
+  temporarily_unavailable: { message: fixedMessages.temporarily_unavailable }
 }
 
 export const errorExample = (code: ErrorCode, docsBase = `${exampleHost}/v1/docs`) => {

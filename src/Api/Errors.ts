@@ -105,6 +105,19 @@ export const errorCatalog = {
 
 export type ErrorCode = keyof typeof errorCatalog
 
+/**
+ * The messages the server sends word for word (the others carry a detail: a field, a limit, a
+ * reason), declared once for the handlers that send them and for the document's examples.
+ */
+export const fixedMessages = {
+  unsupported_media_type: "Content-Type must be application/json",
+  idempotency_conflict: "This Idempotency-Key was used in the last 24 hours with another body",
+  idempotency_in_progress:
+    "The original request with this Idempotency-Key is still running, or its outcome is being settled",
+  temporarily_unavailable: "The database could not be reached; nothing was written",
+  internal_error: "An unexpected error occurred"
+} as const satisfies Partial<Record<ErrorCode, string>>
+
 export const isErrorCode = (value: string): value is ErrorCode => Object.hasOwn(errorCatalog, value)
 
 export const errorCodes = Object.keys(errorCatalog) as ReadonlyArray<ErrorCode>

@@ -23,6 +23,7 @@ import {
   leadHeaderNames,
   type ValidationError
 } from "../../Api/Api.ts"
+import { fixedMessages } from "../../Api/Errors.ts"
 import { bodyProblem, problemsOf } from "../../Api/LeadBody.ts"
 import { Limits } from "../../Api/LeadRequest.ts"
 import { RateLimiter } from "../RateLimiter.ts"
@@ -93,7 +94,7 @@ export const layerAdmission = Layer.effect(
 const requireJson = (request: HttpServerRequest.HttpServerRequest) =>
   isJsonMediaType(request.headers["content-type"])
     ? Effect.void
-    : refuse("unsupported_media_type", "Content-Type must be application/json")
+    : refuse("unsupported_media_type", fixedMessages.unsupported_media_type)
 
 const isBodyTooLarge = (error: unknown) =>
   HttpServerError.isHttpServerError(error) &&

@@ -1,6 +1,7 @@
 import { Cause, Clock, Effect, Exit, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api, Caller, type CallerShape } from "../../Api/Api.ts"
+import { fixedMessages } from "../../Api/Errors.ts"
 import type { LeadRequest } from "../../Api/LeadRequest.ts"
 import { requestFingerprint } from "../../Domain/Fingerprint.ts"
 import { AppConfig } from "../../Platform/Config.ts"
@@ -73,15 +74,9 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       )
       switch (reservation._tag) {
         case "Conflict":
-          return yield* refuse(
-            "idempotency_conflict",
-            "This Idempotency-Key was used in the last 24 hours with another body"
-          )
+          return yield* refuse("idempotency_conflict", fixedMessages.idempotency_conflict)
         case "InProgress":
-          return yield* refuse(
-            "idempotency_in_progress",
-            "The original request with this Idempotency-Key is still running, or its outcome is being settled"
-          )
+          return yield* refuse("idempotency_in_progress", fixedMessages.idempotency_in_progress)
       }
       return reservation
     })

@@ -2,6 +2,7 @@ import { Cause, Context, Data, Effect, Exit } from "effect"
 import type { KeyRejected } from "../../Accounts/KeyStore.ts"
 import {
   type ErrorCode,
+  fixedMessages,
   type InternalError,
   type InvalidKey,
   makeWireError,
@@ -129,7 +130,7 @@ export const refusalOf = (failure: StepFailure): Refusal => {
     case "StoreUnavailable":
       return {
         code: "temporarily_unavailable",
-        message: "The database could not be reached; nothing was written"
+        message: fixedMessages.temporarily_unavailable
       }
     case "OutcomeUnknown":
       return {

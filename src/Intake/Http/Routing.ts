@@ -6,6 +6,7 @@ import {
   type ErrorCode,
   errorCatalog,
   errorHeaders,
+  fixedMessages,
   isErrorCode,
   isWireError,
   type WireError
@@ -184,7 +185,7 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
             if (allowed !== undefined && isRouteNotFound(cause))
               return wireError(current, "method_not_allowed", `${request.method} is not allowed here`)
             yield* reportDefect(cause)
-            return wireError(current, "internal_error", "An unexpected error occurred")
+            return wireError(current, "internal_error", fixedMessages.internal_error)
           })
         }
       })
