@@ -38,13 +38,14 @@ describe("fault: the database stops mid-load", () => {
     let stoppedAt = Number.POSITIVE_INFINITY
     let restartedAt = Number.POSITIVE_INFINITY
     let done = false
-    const worker = async () => {
-      while (!done) {
+    /** A client sending one create after another while `going()`. */
+    const client = async (going: () => boolean) => {
+      while (going()) {
         sent.push(await sendLead(target, newLead("outage")))
         await sleep(5)
       }
     }
-    const workers = Array.from({ length: 8 }, worker)
+    const workers = Array.from({ length: 8 }, () => client(() => !done))
 
     await sleep(1_000)
     const stopping = performance.now()
@@ -53,12 +54,7 @@ describe("fault: the database stops mid-load", () => {
     // A write in flight at the crash has lost its answer and asks the database until its request's
     // deadline (docs/contract.md#5-idempotency), so a worker caught in one can stay busy
     // past the whole outage. Two more clients start with the outage: what a new request meets then.
-    const probes = Array.from({ length: 2 }, async () => {
-      while (performance.now() < stoppedAt + 2_500) {
-        sent.push(await sendLead(target, newLead("outage")))
-        await sleep(5)
-      }
-    })
+    const probes = Array.from({ length: 2 }, () => client(() => performance.now() < stoppedAt + 2_500))
     await sleep(3_000)
     await Promise.all(probes)
     const starting = performance.now()

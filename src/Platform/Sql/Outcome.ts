@@ -42,6 +42,7 @@ export const isOutage = (error: SqlError.SqlError) =>
 
 /** Reads are abandoned, and writes cancelled, this long after they start. */
 export const statementTimeout = Duration.seconds(2)
+const statementTimeoutMillis = Duration.toMillis(statementTimeout)
 
 /**
  * A write whose cancel got no answer is abandoned (its connection destroyed) this long after it
@@ -69,74 +70,86 @@ const boundedBy = (answerBy: number | undefined, bound: number) =>
   answerBy === undefined ? bound : Math.min(bound, answerBy - answerMargin - performance.now())
 
 /**
- * Connection loss and timeouts become `StoreUnavailable` (503); every other SQL failure, and a
- * row that does not decode, is a defect (500): it means a bug or a broken schema rather than a
- * transient outage.
+ * How a read's deadline is kept: `self` raced against `millis`, answering `StoreUnavailable` for
+ * `operation` once they pass.
  */
-export const availableOrFail =
-  (operation: string) =>
-  <A, R>(
-    self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
-  ): Effect.Effect<A, StoreUnavailable, R> =>
-    self.pipe(within(statementTimeout, operation), outageOrDefect(operation))
+type Deadline = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  millis: number,
+  operation: string
+) => Effect.Effect<A, E | StoreUnavailable, R>
 
 /**
- * `availableOrFail` for a statement on the pipelined client (`Sql.PipelinedSql`), bounded with
- * `Effect.timeoutOrElse`. The race awaits its loser, and here that costs nothing: an interrupted
- * pipelined statement is only marked abandoned (its answer is read and dropped when it comes), so
- * it ends at once even on a frozen server, and it needs neither the detached fiber nor the
- * `Deferred` of `within`. Under 32 concurrent callers a bounded pipelined read costs about the
- * bare statement's CPU, against 7-10 µs more through `within` (CONTRIBUTING.md#findings).
+ * A read bounded by `statementTimeout`, or less when its request's `AnswerBy` comes sooner (with
+ * no time left it is not sent). Connection loss and timeouts become `StoreUnavailable` (503);
+ * every other SQL failure, and a row that does not decode, is a defect (500): it means a bug or a
+ * broken schema rather than a transient outage.
  */
-export const pipelinedOrFail =
-  (operation: string) =>
+const boundedRead =
+  (operation: string, deadline: Deadline) =>
   <A, R>(
     self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>
   ): Effect.Effect<A, StoreUnavailable, R> =>
     Effect.withFiber((parent) => {
-      const millis = boundedBy(parent.getRef(AnswerBy), Duration.toMillis(statementTimeout))
-      if (millis <= 0) return Effect.fail(new StoreUnavailable({ operation }))
-      return Effect.timeoutOrElse(self, {
-        duration: millis,
-        orElse: () => Effect.fail(new StoreUnavailable({ operation }))
-      })
+      const millis = boundedBy(parent.getRef(AnswerBy), statementTimeoutMillis)
+      return millis <= 0
+        ? Effect.fail(new StoreUnavailable({ operation }))
+        : deadline(self, millis, operation)
     }).pipe(outageOrDefect(operation))
 
 /**
- * `self` bounded by `duration`: past it `StoreUnavailable` answers at once and `self` is
- * interrupted without being awaited. `Effect.timeout` would await it, and an interrupted statement
- * on a frozen server drains for seconds (the driver's cancel and drain timeouts) before it lets go.
- * The statement runs in a detached fiber for that reason only: the caller waits on its answer or
- * the deadline, whichever completes `answered` first.
+ * The deadline of a statement that may hold a pooled connection: past it `StoreUnavailable`
+ * answers at once and `self` is interrupted without being awaited. `Effect.timeout` would await
+ * it, and an interrupted statement on a frozen server drains for seconds (the driver's cancel and
+ * drain timeouts) before it lets go. The statement runs in a detached fiber for that reason only:
+ * the caller waits on its answer or the deadline, whichever completes `answered` first.
  */
-const within =
-  (duration: Duration.Duration, operation: string) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | StoreUnavailable, R> =>
-    Effect.withFiber((parent) => {
-      const millis = boundedBy(parent.getRef(AnswerBy), Duration.toMillis(duration))
-      if (millis <= 0) return Effect.fail(new StoreUnavailable({ operation }))
-      return Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function* () {
-          const answered = yield* Deferred.make<A, E | StoreUnavailable>()
-          const running = yield* Effect.forkDetach(
-            Effect.onExit(restore(self), (exit) => Deferred.done(answered, exit)),
-            { startImmediately: true }
-          )
-          // The error is made when the deadline passes, not before: an error captures a stack
-          // trace, and building one for every statement was a tenth of a create's CPU.
-          const deadline = yield* Effect.forkChild(
-            Effect.andThen(Effect.sleep(millis), () =>
-              Deferred.fail(answered, new StoreUnavailable({ operation }))
-            ),
-            { startImmediately: true }
-          )
-          const exit = yield* Effect.exit(restore(Deferred.await(answered)))
-          yield* Fiber.interrupt(deadline)
-          if (Exit.isFailure(exit)) yield* Effect.forkDetach(Fiber.interrupt(running))
-          return yield* exit
-        })
+const detached = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  millis: number,
+  operation: string
+): Effect.Effect<A, E | StoreUnavailable, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function* () {
+      const answered = yield* Deferred.make<A, E | StoreUnavailable>()
+      const running = yield* Effect.forkDetach(
+        Effect.onExit(restore(self), (exit) => Deferred.done(answered, exit)),
+        { startImmediately: true }
       )
+      // The error is made when the deadline passes, not before: an error captures a stack
+      // trace, and building one for every statement was a tenth of a create's CPU.
+      const deadline = yield* Effect.forkChild(
+        Effect.andThen(Effect.sleep(millis), () =>
+          Deferred.fail(answered, new StoreUnavailable({ operation }))
+        ),
+        { startImmediately: true }
+      )
+      const exit = yield* Effect.exit(restore(Deferred.await(answered)))
+      yield* Fiber.interrupt(deadline)
+      if (Exit.isFailure(exit)) yield* Effect.forkDetach(Fiber.interrupt(running))
+      return yield* exit
     })
+  )
+
+/**
+ * The deadline of a statement on the pipelined client (`Sql.PipelinedSql`): `Effect.timeoutOrElse`.
+ * The race awaits its loser, and here that costs nothing: an interrupted pipelined statement is
+ * only marked abandoned (its answer is read and dropped when it comes), so it ends at once even on
+ * a frozen server, and it needs neither the detached fiber nor the `Deferred` of `detached`. Under
+ * 32 concurrent callers a bounded pipelined read costs about the bare statement's CPU, against
+ * 7-10 µs more through `detached` (CONTRIBUTING.md#findings).
+ */
+const raced: Deadline = (self, millis, operation) =>
+  Effect.timeoutOrElse(self, {
+    duration: millis,
+    orElse: () => Effect.fail(new StoreUnavailable({ operation }))
+  })
+
+/** A read on the pool (or any client whose interrupted statements drain): see `detached`. */
+export const availableOrFail = (operation: string) => boundedRead(operation, detached)
+
+/** A read on the pipelined client: see `raced`. */
+export const pipelinedOrFail = (operation: string) => boundedRead(operation, raced)
 
 const outageOrDefect =
   (operation: string) =>
@@ -179,7 +192,6 @@ const cancelRunning = (connection: SqlConnection.Connection): Effect.Effect<void
     ? connection.connection.interrupt
     : Effect.void
 
-const statementTimeoutMillis = Duration.toMillis(statementTimeout)
 const writeAbandonAfterMillis = Duration.toMillis(writeAbandonAfter)
 /** The time a write's cancel is given to be answered before the write is abandoned. */
 const cancelLead = writeAbandonAfterMillis - statementTimeoutMillis
