@@ -1,10 +1,11 @@
 import { Cause, Clock, Effect, Exit, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Api, Caller, type CallerShape } from "../../Api/Api.ts"
+import { Admission, Api, Caller, type CallerShape, Decoding } from "../../Api/Api.ts"
 import { fixedMessages } from "../../Api/Errors.ts"
 import type { LeadRequest } from "../../Api/LeadRequest.ts"
 import { requestFingerprint } from "../../Domain/Fingerprint.ts"
 import { AppConfig } from "../../Platform/Config.ts"
+import { builtWith } from "../../Platform/HttpServe.ts"
 import { type OutcomeUnknown, StoreUnavailable } from "../../Platform/Sql.ts"
 import {
   type IdempotencySlot,
@@ -177,4 +178,4 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       }).pipe(answered)
     )
   })
-)
+).pipe(builtWith(AppConfig, LeadIntake, IdempotencyStore, LeadRepository, Admission, Decoding))

@@ -5,6 +5,7 @@ import { Api } from "../../Api/Api.ts"
 import { openApiDocument } from "../../Api/OpenApiDocument.ts"
 import { endpointList } from "../../Api/Routes.ts"
 import { AppConfig } from "../../Platform/Config.ts"
+import { builtWith } from "../../Platform/HttpServe.ts"
 import { docsResponse } from "./Docs.ts"
 import { CurrentRequest } from "./Outcome.ts"
 
@@ -43,4 +44,4 @@ export const layerPublicHandlers = HttpApiBuilder.group(
       )
       .handle("docs", ({ request }) => docs(request.url))
   })
-)
+).pipe(builtWith(AppConfig))
