@@ -18,6 +18,15 @@ import { HttpRouter } from "effect/http"
  *   are built ({@link serve}).
  */
 
+/** Builds `layer` in `narrow` of the context it is built in. */
+const builtIn = <ROut, E, RIn>(
+  layer: Layer.Layer<ROut, E, RIn>,
+  narrow: (context: Context.Context<RIn>) => Context.Context<RIn>
+): Layer.Layer<ROut, E, RIn> =>
+  Layer.fromBuildMemo((memoMap, scope) =>
+    Layer.buildWithMemoMap(layer, memoMap, scope).pipe(Effect.updateContext(narrow))
+  )
+
 /**
  * Builds `layer` in a context holding only `keys` (those of the context it is built in). For an
  * HttpApi group, `keys` are what its builder reads (and the middleware it names): the compiler
@@ -28,9 +37,7 @@ export const builtWith =
   <ROut, E, RIn extends Context.Service.Identifier<Keys[number]>>(
     layer: Layer.Layer<ROut, E, RIn>
   ): Layer.Layer<ROut, E, RIn> =>
-    Layer.fromBuildMemo((memoMap, scope) =>
-      Layer.buildWithMemoMap(layer, memoMap, scope).pipe(Effect.updateContext(Context.pick(...keys)))
-    )
+    builtIn(layer, Context.pick(...keys))
 
 /**
  * Services taken by the layers that use them when they are built, never read from a request's
@@ -54,18 +61,13 @@ const buildTimeOnly = [
 
 const isBuildTimeOnly = (key: string) => buildTimeOnly.some((prefix) => key.startsWith(prefix))
 
-const dropBuildTimeServices = <R>(context: Context.Context<R>): Context.Context<R> => {
-  const kept = new Map<string, unknown>()
-  for (const [key, value] of context.mapUnsafe) if (!isBuildTimeOnly(key)) kept.set(key, value)
-  return Context.makeUnsafe(kept)
-}
-
-const withoutBuildTimeServices = <ROut, E, RIn>(
-  layer: Layer.Layer<ROut, E, RIn>
-): Layer.Layer<ROut, E, RIn> =>
-  Layer.fromBuildMemo((memoMap, scope) =>
-    Layer.buildWithMemoMap(layer, memoMap, scope).pipe(Effect.updateContext(dropBuildTimeServices))
-  )
+/** `Context.omit` takes keys, so each name found under a build-time prefix is made a key again. */
+const dropBuildTimeServices = <R>(context: Context.Context<R>): Context.Context<R> =>
+  Context.omit(
+    ...Array.from(context.mapUnsafe.keys())
+      .filter(isBuildTimeOnly)
+      .map((key) => Context.Service<never, unknown>(key))
+  )(context)
 
 /** What the routes of `app` read from a request's context, as `HttpRouter` types it. */
 type PerRequest<R> = HttpRouter.Request.Only<"Requires", R> | HttpRouter.Request.Only<"GlobalRequires", R>
@@ -85,6 +87,6 @@ export const serve = <A, E, R>(
       HttpRouter.serve(app.pipe(Layer.provide(Layer.succeedContext(services))), {
         disableLogger: true,
         disableListenLog: true
-      }).pipe(withoutBuildTimeServices)
+      }).pipe((served) => builtIn(served, dropBuildTimeServices))
     )
   )
