@@ -20,6 +20,7 @@ import { SqlClient } from "effect/sql"
 import { AppConfig } from "./Config.ts"
 import { logListening } from "./Listening.ts"
 import * as Metrics from "./Observability/Metrics.ts"
+import { RequestLine } from "./Observability/Request.ts"
 import { applicationName } from "./Sql.ts"
 
 /**
@@ -226,23 +227,30 @@ const isFlat = (record: Record<string, unknown>) => {
 }
 
 /**
- * One JSON object per line: `time`, `level`, `msg`, the log annotations, `trace_id`/`span_id` when
- * the line is written inside a traced span, and `error` (the pretty cause) when there is one.
+ * One JSON object per line: `time`, `level`, `msg`, a request's fields when the message is its
+ * `RequestLine` (then `msg` is `request`), the log annotations, `trace_id`/`span_id` when the line is
+ * written inside a traced span, and `error` (the pretty cause) when there is one.
  */
 export const makeJsonLogger = (write: (line: string) => void) =>
   Logger.make(({ message, logLevel, cause, fiber, date }) => {
     // One pass over the message and the annotations: this runs for every request line.
     let msg: string | undefined
+    let request: RequestLine | undefined
     let details: Array<unknown> | undefined
     for (const part of Array.isArray(message) ? message : [message]) {
       if (typeof part === "string") msg = msg === undefined ? part : `${msg} ${part}`
+      else if (part instanceof RequestLine && request === undefined) request = part
       else if (details === undefined) details = [part]
       else details.push(part)
     }
     const record: Record<string, unknown> = {
       time: date.toISOString(),
       level: logLevel.toLowerCase(),
-      msg: msg ?? ""
+      msg: msg ?? (request === undefined ? "" : "request")
+    }
+    if (request !== undefined) {
+      const fields = request.fields
+      for (const key in fields) record[key] = fields[key]
     }
     const annotations = fiber.getRef(References.CurrentLogAnnotations)
     for (const key in annotations) {

@@ -106,6 +106,9 @@ export const send = (outgoing: {
         })
       )
       const text = await response.text()
+      // The observer writes a request's metrics and log line in the turn of the event loop that
+      // answered it (Platform/Observability/Request.ts): the next turn sees them.
+      await new Promise((resolve) => setImmediate(resolve))
       return { status: response.status, headers: response.headers, text, body: parseJson(text) }
     })
   )

@@ -15,7 +15,7 @@ import { Limits } from "../../Api/LeadRequest.ts"
 import { routeTable } from "../../Api/Routes.ts"
 import { isLivePrefix } from "../../Domain/ApiKey.ts"
 import { AppConfig } from "../../Platform/Config.ts"
-import { observeRequest, reportDefect, unattributed } from "../../Platform/Observability/Request.ts"
+import { makeRequestObserver, reportDefect, unattributed } from "../../Platform/Observability/Request.ts"
 import { isRouteNotFound } from "../../Platform/RouteNotFound.ts"
 import { AnswerBy, answerWithin } from "../../Platform/Sql.ts"
 import { RequestLog } from "../RequestLog.ts"
@@ -80,6 +80,7 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const requestLog = yield* RequestLog
+    const observeRequest = yield* makeRequestObserver
     const docsUrl = `${config.publicBaseUrl}/v1/docs`
 
     const journal = (
