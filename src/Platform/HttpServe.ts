@@ -1,4 +1,4 @@
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 import { HttpRouter } from "effect/http"
 
 /**
@@ -18,19 +18,43 @@ import { HttpRouter } from "effect/http"
  *   are built ({@link serve}).
  */
 
-/** Builds `layer` in `narrow` of the context it is built in. */
+/**
+ * A layer's own build, without the memo map `Layer.buildWithMemoMap` adds to the context the layer
+ * is built in. Effect declares it on `Layer` but marks it internal, so its type is not published.
+ */
+const buildItself = <ROut, E, RIn>(
+  layer: Layer.Layer<ROut, E, RIn>,
+  memoMap: Layer.MemoMap,
+  scope: Scope.Scope
+) =>
+  (
+    layer as unknown as {
+      readonly build: (
+        memoMap: Layer.MemoMap,
+        scope: Scope.Scope
+      ) => Effect.Effect<Context.Context<ROut>, E, RIn>
+    }
+  ).build(memoMap, scope)
+
+/**
+ * Builds `layer` in `narrow` of the context it is built in, without the memo map: an HttpApi group
+ * keeps every entry of the context it was built in, and a group that keeps even that one entry has
+ * it merged into every request's context, a copy of the whole (CONTRIBUTING.md#findings,
+ * "HttpApiBuilder merges…").
+ */
 const builtIn = <ROut, E, RIn>(
   layer: Layer.Layer<ROut, E, RIn>,
   narrow: (context: Context.Context<RIn>) => Context.Context<RIn>
 ): Layer.Layer<ROut, E, RIn> =>
   Layer.fromBuildMemo((memoMap, scope) =>
-    Layer.buildWithMemoMap(layer, memoMap, scope).pipe(Effect.updateContext(narrow))
+    buildItself(layer, memoMap, scope).pipe(Effect.updateContext(narrow))
   )
 
 /**
  * Builds `layer` in a context holding only `keys` (those of the context it is built in). For an
  * HttpApi group, `keys` are what its builder reads (and the middleware it names): the compiler
- * refuses a layer that needs a service not among them.
+ * refuses a layer that needs a service not among them. A group built with no keys at all runs its
+ * handlers in the request's own context, with nothing merged into it per request.
  */
 export const builtWith =
   <const Keys extends ReadonlyArray<Context.Key<unknown, unknown>>>(...keys: Keys) =>

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Api } from "../../Api/Api.ts"
@@ -21,27 +21,34 @@ export const indexBody = (publicBaseUrl: string, requestId: string) => ({
   request_id: requestId
 })
 
-export const layerPublicHandlers = HttpApiBuilder.group(
-  Api,
-  "public",
-  Effect.fn(function* (handlers) {
-    const config = yield* AppConfig
-    const document = JSON.stringify(openApiDocument(config.publicBaseUrl))
-    const docs = yield* docsResponse("Lead Intake API reference")
-    return handlers
-      .handle("index", () =>
-        Effect.map(Effect.service(CurrentRequest), (request) =>
-          indexBody(config.publicBaseUrl, request.requestId)
-        )
-      )
-      .handle("openapi", () =>
-        Effect.succeed(
-          HttpServerResponse.text(document, {
-            contentType: "application/json",
-            headers: { "cache-control": "public, max-age=300" }
-          })
-        )
-      )
-      .handle("docs", ({ request }) => docs(request.url))
-  })
-).pipe(builtWith(AppConfig))
+/**
+ * The configuration is read before the group is built, so the group is built with no service at
+ * all and its handlers run in the request's own context (`builtWith`).
+ */
+export const layerPublicHandlers = Layer.unwrap(
+  Effect.map(AppConfig, (config) =>
+    HttpApiBuilder.group(
+      Api,
+      "public",
+      Effect.fn(function* (handlers) {
+        const document = JSON.stringify(openApiDocument(config.publicBaseUrl))
+        const docs = yield* docsResponse("Lead Intake API reference")
+        return handlers
+          .handle("index", () =>
+            Effect.map(Effect.service(CurrentRequest), (request) =>
+              indexBody(config.publicBaseUrl, request.requestId)
+            )
+          )
+          .handle("openapi", () =>
+            Effect.succeed(
+              HttpServerResponse.text(document, {
+                contentType: "application/json",
+                headers: { "cache-control": "public, max-age=300" }
+              })
+            )
+          )
+          .handle("docs", ({ request }) => docs(request.url))
+      })
+    ).pipe(builtWith())
+  )
+)
