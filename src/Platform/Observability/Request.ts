@@ -30,9 +30,13 @@ export interface RequestReport {
 const methods = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"])
 
 /** The span the request runs in, if traced; unlike `Effect.currentSpan` it builds no error (and stack) when not. */
-const activeSpan = Effect.map(
-  Effect.serviceOption(Tracer.ParentSpan),
-  Option.filter((span): span is Tracer.Span => span._tag === "Span")
+const spanIn = (context: Context.Context<never>) =>
+  Context.getOption(context, Tracer.ParentSpan).pipe(
+    Option.filter((span): span is Tracer.Span => span._tag === "Span")
+  )
+
+const activeSpan = Effect.withFiber((fiber) =>
+  Effect.succeed(spanIn(fiber.context as Context.Context<never>))
 )
 
 /** What the log line and metrics read of the request itself. */
@@ -108,9 +112,7 @@ export const makeRequestObserver = Effect.gen(function* () {
     Effect.withFiber((fiber) => {
       const durationMs = performance.now() - report.startedAt
       const { outcome, attribution, leadId } = report
-      const span = Context.getOption(fiber.context as Context.Context<never>, Tracer.ParentSpan).pipe(
-        Option.filter((parent): parent is Tracer.Span => parent._tag === "Span")
-      )
+      const span = spanIn(fiber.context as Context.Context<never>)
       if (Option.isSome(span)) {
         const attributes: Record<string, unknown> = {
           "request.id": report.requestId,
