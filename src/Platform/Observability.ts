@@ -10,6 +10,7 @@ import {
   Logger,
   Metric,
   Option,
+  Record,
   References,
   Schedule,
   Schema
@@ -231,8 +232,36 @@ const isFlat = (record: Record<string, unknown>) => {
  * `RequestLine` (then `msg` is `request`), the log annotations, `trace_id`/`span_id` when the line is
  * written inside a traced span, and `error` (the pretty cause) when there is one.
  */
-export const makeJsonLogger = (write: (line: string) => void) =>
-  Logger.make(({ message, logLevel, cause, fiber, date }) => {
+export const makeJsonLogger = (write: (line: string) => void) => {
+  // Lines written in the same millisecond share their `time`.
+  let lastMillis = Number.NaN
+  let lastTime = ""
+  const timeOf = (date: Date) => {
+    const millis = date.getTime()
+    if (millis !== lastMillis) {
+      lastMillis = millis
+      lastTime = date.toISOString()
+    }
+    return lastTime
+  }
+  return Logger.make(({ message, logLevel, cause, fiber, date }) => {
+    // A request's line alone, outside a span and without annotations (every request's line): its
+    // fields are already flat, so they are written as they are, with no record built around them.
+    // The same line as the generic path writes (test/observability/logs.test.ts).
+    const alone = Array.isArray(message) && message.length === 1 ? message[0] : undefined
+    if (
+      alone instanceof RequestLine &&
+      cause.reasons.length === 0 &&
+      !(fiber.cache.tracerEnabled && fiber.cache.span?._tag === "Span") &&
+      Record.isEmptyRecord(fiber.getRef(References.CurrentLogAnnotations))
+    ) {
+      const fields = JSON.stringify(alone.fields).slice(1)
+      const level = logLevel.toLowerCase()
+      write(
+        `{"time":"${timeOf(date)}","level":"${level}","msg":"request"${fields === "}" ? "" : ","}${fields}\n`
+      )
+      return
+    }
     // One pass over the message and the annotations: this runs for every request line.
     let msg: string | undefined
     let request: RequestLine | undefined
@@ -244,7 +273,7 @@ export const makeJsonLogger = (write: (line: string) => void) =>
       else details.push(part)
     }
     const record: Record<string, unknown> = {
-      time: date.toISOString(),
+      time: timeOf(date),
       level: logLevel.toLowerCase(),
       msg: msg ?? (request === undefined ? "" : "request")
     }
@@ -265,6 +294,7 @@ export const makeJsonLogger = (write: (line: string) => void) =>
     if (cause.reasons.length > 0) record.error = Cause.pretty(cause)
     write(`${isFlat(record) ? JSON.stringify(record) : Formatter.formatJson(record)}\n`)
   })
+}
 
 /**
  * Lines written to `write` together, once per turn of the event loop (or every 64 KiB): stdout on a

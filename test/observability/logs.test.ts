@@ -1,5 +1,6 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Logger } from "effect"
+import { RequestLine } from "../../src/Platform/Observability/Request.ts"
 import { makeJsonLogger } from "../../src/Platform/Observability.ts"
 import { layerMemoryServices } from "../support/Client.ts"
 import { layerBrokenWrites, Observed, post, requestLine, send } from "./support.ts"
@@ -148,5 +149,41 @@ describe("service events", () => {
         applied: ["0001_create_domain"]
       })
     })
+  )
+
+  it.effect(
+    "a request's line is the same written alone or beside annotations, which follow its fields",
+    () => {
+      const lines: Array<string> = []
+      return Effect.gen(function* () {
+        const fields = {
+          request_id: "r-1",
+          method: "GET",
+          route: "/v1",
+          status: 200,
+          outcome: "ok",
+          duration_ms: 0.4
+        }
+        const logged = Effect.logInfo(new RequestLine(fields))
+        // Alone (every request's line) it is written without building the generic record.
+        yield* logged
+        yield* logged.pipe(Effect.annotateLogs({ job: "import" }))
+        yield* Effect.logError(
+          new RequestLine({ ...fields, status: 503, outcome: "temporarily_unavailable" })
+        )
+        const [alone, annotated, failed] = lines.map((line) => JSON.parse(line))
+        assert.deepStrictEqual(Object.keys(alone), ["time", "level", "msg", ...Object.keys(fields)])
+        assert.deepStrictEqual(
+          { ...alone, time: null },
+          { time: null, level: "info", msg: "request", ...fields }
+        )
+        assert.deepStrictEqual({ ...annotated, time: null }, { ...alone, time: null, job: "import" })
+        assert.deepStrictEqual(Object.keys(annotated), [...Object.keys(alone), "job"])
+        assert.strictEqual(failed.level, "error")
+        assert.strictEqual(failed.status, 503)
+        assert.match(alone.time, isoTime)
+        assert.isTrue(lines.every((line) => line.endsWith("}\n")))
+      }).pipe(Effect.provide(Logger.layer([makeJsonLogger((line) => lines.push(line))])))
+    }
   )
 })

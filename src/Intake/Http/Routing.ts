@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer"
-import { ByteSize, Cause, Clock, Context, Deferred, Duration, Effect, Exit, Option } from "effect"
+import { ByteSize, Cause, Clock, Context, Deferred, Duration, Effect, Exit, Option, Record } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isIdempotencyKey } from "../../Api/Api.ts"
 import {
@@ -172,11 +172,10 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
             { ...settlement, outcome: outcome as Settlement["outcome"] },
             response.status
           )
-        return HttpServerResponse.setHeaders(response, {
-          "x-request-id": current.requestId,
-          ...headers,
-          ...(failed ? errorHeaders(outcome as ErrorCode) : {})
-        })
+        const identified = HttpServerResponse.setHeader(response, "x-request-id", current.requestId)
+        const added = failed ? { ...headers, ...errorHeaders(outcome as ErrorCode) } : headers
+        // Most answers add nothing else, and `setHeaders` costs a copy of its input and of the headers.
+        return Record.isEmptyRecord(added) ? identified : HttpServerResponse.setHeaders(identified, added)
 
         /** 404, 405 and the last-resort 500: the failures HttpApi leaves to the router. */
         function outsideHttpApi(cause: Cause.Cause<unknown>) {

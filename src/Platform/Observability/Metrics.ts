@@ -21,31 +21,42 @@ export const requestDuration = Metric.histogram(
   requestDurationOptions
 )
 
-/**
- * One metric per label set, made once: `Metric.withAttributes` on every request merges the
- * attributes and re-serialises the series key each time. Same series (same name and labels).
- * Labels come from small closed sets, so the cache stays small.
- */
-const perLabels = <M>(make: (attributes: Record<string, string>) => M) => {
-  const made = new Map<string, M>()
-  return (attributes: Record<string, string>): M => {
-    const key = Object.values(attributes).join("\u0000")
-    let metric = made.get(key)
-    if (metric === undefined) {
-      metric = make(attributes)
-      made.set(key, metric)
-    }
-    return metric
-  }
+/** The request counter and duration histogram of one label set. */
+export interface RequestSeries {
+  readonly requests: Metric.Counter<number>
+  readonly duration: Metric.Histogram<number>
 }
 
-export const requestsWith = perLabels((attributes) =>
-  Metric.counter("lead_intake_http_requests_total", { ...requestsOptions, attributes })
-)
+const madeSeries = new Map<string, RequestSeries>()
 
-export const requestDurationWith = perLabels((attributes) =>
-  Metric.histogram("lead_intake_http_request_duration_seconds", { ...requestDurationOptions, attributes })
-)
+/**
+ * The series of one label set, made once: `Metric.withAttributes` on every request merges the
+ * attributes and re-serialises the series key each time. Same series (same names and labels).
+ * Labels come from small closed sets, so the cache stays small.
+ */
+export const requestSeries = (
+  method: string,
+  route: string,
+  status: string,
+  outcome: string
+): RequestSeries => {
+  const key = `${method}\u0000${route}\u0000${status}\u0000${outcome}`
+  let series = madeSeries.get(key)
+  if (series === undefined) {
+    series = {
+      requests: Metric.counter("lead_intake_http_requests_total", {
+        ...requestsOptions,
+        attributes: { method, route, status, outcome }
+      }),
+      duration: Metric.histogram("lead_intake_http_request_duration_seconds", {
+        ...requestDurationOptions,
+        attributes: { method, route, status }
+      })
+    }
+    madeSeries.set(key, series)
+  }
+  return series
+}
 
 export const rateLimited = Metric.counter("lead_intake_rate_limited_total", {
   description: "Requests refused with 429 because the key's window was full",

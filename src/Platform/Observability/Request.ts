@@ -42,12 +42,6 @@ const activeSpan = Effect.withFiber((fiber) =>
 /** What the log line and metrics read of the request itself. */
 export type ObservedRequest = Pick<HttpServerRequest.HttpServerRequest, "method" | "headers">
 
-const callerTraceId = (request: ObservedRequest) =>
-  Option.match(HttpTraceContext.fromHeaders(request.headers), {
-    onNone: () => ({}),
-    onSome: (parent) => ({ trace_id: parent.traceId })
-  })
-
 /**
  * The log line of one finished request, given to the logger as its message: the JSON logger writes
  * its fields at the top level of the line (`makeJsonLogger`).
@@ -61,20 +55,56 @@ export class RequestLine {
 
 /** What the metrics and the log line need of one finished request, taken while it ran. */
 interface Finished {
-  readonly labels: Readonly<Record<"method" | "route" | "status", string>>
-  readonly outcome: Outcome
-  readonly status: number
+  readonly method: string
+  readonly headers: ObservedRequest["headers"]
+  readonly report: RequestReport
   readonly durationMs: number
-  readonly line: RequestLine
+  /** The request ran in a span: its line takes no trace id from the caller's headers. */
+  readonly traced: boolean
+  /**
+   * The span its line names: the request's, when the tracer was on for it. The line is written by
+   * another fiber, so the span is named here, where the logger would have found it.
+   */
+  readonly span: Tracer.Span | undefined
+}
+
+/** The log line of one finished request, its fields set one by one in the order they are written. */
+const lineOf = ({ method, headers, report, durationMs, traced, span }: Finished) => {
+  const fields: Record<string, string | number> = { request_id: report.requestId }
+  if (!traced) {
+    const parent = HttpTraceContext.fromHeaders(headers)
+    if (Option.isSome(parent)) fields.trace_id = parent.value.traceId
+  }
+  fields.method = method
+  fields.route = report.route ?? "unmatched"
+  fields.status = report.status
+  fields.outcome = report.outcome
+  fields.duration_ms = Math.round(durationMs * 10) / 10
+  const { keyPrefix, originId } = report.attribution
+  if (keyPrefix !== null) fields.key_prefix = keyPrefix
+  if (originId !== null) fields.origin_id = originId
+  if (report.leadId !== null) fields.lead_id = report.leadId
+  if (span !== undefined) {
+    fields.trace_id = span.traceId
+    fields.span_id = span.spanId
+  }
+  return new RequestLine(fields)
 }
 
 /** The metrics and the log line of the requests finished since the last turn, in the recorder's fiber. */
 const record = (finished: ReadonlyArray<Finished>) =>
   Effect.withFiber((fiber) => {
     const context = fiber.context as Context.Context<never>
-    for (const { labels, outcome, durationMs } of finished) {
-      Metrics.requestsWith({ ...labels, outcome }).updateUnsafe(1, context)
-      Metrics.requestDurationWith(labels).updateUnsafe(durationMs / 1000, context)
+    for (const { method, report, durationMs } of finished) {
+      const { outcome } = report
+      const series = Metrics.requestSeries(
+        methods.has(method) ? method : "other",
+        report.route ?? "unmatched",
+        String(report.status),
+        outcome
+      )
+      series.requests.updateUnsafe(1, context)
+      series.duration.updateUnsafe(durationMs / 1000, context)
       if (outcome === "rate_limited") Metrics.rateLimited.updateUnsafe(1, context)
       if (outcome === "replay") Metrics.replays.updateUnsafe(1, context)
       if (outcome === "idempotency_conflict" || outcome === "idempotency_in_progress") {
@@ -84,7 +114,10 @@ const record = (finished: ReadonlyArray<Finished>) =>
     }
     return Effect.forEach(
       finished,
-      ({ status, line }) => (status >= 500 ? Effect.logError(line) : Effect.logInfo(line)),
+      (request) => {
+        const line = lineOf(request)
+        return request.report.status >= 500 ? Effect.logError(line) : Effect.logInfo(line)
+      },
       { discard: true }
     )
   })
@@ -111,41 +144,25 @@ export const makeRequestObserver = Effect.gen(function* () {
   return (request: ObservedRequest, report: RequestReport) =>
     Effect.withFiber((fiber) => {
       const durationMs = performance.now() - report.startedAt
-      const { outcome, attribution, leadId } = report
       const span = spanIn(fiber.context as Context.Context<never>)
       if (Option.isSome(span)) {
-        const attributes: Record<string, unknown> = {
-          "request.id": report.requestId,
-          "request.outcome": outcome,
-          ...(report.failed ? { "error.code": outcome } : {}),
-          ...(attribution.keyPrefix === null ? {} : { "key.prefix": attribution.keyPrefix }),
-          ...(attribution.originId === null ? {} : { "origin.id": attribution.originId }),
-          ...(leadId === null ? {} : { "lead.id": leadId })
-        }
-        for (const key in attributes) span.value.attribute(key, attributes[key])
+        const { attribution, leadId, outcome } = report
+        const traced = span.value
+        traced.attribute("request.id", report.requestId)
+        traced.attribute("request.outcome", outcome)
+        if (report.failed) traced.attribute("error.code", outcome)
+        if (attribution.keyPrefix !== null) traced.attribute("key.prefix", attribution.keyPrefix)
+        if (attribution.originId !== null) traced.attribute("origin.id", attribution.originId)
+        if (leadId !== null) traced.attribute("lead.id", leadId)
       }
-      const labels = {
-        method: methods.has(request.method) ? request.method : "other",
-        route: report.route ?? "unmatched",
-        status: String(report.status)
-      }
-      const line = new RequestLine({
-        request_id: report.requestId,
-        ...(Option.isNone(span) ? callerTraceId(request) : {}),
+      Queue.offerUnsafe(pending, {
         method: request.method,
-        route: labels.route,
-        status: report.status,
-        outcome,
-        duration_ms: Math.round(durationMs * 10) / 10,
-        ...(attribution.keyPrefix === null ? {} : { key_prefix: attribution.keyPrefix }),
-        ...(attribution.originId === null ? {} : { origin_id: attribution.originId }),
-        ...(leadId === null ? {} : { lead_id: leadId }),
-        // Written by another fiber: the request's span is named here, where the logger would find it.
-        ...(Option.isSome(span) && fiber.cache.tracerEnabled
-          ? { trace_id: span.value.traceId, span_id: span.value.spanId }
-          : {})
+        headers: request.headers,
+        report,
+        durationMs,
+        traced: Option.isSome(span),
+        span: fiber.cache.tracerEnabled ? Option.getOrUndefined(span) : undefined
       })
-      Queue.offerUnsafe(pending, { labels, outcome, status: report.status, durationMs, line })
       return Effect.void
     })
 })
