@@ -139,7 +139,8 @@ export const layerGlobalMiddleware = HttpRouter.middleware(
                 )
               )
         if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* exit
-        const settlement = (yield* Deferred.isDone(settled)) ? yield* Deferred.await(settled) : undefined
+        const settledWith = yield* Deferred.poll(settled)
+        const settlement = Option.isSome(settledWith) ? yield* settledWith.value : undefined
         let response: HttpServerResponse.HttpServerResponse
         let outcome: string
         let headers: Readonly<Record<string, string>> = settlement?.headers ?? {}
