@@ -348,21 +348,15 @@ const targets = (measured: ReadonlyArray<Measured>, idle: number, afterCreate: n
       floor: { text: ">= 0.45x", met: value >= 0.45 }
     })
   }
-  // Not a target: how far the framework alone is from raw node:http, and the service from it.
+  // Not targets: how far the framework alone is from raw node:http, and the service from it.
   const bare = median(find(measured, "bare HttpApi", "index"))
-  if (raw !== undefined && bare !== undefined) {
-    const value = ratio(bare.result.requestsPerSecond, raw.result.requestsPerSecond)
-    list.push({
-      what: "GET /v1, bare HttpApi / raw node:http",
-      value: `${value}x`,
-      target: "",
-      met: undefined
-    })
+  const throughputRatio = (what: string, over: Measured | undefined, under: Measured | undefined) => {
+    if (over === undefined || under === undefined) return
+    const value = ratio(over.result.requestsPerSecond, under.result.requestsPerSecond)
+    list.push({ what, value: `${value}x`, target: "", met: undefined })
   }
-  if (bare !== undefined && index !== undefined) {
-    const value = ratio(index.result.requestsPerSecond, bare.result.requestsPerSecond)
-    list.push({ what: "GET /v1, service / bare HttpApi", value: `${value}x`, target: "", met: undefined })
-  }
+  throughputRatio("GET /v1, bare HttpApi / raw node:http", bare, raw)
+  throughputRatio("GET /v1, service / bare HttpApi", index, bare)
   list.push({
     what: "service RSS idle after start",
     value: `${megabytes(idle)} MB`,

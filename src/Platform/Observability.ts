@@ -245,6 +245,8 @@ export const makeJsonLogger = (write: (line: string) => void) => {
     return lastTime
   }
   return Logger.make(({ message, logLevel, cause, fiber, date }) => {
+    // The span a line written inside a traced span names.
+    const span = fiber.cache.tracerEnabled && fiber.cache.span?._tag === "Span" ? fiber.cache.span : undefined
     // A request's line alone, outside a span and without annotations (every request's line): its
     // fields are already flat, so they are written as they are, with no record built around them.
     // The same line as the generic path writes (test/observability/logs.test.ts).
@@ -252,7 +254,7 @@ export const makeJsonLogger = (write: (line: string) => void) => {
     if (
       alone instanceof RequestLine &&
       cause.reasons.length === 0 &&
-      !(fiber.cache.tracerEnabled && fiber.cache.span?._tag === "Span") &&
+      span === undefined &&
       Record.isEmptyRecord(fiber.getRef(References.CurrentLogAnnotations))
     ) {
       const fields = JSON.stringify(alone.fields).slice(1)
@@ -285,8 +287,7 @@ export const makeJsonLogger = (write: (line: string) => void) => {
     for (const key in annotations) {
       if (!reserved.has(key)) record[key] = annotations[key]
     }
-    const span = fiber.cache.span
-    if (fiber.cache.tracerEnabled && span !== undefined && span._tag === "Span") {
+    if (span !== undefined) {
       record.trace_id = span.traceId
       record.span_id = span.spanId
     }
