@@ -192,6 +192,67 @@ END
 $fn$`
   },
   {
+    // The active property of an organization that a lead request names by `codigo`, `external_code`
+    // or `id` (docs/contract.md#3-order-of-checks, step 10): NULL when none does, an archived one
+    // included. The one text of the rule: the catalog's lookup (a dry run's) and the writes below call it.
+    name: "resolve_property",
+    text: `
+CREATE OR REPLACE FUNCTION resolve_property(p_organization_id uuid, p_by text, p_value text) RETURNS uuid
+LANGUAGE plpgsql STABLE AS $fn$
+BEGIN
+  IF p_by = 'codigo' THEN
+    RETURN (SELECT p.id FROM properties p
+            WHERE p.organization_id = p_organization_id AND p.codigo = p_value AND NOT p.archived LIMIT 1);
+  ELSIF p_by = 'external_code' THEN
+    RETURN (SELECT p.id FROM properties p
+            WHERE p.organization_id = p_organization_id AND p.external_code = p_value AND NOT p.archived LIMIT 1);
+  ELSIF p_by = 'id' AND p_value ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' THEN
+    RETURN (SELECT p.id FROM properties p
+            WHERE p.organization_id = p_organization_id AND p.id = p_value::uuid AND NOT p.archived);
+  END IF;
+  RETURN NULL;
+END
+$fn$`
+  },
+  {
+    // The property a write names (`p_by` NULL: none): `resolve_property`, raising P0005 when nothing
+    // active matches, which the service answers 422 `property_not_found` (the write rolls back).
+    name: "required_property",
+    text: `
+CREATE OR REPLACE FUNCTION required_property(p_organization_id uuid, p_by text, p_value text) RETURNS uuid
+LANGUAGE plpgsql STABLE AS $fn$
+DECLARE
+  v_property_id uuid;
+BEGIN
+  IF p_by IS NULL THEN
+    RETURN NULL;
+  END IF;
+  v_property_id := resolve_property(p_organization_id, p_by, p_value);
+  IF v_property_id IS NULL THEN
+    RAISE EXCEPTION 'no active property of the organization matches' USING ERRCODE = 'P0005';
+  END IF;
+  RETURN v_property_id;
+END
+$fn$`
+  },
+  {
+    // `create_or_enrich_lead` with the property as the request names it, resolved in the same
+    // statement (one round trip less per create that names one): `required_property`.
+    name: "write_lead",
+    text: `
+CREATE OR REPLACE FUNCTION write_lead(
+  p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
+  p_property_by text, p_property_value text, p_note text, p_request_id text, p_now timestamptz,
+  p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid, p_livemode boolean
+) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+LANGUAGE sql AS $fn$
+  SELECT * FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
+                                      required_property(p_organization_id, p_property_by, p_property_value),
+                                      p_note, p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token,
+                                      p_livemode)
+$fn$`
+  },
+  {
     // A rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue): the very write of
     // `POST /v1/leads`, done only while the request-log row still keeps its body and names no lead,
     // and then marked on that row in the same transaction. The row lock makes two rescues of one
@@ -230,6 +291,22 @@ BEGIN
   UPDATE request_log r SET rescued_lead_id = v_written.lead_id, kept_body = NULL WHERE r.id = p_request_log_id;
   RETURN QUERY SELECT v_written.lead_id, v_written.created, v_written.assignee_id, v_written.filled;
 END
+$fn$`
+  },
+  {
+    // `rescue_lead` with the property as the kept request names it: `required_property` first,
+    // whatever the row's state.
+    name: "rescue_write_lead",
+    text: `
+CREATE OR REPLACE FUNCTION rescue_write_lead(
+  p_request_log_id bigint, p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text,
+  p_phone_key text, p_email text, p_property_by text, p_property_value text, p_note text, p_request_id text,
+  p_now timestamptz, p_due_at timestamptz, p_livemode boolean
+) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+LANGUAGE sql AS $fn$
+  SELECT * FROM rescue_lead(p_request_log_id, p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key,
+                            p_email, required_property(p_organization_id, p_property_by, p_property_value),
+                            p_note, p_request_id, p_now, p_due_at, p_livemode)
 $fn$`
   },
   {

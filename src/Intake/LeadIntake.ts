@@ -1,22 +1,16 @@
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { CallerShape } from "../Domain/Caller.ts"
 import { phoneMatchKey } from "../Domain/Phone.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../Platform/Sql.ts"
 import type { LeadInput } from "./LeadInput.ts"
 import { LeadRepository, type LeadWrite, type LeadWritten } from "./LeadRepository.ts"
-import { PropertyCatalog } from "./PropertyCatalog.ts"
+import { PropertyCatalog, UnknownProperty } from "./PropertyCatalog.ts"
 
 /** Who a lead is written for: an API key's caller, or the origin and mode of a rescued request. */
 export type Writer = Pick<CallerShape, "organizationId" | "originId" | "country" | "livemode">
 
 export const matchKeyOf = (writer: Writer, input: LeadInput) =>
   input.telefono === null ? null : phoneMatchKey(input.telefono, writer.country)
-
-/** 10. The property the request names is unknown or archived in the writer's catalog: 422 `property_not_found`. */
-export class UnknownProperty extends Data.TaggedError("UnknownProperty")<{}> {
-  override readonly message = "No active property of your organization matches propiedad"
-  readonly field = "propiedad"
-}
 
 /** What a write did to its lead, as the API answers it (`LeadCreated` or `LeadEnriched`). */
 export const answerBody = (
@@ -48,7 +42,8 @@ type IntakeFailure = UnknownProperty | StoreUnavailable | OutcomeUnknown
 
 /**
  * `POST /v1/leads` from the decoded body on (docs/contract.md#3-order-of-checks 8, 10-11): the
- * property the body names in the writer's catalog, then the lead and everything a write sets off.
+ * property the body names in the writer's catalog, then the lead and everything a write sets off
+ * (a write resolves the property in its own statement; a dry run asks the catalog).
  * The endpoint and a rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue) both write
  * through here; they differ only in what the one write statement also records (the idempotency
  * key's answer, or the rescued request-log row).
@@ -56,7 +51,7 @@ type IntakeFailure = UnknownProperty | StoreUnavailable | OutcomeUnknown
 export class LeadIntake extends Context.Service<
   LeadIntake,
   {
-    /** 8, 10. The property the request names: unknown or archived is 422. */
+    /** 8, 10. The property the request names, for a dry run: unknown or archived is 422. */
     resolveProperty(
       writer: Writer,
       input: LeadInput
@@ -89,32 +84,27 @@ export class LeadIntake extends Context.Service<
         return found.value
       })
 
-      const intake = <A, E>(
+      const writeOf = (
         writer: Writer,
         input: LeadInput,
         requestId: string,
-        idempotency: LeadWrite["idempotency"],
-        commit: (write: LeadWrite) => Effect.Effect<A, E>
-      ) =>
-        Effect.flatMap(resolveProperty(writer, input), (propertyId) =>
-          commit({
-            requestId,
-            organizationId: writer.organizationId,
-            originId: writer.originId,
-            livemode: writer.livemode,
-            input,
-            phoneKey: matchKeyOf(writer, input),
-            propertyId,
-            idempotency
-          })
-        )
+        idempotency: LeadWrite["idempotency"]
+      ): LeadWrite => ({
+        requestId,
+        organizationId: writer.organizationId,
+        originId: writer.originId,
+        livemode: writer.livemode,
+        input,
+        phoneKey: matchKeyOf(writer, input),
+        idempotency
+      })
 
       return LeadIntake.of({
         resolveProperty,
         write: (writer, input, requestId, idempotency) =>
-          intake(writer, input, requestId, idempotency, leads.createOrEnrich),
+          leads.createOrEnrich(writeOf(writer, input, requestId, idempotency)),
         rescue: (writer, input, requestId, requestLogId) =>
-          intake(writer, input, requestId, null, (write) => leads.rescue(write, requestLogId))
+          leads.rescue(writeOf(writer, input, requestId, null), requestLogId)
       })
     })
   )

@@ -1,12 +1,18 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { SqlClient, SqlSchema } from "effect/sql"
+import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { countOf, IdRow, requireExisting } from "../Platform/Sql/Decode.ts"
-import { type OutcomeUnknown, type StoreUnavailable, writeOrFail } from "../Platform/Sql/Outcome.ts"
+import {
+  type OutcomeUnknown,
+  type StoreUnavailable,
+  sqlStateOf,
+  writeOrFail
+} from "../Platform/Sql/Outcome.ts"
 import { sqlService } from "../Platform/SqlService.ts"
 import { type LeadInput, noteBody } from "./LeadInput.ts"
 import { readLead } from "./LeadRecord.ts"
+import { activePropertyIn, UnknownProperty } from "./PropertyCatalog.ts"
 
 export interface LeadWrite {
   readonly requestId: string
@@ -14,9 +20,9 @@ export interface LeadWrite {
   readonly originId: string
   /** A test key's write: it meets only test leads, is never assigned and sets off no task. */
   readonly livemode: boolean
+  /** The request's fields; its `propiedad` is resolved by the write itself (422 when it names no active property). */
   readonly input: LeadInput
   readonly phoneKey: string | null
-  readonly propertyId: string | null
   /** The reservation this write completes, so its response is stored in the same transaction. */
   readonly idempotency: { readonly key: string; readonly token: string } | null
 }
@@ -83,10 +89,14 @@ const SummaryRow = Schema.Struct({
   created_at: Schema.Date
 })
 
+/** `write_lead`'s and `rescue_write_lead`'s word that the request's property does not resolve: nothing was written. */
+const unknownPropertyState = "P0005"
+
 /**
- * Leads and everything a write sets off. `createOrEnrich` is one round trip (`create_or_enrich_lead`
- * in migrations/functions.ts), so a lead, its note, task, outbox event, capture assignment and
- * stored idempotent response commit together or not at all; the unique (organization, phone key)
+ * Leads and everything a write sets off. `createOrEnrich` is one round trip (`write_lead` in
+ * migrations/functions.ts: the request's property resolved, then `create_or_enrich_lead`), so a
+ * lead, its note, task, outbox event, capture assignment and stored idempotent response commit
+ * together or not at all, and a property that does not resolve writes nothing (`UnknownProperty`); the unique (organization, phone key)
  * index decides races, not timing, and only a real creation takes a round-robin turn. Test leads
  * (docs/contract.md#10-test-mode) live beside live ones and never meet them (`lead_match_key` keeps a test
  * lead's phone key apart); `purgeTest` removes an organization's test leads with everything
@@ -100,7 +110,9 @@ export class LeadRepository extends Context.Service<
       livemode: boolean,
       phoneKey: string
     ): Effect.Effect<Option.Option<string>, StoreUnavailable>
-    createOrEnrich(write: LeadWrite): Effect.Effect<LeadWritten, StoreUnavailable | OutcomeUnknown>
+    createOrEnrich(
+      write: LeadWrite
+    ): Effect.Effect<LeadWritten, UnknownProperty | StoreUnavailable | OutcomeUnknown>
     /**
      * The same write as `createOrEnrich`, for a rescue of the request-log row `requestLogId`: done
      * only while that row keeps its body and names no lead, and marked on it in the same transaction
@@ -109,7 +121,7 @@ export class LeadRepository extends Context.Service<
     rescue(
       write: LeadWrite,
       requestLogId: string
-    ): Effect.Effect<Option.Option<LeadWritten>, StoreUnavailable | OutcomeUnknown>
+    ): Effect.Effect<Option.Option<LeadWritten>, UnknownProperty | StoreUnavailable | OutcomeUnknown>
     show(id: string): Effect.Effect<LeadDetail, UnknownEntity>
     list(
       organizationId: string,
@@ -138,24 +150,44 @@ export class LeadRepository extends Context.Service<
             WHERE organization_id = ${organizationId} AND phone_key = lead_match_key(${phoneKey}, ${livemode})`
       })
       const decodeWritten = Schema.decodeUnknownEffect(Written)
-      const write = (lead: LeadWrite, now: Date) =>
-        sql`
-          SELECT lead_id, created, assignee_id, filled FROM create_or_enrich_lead(
-            ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
-            ${lead.input.email}, ${lead.propertyId}::uuid, ${noteBody(lead.input)}::text, ${lead.requestId}, ${now},
-            ${new Date(now.getTime() + firstContactMillis)}, ${lead.idempotency?.key ?? null}::text,
-            ${lead.idempotency?.token ?? null}::uuid, ${lead.livemode}
-          )`.pipe(Effect.flatMap(([row]) => decodeWritten(row)))
-      const rescueWrite = (lead: LeadWrite, now: Date, requestLogId: string) =>
-        sql`
-          SELECT lead_id, created, assignee_id, filled FROM rescue_lead(
-            ${requestLogId}::bigint, ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre},
-            ${lead.input.telefono}, ${lead.phoneKey}, ${lead.input.email}, ${lead.propertyId}::uuid,
-            ${noteBody(lead.input)}::text, ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
-            ${lead.livemode}
-          )`.pipe(
-          Effect.flatMap(([row]) => (row === undefined ? Effect.succeed(undefined) : decodeWritten(row)))
+      const propertyOf = (lead: LeadWrite) => ({
+        by: lead.input.propiedad?.by ?? null,
+        value: lead.input.propiedad?.value ?? null
+      })
+      /** P0005 as a value, so that it reaches the caller as `UnknownProperty` rather than as an SQL failure. */
+      const noProperty = Symbol("noProperty")
+      const propertyResolved = <A, R>(self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>) =>
+        Effect.catchIf(
+          self,
+          (error) => error._tag === "SqlError" && sqlStateOf(error.reason.cause) === unknownPropertyState,
+          () => Effect.succeed(noProperty)
         )
+      const write = (lead: LeadWrite, now: Date) => {
+        const property = propertyOf(lead)
+        return sql`
+          SELECT lead_id, created, assignee_id, filled FROM write_lead(
+            ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
+            ${lead.input.email}, ${property.by}::text, ${property.value}::text, ${noteBody(lead.input)}::text,
+            ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
+            ${lead.idempotency?.key ?? null}::text, ${lead.idempotency?.token ?? null}::uuid, ${lead.livemode}
+          )`.pipe(
+          Effect.flatMap(([row]) => decodeWritten(row)),
+          propertyResolved
+        )
+      }
+      const rescueWrite = (lead: LeadWrite, now: Date, requestLogId: string) => {
+        const property = propertyOf(lead)
+        return sql`
+          SELECT lead_id, created, assignee_id, filled FROM rescue_write_lead(
+            ${requestLogId}::bigint, ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre},
+            ${lead.input.telefono}, ${lead.phoneKey}, ${lead.input.email}, ${property.by}::text,
+            ${property.value}::text, ${noteBody(lead.input)}::text, ${lead.requestId}, ${now},
+            ${new Date(now.getTime() + firstContactMillis)}, ${lead.livemode}
+          )`.pipe(
+          Effect.flatMap(([row]) => (row === undefined ? Effect.succeed(undefined) : decodeWritten(row))),
+          propertyResolved
+        )
+      }
       const writtenOf = (row: typeof Written.Type): LeadWritten => ({
         leadId: row.lead_id,
         outcome: row.created ? "created" : "enriched",
@@ -186,9 +218,12 @@ export class LeadRepository extends Context.Service<
         }),
 
         createOrEnrich: fn("LeadRepository.createOrEnrich")(function* (lead) {
+          if (lead.input.propiedad !== null)
+            yield* Effect.annotateCurrentSpan("property.by", lead.input.propiedad.by)
           const row = yield* write(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
             writeOrFail(sql, "LeadRepository.createOrEnrich")
           )
+          if (row === noProperty) return yield* new UnknownProperty()
           const written = writtenOf(row)
           yield* Effect.annotateCurrentSpan({
             "lead.id": written.leadId,
@@ -202,6 +237,7 @@ export class LeadRepository extends Context.Service<
           const row = yield* rescueWrite(lead, new Date(yield* Clock.currentTimeMillis), requestLogId).pipe(
             writeOrFail(sql, "LeadRepository.rescue")
           )
+          if (row === noProperty) return yield* new UnknownProperty()
           return row === undefined ? Option.none() : Option.some(writtenOf(row))
         }),
 
@@ -281,13 +317,13 @@ export class LeadRepository extends Context.Service<
                 lead.phoneKey === phoneKey
             )
 
-      const assign = (write: LeadWrite): string | null => {
+      const assign = (write: LeadWrite, propertyId: string | null): string | null => {
         const rule = store.rules
           .filter(
             (r) =>
               r.organizationId === write.organizationId &&
               (r.originId === null || r.originId === write.originId) &&
-              (r.propertyId === null || r.propertyId === write.propertyId)
+              (r.propertyId === null || r.propertyId === propertyId)
           )
           .sort((a, b) => a.priority - b.priority || a.seq - b.seq)[0]
         if (rule === undefined) return null
@@ -306,6 +342,9 @@ export class LeadRepository extends Context.Service<
         createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (write) {
           const now = yield* Clock.currentTimeMillis
           const { input } = write
+          const propertyId =
+            input.propiedad === null ? null : activePropertyIn(store, write.organizationId, input.propiedad)
+          if (propertyId === undefined) return yield* new UnknownProperty()
           if (write.idempotency !== null) {
             const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
             const reservation = store.idempotency.get(slot)
@@ -321,8 +360,8 @@ export class LeadRepository extends Context.Service<
             telefono: input.telefono,
             phoneKey: write.phoneKey,
             email: input.email,
-            propertyId: write.propertyId,
-            assigneeId: write.livemode ? assign(write) : null,
+            propertyId,
+            assigneeId: write.livemode ? assign(write, propertyId) : null,
             createdAt: now,
             livemode: write.livemode
           }
@@ -339,11 +378,11 @@ export class LeadRepository extends Context.Service<
           const filled: Array<FilledField> = []
           if (input.email !== null && (existing === undefined || existing.email === null))
             filled.push("email")
-          if (write.propertyId !== null && (existing === undefined || existing.propertyId === null))
+          if (propertyId !== null && (existing === undefined || existing.propertyId === null))
             filled.push("property")
           if (existing !== undefined) {
             existing.email ??= input.email
-            existing.propertyId ??= write.propertyId
+            existing.propertyId ??= propertyId
           }
           const note = noteBody(input)
           if (note !== null)

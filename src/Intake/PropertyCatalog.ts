@@ -1,7 +1,7 @@
-import { Array as Arr, Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
-import { MemoryStore } from "../Platform/MemoryStore.ts"
-import { decodeFirst, IdRow, requireExisting, type StoreUnavailable } from "../Platform/Sql.ts"
+import { type MemoryState, MemoryStore } from "../Platform/MemoryStore.ts"
+import { decodeFirst, requireExisting, type StoreUnavailable } from "../Platform/Sql.ts"
 import { sqlService } from "../Platform/SqlService.ts"
 import type { PropertyReference } from "./LeadInput.ts"
 
@@ -13,6 +13,31 @@ const PropertyRow = Schema.Struct({
 })
 export type Property = typeof PropertyRow.Type
 
+/** 10. The property a request names is unknown or archived in the writer's catalog: 422 `property_not_found`. */
+export class UnknownProperty extends Data.TaggedError("UnknownProperty")<{}> {
+  override readonly message = "No active property of your organization matches propiedad"
+  readonly field = "propiedad"
+}
+
+/**
+ * The in-memory layers' text of `resolve_property` (migrations/functions.ts): the active property
+ * of the organization that the reference names.
+ */
+export const activePropertyIn = (
+  state: MemoryState,
+  organizationId: string,
+  reference: PropertyReference
+): string | undefined => {
+  for (const p of state.properties.values()) {
+    if (p.organizationId !== organizationId || p.archived) continue
+    const value = reference.by === "codigo" ? p.codigo : reference.by === "id" ? p.id : p.externalCode
+    if (value === reference.value) return p.id
+  }
+  return undefined
+}
+
+const ResolvedRow = Schema.Struct({ id: Schema.NullOr(Schema.String) })
+
 export interface NewProperty {
   readonly organizationId: string
   readonly codigo: string
@@ -23,7 +48,7 @@ export interface NewProperty {
 export class PropertyCatalog extends Context.Service<
   PropertyCatalog,
   {
-    /** The active property of the organization that the reference names, if any. */
+    /** The active property of the organization that the reference names, if any (`resolve_property`). */
     resolve(
       organizationId: string,
       reference: PropertyReference
@@ -38,8 +63,7 @@ export class PropertyCatalog extends Context.Service<
     PropertyCatalog,
     Effect.gen(function* () {
       const { sql, read, readOrFail, fn } = yield* sqlService
-      const column = { codigo: sql("codigo"), external_code: sql("external_code"), id: sql("id") }
-      const decodeIds = Schema.decodeUnknownEffect(Schema.Array(IdRow))
+      const decodeResolved = Schema.decodeUnknownEffect(ResolvedRow)
       const decodeProperty = Schema.decodeUnknownEffect(PropertyRow)
       const setArchived = Effect.fn("PropertyCatalog.setArchived")(function* (id: string, archived: boolean) {
         const row = yield* sql`
@@ -52,13 +76,12 @@ export class PropertyCatalog extends Context.Service<
       return PropertyCatalog.of({
         resolve: fn("PropertyCatalog.resolve")(function* (organizationId, reference) {
           yield* Effect.annotateCurrentSpan({ "property.by": reference.by })
-          const rows = yield* read`
-            SELECT id FROM properties
-            WHERE organization_id = ${organizationId} AND ${column[reference.by]} = ${reference.value} AND NOT archived`.pipe(
-            Effect.flatMap(decodeIds),
+          const row = yield* read`
+            SELECT resolve_property(${organizationId}, ${reference.by}, ${reference.value}) AS id`.pipe(
+            Effect.flatMap(([row]) => decodeResolved(row)),
             readOrFail("PropertyCatalog.resolve")
           )
-          return Option.map(Arr.head(rows), (row) => row.id)
+          return Option.fromNullishOr(row.id)
         }),
         add: Effect.fn("PropertyCatalog.add")(function* (property) {
           yield* requireExisting(sql, "organization", property.organizationId)
@@ -107,12 +130,7 @@ export class PropertyCatalog extends Context.Service<
 
       return PropertyCatalog.of({
         resolve: Effect.fn("PropertyCatalog.resolve")(function* (organizationId, reference) {
-          for (const p of store.properties.values()) {
-            if (p.organizationId !== organizationId || p.archived) continue
-            const value = reference.by === "codigo" ? p.codigo : reference.by === "id" ? p.id : p.externalCode
-            if (value === reference.value) return Option.some(p.id)
-          }
-          return Option.none()
+          return Option.fromNullishOr(activePropertyIn(store, organizationId, reference))
         }),
         add: Effect.fn("PropertyCatalog.add")(function* (property) {
           if (!store.organizations.has(property.organizationId)) {

@@ -5,7 +5,8 @@ import { AppConfig } from "../Platform/Config.ts"
 import { decodeFirst } from "../Platform/Sql/Decode.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../Platform/Sql.ts"
 import type { LeadInput } from "./LeadInput.ts"
-import { answerBody, LeadIntake, type UnknownProperty } from "./LeadIntake.ts"
+import { answerBody, LeadIntake } from "./LeadIntake.ts"
+import type { UnknownProperty } from "./PropertyCatalog.ts"
 
 /** A request-log row with the body kept for rescue, if any (admins' data). */
 export const KeptRequest = Schema.Struct({

@@ -36,7 +36,6 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
           "  KeyStore.authenticate",
           "  RateLimiter.consume",
           "  IdempotencyStore.reserve",
-          "  PropertyCatalog.resolve",
           "  LeadRepository.createOrEnrich",
           "  RequestLog.record"
         ])
@@ -44,7 +43,6 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
           "KeyStore.authenticate",
           "RateLimiter.consume",
           "IdempotencyStore.reserve",
-          "PropertyCatalog.resolve",
           "LeadRepository.createOrEnrich"
         ]) {
           assert.lengthOf(statementsUnder(tree, service), 1, `${service} runs one statement, in a child span`)
@@ -53,7 +51,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(lookup!.attributes["db.system.name"], "postgresql")
         assert.match(String(lookup!.attributes["db.query.text"]), /WHERE k\.public_id = \$1/)
         const [write] = statementsUnder(tree, "LeadRepository.createOrEnrich")
-        assert.match(String(write!.attributes["db.query.text"]), /FROM create_or_enrich_lead\(/)
+        assert.match(String(write!.attributes["db.query.text"]), /FROM write_lead\(/)
 
         const server = attributes(tree.span)
         assert.strictEqual(server["http.route"], "/v1/leads")
@@ -73,8 +71,8 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(key["organization.id"], fresh.organizationId)
         assert.strictEqual(attributes(find(tree, "RateLimiter.consume"))["ratelimit.remaining"], 999)
         assert.strictEqual(attributes(find(tree, "IdempotencyStore.reserve"))["idempotency.result"], "new")
-        assert.strictEqual(attributes(find(tree, "PropertyCatalog.resolve"))["property.by"], "codigo")
         const created = attributes(find(tree, "LeadRepository.createOrEnrich"))
+        assert.strictEqual(created["property.by"], "codigo")
         assert.strictEqual(created["lead.outcome"], "created")
         assert.strictEqual(created["lead.id"], response.body.lead_id)
         assert.include(fresh.agentIds, created["capture.assignee_id"])
@@ -159,14 +157,16 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
       })
     )
 
-    it.effect("422: property resolution fails, nothing is written", () =>
+    it.effect("422: property resolution fails in the write's statement, nothing is written", () =>
       Effect.gen(function* () {
         const response = yield* post({ ...lead, propiedad: { codigo: "ZZZ-9999" } })
         assert.strictEqual(response.status, 422)
         const tree = yield* requestTree(response.body.request_id)
         assert.strictEqual(attributes(tree.span)["error.code"], "property_not_found")
-        assert.strictEqual(attributes(find(tree, "PropertyCatalog.resolve"))["property.by"], "codigo")
-        assert.isUndefined(find(tree, "LeadRepository.createOrEnrich"))
+        const write = find(tree, "LeadRepository.createOrEnrich")
+        assert.strictEqual(attributes(write)["property.by"], "codigo")
+        assert.strictEqual(write!.status.code, SpanStatusCode.ERROR)
+        assert.notProperty(attributes(write), "lead.id")
         assert.notProperty(attributes(tree.span), "lead.id")
       })
     )

@@ -332,6 +332,68 @@ acrossLayers("LeadRepository", (it) => {
     })
   )
 
+  it.effect("resolves the property the request names, and writes nothing when none is active", () =>
+    Effect.gen(function* () {
+      const leads = yield* LeadRepository
+      const fixture = yield* seed()
+      const other = yield* seed()
+      const byCodigo = yield* leads.createOrEnrich(
+        leadWrite(fixture, {
+          nombre: "Por código",
+          telefono: "55 9200 0001",
+          propiedad: { by: "codigo", value: "ABC-1234" }
+        })
+      )
+      const byExternalCode = yield* leads.createOrEnrich(
+        leadWrite(fixture, {
+          nombre: "Por clave externa",
+          telefono: "55 9200 0002",
+          propiedad: { by: "external_code", value: "EXT-1" }
+        })
+      )
+      for (const written of [byCodigo, byExternalCode]) {
+        assert.deepStrictEqual(written.filled, ["property"])
+        assert.strictEqual((yield* leads.show(written.leadId)).property_id, fixture.propertyId)
+      }
+
+      for (const propiedad of [
+        { by: "codigo", value: "ABC-9999" },
+        { by: "codigo", value: "OLD-0001" },
+        { by: "id", value: fixture.archivedPropertyId },
+        { by: "id", value: other.propertyId },
+        { by: "external_code", value: "ABC-1234" }
+      ] as const) {
+        const refused = yield* expectFailure(
+          leads.createOrEnrich(
+            leadWrite(fixture, { nombre: "Sin propiedad", telefono: "55 9200 0003", propiedad })
+          )
+        )
+        assert.strictEqual(refused._tag, "UnknownProperty", propiedad.value)
+      }
+      // Enriching is refused the same way: the lead the phone names is left as it was.
+      const refused = yield* expectFailure(
+        leads.createOrEnrich(
+          leadWrite(fixture, {
+            nombre: "Por código",
+            telefono: "55 9200 0001",
+            email: "nuevo@example.com",
+            propiedad: { by: "codigo", value: "OLD-0001" }
+          })
+        )
+      )
+      assert.strictEqual(refused._tag, "UnknownProperty")
+      assert.deepStrictEqual(
+        (yield* leads.list(fixture.organizationId, 10)).map((lead) => [lead.nombre, lead.email]).sort(),
+        [
+          ["Por clave externa", null],
+          ["Por código", null]
+        ]
+      )
+      const unwritten = leadWrite(fixture, { nombre: "Sin propiedad", telefono: "55 9200 0003" }).phoneKey!
+      assert.isTrue(Option.isNone(yield* leads.findMatch(fixture.organizationId, true, unwritten)))
+    })
+  )
+
   it.effect("finds the lead an organization has for a phone key", () =>
     Effect.gen(function* () {
       const leads = yield* LeadRepository

@@ -68,7 +68,11 @@ export const leadWrite = (
     readonly livemode?: boolean
   }
 ): LeadWrite => {
-  const full = leadInput(input)
+  const given = leadInput(input)
+  const full =
+    options?.propertyId == null
+      ? given
+      : { ...given, propiedad: { by: "id" as const, value: options.propertyId } }
   return {
     requestId: crypto.randomUUID(),
     organizationId: target.organizationId,
@@ -76,7 +80,6 @@ export const leadWrite = (
     livemode: options?.livemode ?? true,
     input: full,
     phoneKey: full.telefono === null ? null : phoneMatchKey(full.telefono, "MX"),
-    propertyId: options?.propertyId ?? null,
     idempotency: options?.idempotency ?? null
   }
 }

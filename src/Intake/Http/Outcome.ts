@@ -14,7 +14,7 @@ import {
 import type { RateWindowShape } from "../../Domain/RateWindow.ts"
 import type { Attribution } from "../../Platform/Observability/Request.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../../Platform/Sql.ts"
-import type { UnknownProperty } from "../LeadIntake.ts"
+import type { UnknownProperty } from "../PropertyCatalog.ts"
 import type { RateLimitExceeded } from "../RateLimiter.ts"
 
 /** How an answered request ended: its error's code, or what it did to its lead. */
