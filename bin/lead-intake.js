@@ -19,9 +19,11 @@ const major = Number(process.versions.node.split(".")[0])
 const self = realpathSync(fileURLToPath(import.meta.url))
 
 if (major >= requiredMajor) {
-  // Old-generation growth bounded by measurement (CONTRIBUTING.md#findings, "Memory under load"): set at run time,
-  // since NODE_OPTIONS may not carry it, so every way of starting the bin gets it.
-  const heapFlags = process.env.LEAD_INTAKE_HEAP_FLAGS ?? "--heap-growing-percent=60"
+  // Old-generation growth bounded, and no allocation-site pretenuring (CONTRIBUTING.md#findings, "Memory under
+  // load" and "Pretenuring"), both by measurement: set at run time, since NODE_OPTIONS may not carry them, so every
+  // way of starting the bin gets them.
+  const heapFlags =
+    process.env.LEAD_INTAKE_HEAP_FLAGS ?? "--heap-growing-percent=60 --no-allocation-site-pretenuring"
   if (heapFlags !== "") {
     const { setFlagsFromString } = await import("node:v8")
     setFlagsFromString(heapFlags)
