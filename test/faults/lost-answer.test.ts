@@ -10,12 +10,17 @@ import { freshDatabaseUrl, inspector, sleep, startPostgresServer } from "./suppo
  * crash after the commit); `hold` keeps the write from the server and closes the client's end
  * (nothing reached the server) until `deliverHeld` hands it over late, after its request answered.
  * With `outage`, when the client's end closes every connection is closed and every new one refused for 6 s;
- * `answer` lets the statement and its answer through, and starts that outage as soon as the answer is.
+ * `answer` lets the statement and its answer through, and starts that outage as soon as the answer is
+ * (up to its `ReadyForQuery`, which may come in a chunk of its own).
  */
 interface Fault {
   readonly write: "cut" | "hold" | "answer"
   readonly outage?: boolean
 }
+
+/** The chunk ends with PostgreSQL's `ReadyForQuery` ('Z', length 5, a status byte): the answer is whole. */
+const endsAnswer = (chunk: Buffer) =>
+  chunk.length >= 6 && chunk.subarray(-6, -1).equals(Buffer.from([0x5a, 0, 0, 0, 5]))
 
 const startForwarder = (upstreamPort: number) => {
   const faults = new Map<string, Fault>()
@@ -42,7 +47,7 @@ const startForwarder = (upstreamPort: number) => {
     let outageAfterAnswer = false
     upstream.on("data", (chunk) => {
       if (muted) return
-      if (!outageAfterAnswer) client.write(chunk)
+      if (!outageAfterAnswer || !endsAnswer(chunk)) client.write(chunk)
       else {
         // The outage begins with this answer: nothing a client sends from now on reaches the server,
         // however soon the service sends its next statement, and every connection closes once the
@@ -279,7 +284,8 @@ describe("fault: a write's answer is lost", () => {
       ...lead,
       body: JSON.stringify({ ...JSON.parse(lead.body), propiedad: { codigo: marker } })
     }
-    // The property's lookup is answered (no such property: 422), then this instance loses the database for 6 s.
+    // The write's answer (no such property: 422, nothing written) gets through, then this instance
+    // loses the database for 6 s, so the key's release cannot reach it.
     forwarder.fault(marker, { write: "answer" })
     const started = performance.now()
     const first = await post(server, refused)
