@@ -96,8 +96,9 @@ const unknownPropertyState = "P0005"
  * Leads and everything a write sets off. `createOrEnrich` is one round trip (`write_lead` in
  * migrations/functions.ts: the request's property resolved, then `create_or_enrich_lead`), so a
  * lead, its note, task, outbox event, capture assignment and stored idempotent response commit
- * together or not at all, and a property that does not resolve writes nothing (`UnknownProperty`); the unique (organization, phone key)
- * index decides races, not timing, and only a real creation takes a round-robin turn. Test leads
+ * together or not at all, and a property that does not resolve writes nothing (`UnknownProperty`);
+ * the unique (organization, phone key) index decides races, not timing, and only a real creation
+ * takes a round-robin turn. Test leads
  * (docs/contract.md#10-test-mode) live beside live ones and never meet them (`lead_match_key` keeps a test
  * lead's phone key apart); `purgeTest` removes an organization's test leads with everything
  * hanging on them.
