@@ -62,6 +62,8 @@ $fn$`
     // A write with an Idempotency-Key commits only with its key's completion: a reservation released
     // meanwhile (a lost answer settled by `IdempotencyStore.settle`, a lease run out) makes it roll
     // back, so a released key always means nothing was written (docs/contract.md#5-idempotency).
+    // A completed key keeps the token of the reservation that completed it, so that settling a lost
+    // answer tells this request's completion from another's.
     name: "create_or_enrich_lead(livemode)",
     text: `
 CREATE OR REPLACE FUNCTION create_or_enrich_lead(
@@ -169,7 +171,7 @@ BEGIN
         http_status = CASE WHEN v_created THEN 201 ELSE 200 END,
         response = jsonb_build_object('lead_id', v_lead_id,
                                       'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
-        completed_at = p_now, lease_token = NULL, lease_expires_at = NULL
+        completed_at = p_now, lease_expires_at = NULL
     WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.lease_token = p_lease_token;
     IF NOT FOUND THEN
       RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
@@ -180,7 +182,7 @@ BEGIN
         http_status = CASE WHEN v_created THEN 201 ELSE 200 END,
         response = jsonb_build_object('lead_id', v_lead_id,
                                       'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
-        completed_at = p_now, lease_token = NULL, lease_expires_at = NULL
+        completed_at = p_now, lease_expires_at = NULL
     WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.lease_token = p_lease_token;
     IF NOT FOUND THEN
       RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
@@ -236,6 +238,52 @@ END
 $fn$`
   },
   {
+    // The one text of an Idempotency-Key's reservation (docs/contract.md#5-idempotency): a first use,
+    // a lease run out (before `p_now`) or a completion forgotten (before `p_forget_before`) is
+    // reserved for `p_token` until `p_lease_expires_at`; otherwise the key's row as it stands (none:
+    // it was just released, which the caller reads as still in progress). `IdempotencyStore.reserve`
+    // and `reserve_and_write_lead` call it.
+    name: "reserve_idempotency_key",
+    text: `
+CREATE OR REPLACE FUNCTION reserve_idempotency_key(
+  p_livemode boolean, p_origin_id uuid, p_key text, p_fingerprint text, p_token uuid, p_now timestamptz,
+  p_lease_expires_at timestamptz, p_forget_before timestamptz
+) RETURNS TABLE (reserved boolean, state text, fingerprint text, response jsonb)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF p_livemode THEN
+    INSERT INTO idempotency_keys AS k (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+    VALUES (p_origin_id, p_key, p_fingerprint, 'in_progress', p_token, p_lease_expires_at)
+    ON CONFLICT (origin_id, key) DO UPDATE
+      SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
+          lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
+      WHERE (k.state = 'in_progress' AND k.lease_expires_at <= p_now)
+         OR (k.state = 'completed' AND k.completed_at <= p_forget_before);
+    IF FOUND THEN
+      RETURN QUERY SELECT true, NULL::text, NULL::text, NULL::jsonb;
+    ELSE
+      RETURN QUERY SELECT false, k.state::text, k.fingerprint, k.response FROM idempotency_keys k
+                   WHERE k.origin_id = p_origin_id AND k.key = p_key;
+    END IF;
+  ELSE
+    INSERT INTO test_idempotency_keys AS k (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+    VALUES (p_origin_id, p_key, p_fingerprint, 'in_progress', p_token, p_lease_expires_at)
+    ON CONFLICT (origin_id, key) DO UPDATE
+      SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
+          lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
+      WHERE (k.state = 'in_progress' AND k.lease_expires_at <= p_now)
+         OR (k.state = 'completed' AND k.completed_at <= p_forget_before);
+    IF FOUND THEN
+      RETURN QUERY SELECT true, NULL::text, NULL::text, NULL::jsonb;
+    ELSE
+      RETURN QUERY SELECT false, k.state::text, k.fingerprint, k.response FROM test_idempotency_keys k
+                   WHERE k.origin_id = p_origin_id AND k.key = p_key;
+    END IF;
+  END IF;
+END
+$fn$`
+  },
+  {
     // `create_or_enrich_lead` with the property as the request names it, resolved in the same
     // statement (one round trip less per create that names one): `required_property`.
     name: "write_lead",
@@ -250,6 +298,59 @@ LANGUAGE sql AS $fn$
                                       required_property(p_organization_id, p_property_by, p_property_value),
                                       p_note, p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token,
                                       p_livemode)
+$fn$`
+  },
+  {
+    // A create or enrichment behind its Idempotency-Key in one round trip (docs/contract.md#5-idempotency):
+    // the key reserved and committed on its own first, as `IdempotencyStore.reserve` does, so that a
+    // request with the same key meanwhile answers 409 in progress; a key that is not free comes back as
+    // its row, and nothing is written. Then `write_lead` with that reservation. A write that fails
+    // (an unknown property, a cancel, a lock wait run out, a bug) frees the key in the same transaction
+    // that rolls the write back, and comes back as `failed_state`/`failed_message`: nothing of the
+    // request is left, and the caller has nothing to release (a cancel landing inside that handler
+    // itself, a window of microseconds, leaves the key to its 30 s lease). Called outside a
+    // transaction only (it commits the reservation).
+    name: "reserve_and_write_lead",
+    text: `
+CREATE OR REPLACE PROCEDURE reserve_and_write_lead(
+  p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
+  p_property_by text, p_property_value text, p_note text, p_request_id text, p_now timestamptz,
+  p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid, p_livemode boolean, p_fingerprint text,
+  p_lease_expires_at timestamptz, p_forget_before timestamptz,
+  INOUT reserved boolean DEFAULT NULL, INOUT key_state text DEFAULT NULL, INOUT key_fingerprint text DEFAULT NULL,
+  INOUT key_response jsonb DEFAULT NULL, INOUT lead_id uuid DEFAULT NULL, INOUT created boolean DEFAULT NULL,
+  INOUT assignee_id uuid DEFAULT NULL, INOUT filled text[] DEFAULT NULL, INOUT failed_state text DEFAULT NULL,
+  INOUT failed_message text DEFAULT NULL
+)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  SELECT r.reserved, r.state, r.fingerprint, r.response INTO reserved, key_state, key_fingerprint, key_response
+  FROM reserve_idempotency_key(p_livemode, p_origin_id, p_idempotency_key, p_fingerprint, p_lease_token, p_now,
+                               p_lease_expires_at, p_forget_before) r;
+  IF reserved IS NOT TRUE THEN
+    reserved := false;
+    RETURN;
+  END IF;
+  COMMIT;
+  BEGIN
+    SELECT w.lead_id, w.created, w.assignee_id, w.filled INTO lead_id, created, assignee_id, filled
+    FROM write_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email, p_property_by,
+                    p_property_value, p_note, p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token,
+                    p_livemode) w;
+  EXCEPTION WHEN OTHERS OR query_canceled THEN
+    failed_state := SQLSTATE;
+    failed_message := SQLERRM;
+    IF p_livemode THEN
+      DELETE FROM idempotency_keys k
+      WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.state = 'in_progress'
+        AND k.lease_token = p_lease_token;
+    ELSE
+      DELETE FROM test_idempotency_keys k
+      WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.state = 'in_progress'
+        AND k.lease_token = p_lease_token;
+    END IF;
+  END;
+END
 $fn$`
   },
   {

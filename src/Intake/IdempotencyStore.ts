@@ -22,7 +22,8 @@ export const StoredResponse = Schema.Struct({
 })
 export type StoredResponse = typeof StoredResponse.Type
 
-const ReserveRow = Schema.Struct({
+/** What `reserve_idempotency_key` (migrations/functions.ts) answers: reserved, or the key's row as it stands. */
+export const ReserveRow = Schema.Struct({
   reserved: Schema.Boolean,
   state: Schema.NullOr(Schema.Literals(["in_progress", "completed"])),
   fingerprint: Schema.NullOr(Schema.String),
@@ -32,14 +33,17 @@ const decodeReserveRow = Schema.decodeUnknownEffect(Schema.Array(ReserveRow))
 
 const SettleRow = Schema.Struct({
   state: Schema.Literals(["in_progress", "completed"]),
-  response: Schema.NullOr(StoredResponse)
+  response: Schema.NullOr(StoredResponse),
+  lease_token: Schema.NullOr(Schema.String)
 })
 const decodeSettleRows = Schema.decodeUnknownEffect(Schema.Array(SettleRow))
 
 /**
  * What became of a key whose write's answer was lost: `Committed`, the write's stored answer (the
- * retry replays it); `Released`, nothing was written and the key is free (a write commits only with
- * its key's completion, so a released reservation can no longer commit); `Kept`, the database did not
+ * key found completed by this very reservation; the retry replays it); `Released`, nothing of this
+ * request was written (a write commits only with its key's completion, so a released reservation
+ * can no longer commit; a key found reserved anew after the lease, or completed by that other
+ * request, is not this one's); `Kept`, the database did not
  * answer in time: the key stays reserved while the instance keeps asking, its lease the last resort.
  */
 export type Settled =
@@ -64,7 +68,8 @@ const results = {
   InProgress: "in_progress"
 } as const
 
-const annotated = (reservation: Reservation) =>
+/** `reservation` with the `idempotency.result` attribute set on the current span. */
+export const annotated = <R extends Reservation>(reservation: R): Effect.Effect<R> =>
   Effect.as(Effect.annotateCurrentSpan({ "idempotency.result": results[reservation._tag] }), reservation)
 
 /** What the first step of a request with an Idempotency-Key found. */
@@ -73,6 +78,43 @@ export type Reservation =
   | { readonly _tag: "Replay"; readonly response: StoredResponse }
   | { readonly _tag: "Conflict" }
   | { readonly _tag: "InProgress" }
+
+/** A reservation's row read as what it found: `token`'s when reserved; none is a key just released, still in progress. */
+export const reservationOf = (
+  row: typeof ReserveRow.Type | undefined,
+  token: string,
+  fingerprint: string
+): Reservation =>
+  row?.reserved === true
+    ? { _tag: "Reserved", token }
+    : row === undefined || row.state === "in_progress" || row.response === null
+      ? { _tag: "InProgress" }
+      : row.fingerprint !== fingerprint
+        ? { _tag: "Conflict" }
+        : { _tag: "Replay", response: row.response }
+
+/** The same rule on the memory store: `token` reserves a free key, else what the key's entry holds. */
+export const reserveIn = (
+  store: MemoryStore["Service"],
+  slot: IdempotencySlot,
+  fingerprint: string,
+  token: string,
+  now: number
+): Reservation => {
+  const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
+  const existing = store.idempotency.get(id)
+  const free =
+    existing === undefined ||
+    (existing.state === "in_progress" && existing.leaseExpiresAt <= now) ||
+    (existing.state === "completed" && existing.completedAt <= now - memoryMillis)
+  if (free) {
+    store.idempotency.set(id, { state: "in_progress", fingerprint, token, leaseExpiresAt: now + leaseMillis })
+    return { _tag: "Reserved", token }
+  }
+  if (existing.state === "in_progress") return { _tag: "InProgress" }
+  if (existing.fingerprint !== fingerprint) return { _tag: "Conflict" }
+  return { _tag: "Replay", response: existing.response }
+}
 
 export interface IdempotencySlot {
   readonly originId: string
@@ -83,12 +125,14 @@ export interface IdempotencySlot {
 
 /**
  * Idempotency keys per origin. A reservation holds the key for a 30 s lease (an instance that dies
- * frees it by itself); success is recorded by the lead write, in its own transaction, and
- * remembered for 24 h; any failure releases the key. A write whose answer was lost
- * (`OutcomeUnknown`) is settled instead: releasing its reservation decides it when the write did not
- * commit, finding the key completed shows that it did. Asked within the request's deadline first,
- * then, if the database has not answered by then, in the background until it does (or the lease
- * ends); each key kept past its request, and how it ended, is logged.
+ * frees it by itself); the request path reserves in its write's own statement
+ * (`LeadRepository.createOrEnrichKeyed`, by the rule `reserve` runs: `reserve_idempotency_key`);
+ * success is recorded by the lead write, in its own transaction, and remembered for 24 h; a write
+ * that fails frees the key in the transaction that rolls it back. A write whose answer was lost
+ * (`OutcomeUnknown`) is settled here: releasing its reservation decides it when the write did not
+ * commit, finding the key completed by that reservation shows that it did. Asked within the
+ * request's deadline first, then, if the database has not answered by then, in the background
+ * until it does (or the lease ends); each key kept past its request, and how it ended, is logged.
  */
 export class IdempotencyStore extends Context.Service<
   IdempotencyStore,
@@ -97,8 +141,6 @@ export class IdempotencyStore extends Context.Service<
       slot: IdempotencySlot,
       fingerprint: string
     ): Effect.Effect<Reservation, StoreUnavailable | OutcomeUnknown>
-    /** Frees a reservation; one the database does not take in time is kept and freed in the background. */
-    release(slot: IdempotencySlot, token: string, reservedAt?: number): Effect.Effect<void>
     /** A write's answer was lost: what came of it, `reservedAt` (clock millis) dating the key for the log. */
     settle(slot: IdempotencySlot, token: string, reservedAt: number): Effect.Effect<Settled>
   }
@@ -129,13 +171,14 @@ export class IdempotencyStore extends Context.Service<
             RETURNING 1`.pipe(availableOrFail("IdempotencyStore.settle"))
           if (released.length > 0) return { _tag: "Released" } as const
           const [row] = yield* sql`
-            SELECT state, response FROM ${tableOf(slot)}
+            SELECT state, response, lease_token FROM ${tableOf(slot)}
             WHERE origin_id = ${slot.originId} AND key = ${slot.key}`.pipe(
             Effect.flatMap(decodeSettleRows),
             availableOrFail("IdempotencyStore.settle")
           )
-          // Not completed: released before, or reserved anew after its lease; either way this write rolled back.
-          return row?.state === "completed" && row.response !== null
+          // Not completed by this reservation: released before, or reserved anew after its lease (and
+          // perhaps completed by that request); either way this write rolled back.
+          return row?.state === "completed" && row.response !== null && row.lease_token === token
             ? ({ _tag: "Committed", response: row.response } as const)
             : ({ _tag: "Released" } as const)
         })
@@ -210,23 +253,11 @@ export class IdempotencyStore extends Context.Service<
         reserve: fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
           const now = yield* Clock.currentTimeMillis
           const token = crypto.randomUUID()
-          const table = tableOf(slot)
           const rows = yield* sql`
-            WITH reserved AS (
-              INSERT INTO ${table} AS k (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
-              VALUES (${slot.originId}, ${slot.key}, ${fingerprint}, 'in_progress', ${token}, ${new Date(now + leaseMillis)})
-              ON CONFLICT (origin_id, key) DO UPDATE
-                SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
-                    lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
-                WHERE (k.state = 'in_progress' AND k.lease_expires_at <= ${new Date(now)})
-                   OR (k.state = 'completed' AND k.completed_at <= ${new Date(now - memoryMillis)})
-              RETURNING 1
-            )
-            SELECT true AS reserved, NULL AS state, NULL AS fingerprint, NULL::jsonb AS response
-            FROM reserved
-            UNION ALL
-            SELECT false, state, fingerprint, response FROM ${table}
-            WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND NOT EXISTS (SELECT 1 FROM reserved)`.pipe(
+            SELECT reserved, state, fingerprint, response FROM reserve_idempotency_key(
+              ${slot.livemode}, ${slot.originId}, ${slot.key}, ${fingerprint}, ${token}::uuid, ${new Date(now)},
+              ${new Date(now + leaseMillis)}, ${new Date(now - memoryMillis)}
+            )`.pipe(
             Effect.flatMap(decodeReserveRow),
             writeOrFail(sql, "IdempotencyStore.reserve"),
             // A reservation whose answer was lost is settled like a write: released (or never made),
@@ -241,36 +272,7 @@ export class IdempotencyStore extends Context.Service<
               )
             )
           )
-          const row = rows[0]
-          const reservation: Reservation =
-            row?.reserved === true
-              ? { _tag: "Reserved", token }
-              : row === undefined || row.state === "in_progress" || row.response === null
-                ? { _tag: "InProgress" }
-                : row.fingerprint !== fingerprint
-                  ? { _tag: "Conflict" }
-                  : { _tag: "Replay", response: row.response }
-          yield* Effect.annotateCurrentSpan({ "idempotency.result": results[reservation._tag] })
-          return reservation
-        }),
-        release: fn("IdempotencyStore.release")(function* (slot, token, reservedAt) {
-          const released = yield* Effect.exit(
-            sql`
-              DELETE FROM ${tableOf(slot)}
-              WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}`.pipe(
-              // Bounded by a timer, not by interruption: it runs where the request can no longer be
-              // interrupted (a failed write's exit), and within what is left of the request's deadline.
-              availableOrFail("IdempotencyStore.release")
-            )
-          )
-          if (Exit.isSuccess(released)) return
-          // Not released in time: the key is kept, and released in the background as a lost answer is settled.
-          const since = reservedAt ?? (yield* Clock.currentTimeMillis)
-          yield* Effect.logWarning(
-            "idempotency key kept: its release did not reach the database",
-            released.cause
-          ).pipe(Effect.annotateLogs(keyAnnotations(slot, since, "Kept", yield* Clock.currentTimeMillis)))
-          yield* Effect.forkIn(settleInBackground(slot, token, since), layerScope)
+          return yield* annotated(reservationOf(rows[0], token, fingerprint))
         }),
         settle: fn("IdempotencyStore.settle")(settling)
       })
@@ -284,35 +286,13 @@ export class IdempotencyStore extends Context.Service<
       return IdempotencyStore.of({
         reserve: Effect.fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
           const now = yield* Clock.currentTimeMillis
-          const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
-          const existing = store.idempotency.get(id)
-          const free =
-            existing === undefined ||
-            (existing.state === "in_progress" && existing.leaseExpiresAt <= now) ||
-            (existing.state === "completed" && existing.completedAt <= now - memoryMillis)
-          if (free) {
-            const token = crypto.randomUUID()
-            store.idempotency.set(id, {
-              state: "in_progress",
-              fingerprint,
-              token,
-              leaseExpiresAt: now + leaseMillis
-            })
-            return yield* annotated({ _tag: "Reserved", token })
-          }
-          if (existing.state === "in_progress") return yield* annotated({ _tag: "InProgress" })
-          if (existing.fingerprint !== fingerprint) return yield* annotated({ _tag: "Conflict" })
-          return yield* annotated({ _tag: "Replay", response: existing.response })
-        }),
-        release: Effect.fn("IdempotencyStore.release")(function* (slot, token) {
-          const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
-          const existing = store.idempotency.get(id)
-          if (existing?.state === "in_progress" && existing.token === token) store.idempotency.delete(id)
+          return yield* annotated(reserveIn(store, slot, fingerprint, crypto.randomUUID(), now))
         }),
         settle: Effect.fn("IdempotencyStore.settle")(function* (slot, token) {
           const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
           const existing = store.idempotency.get(id)
-          if (existing?.state === "completed") return { _tag: "Committed", response: existing.response }
+          if (existing?.state === "completed" && existing.token === token)
+            return { _tag: "Committed", response: existing.response }
           if (existing?.state === "in_progress" && existing.token === token) store.idempotency.delete(id)
           return { _tag: "Released" }
         })

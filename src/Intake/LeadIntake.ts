@@ -3,7 +3,7 @@ import type { CallerShape } from "../Domain/Caller.ts"
 import { phoneMatchKey } from "../Domain/Phone.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../Platform/Sql.ts"
 import type { LeadInput } from "./LeadInput.ts"
-import { LeadRepository, type LeadWrite, type LeadWritten } from "./LeadRepository.ts"
+import { type KeyedWritten, LeadRepository, type LeadWrite, type LeadWritten } from "./LeadRepository.ts"
 import { PropertyCatalog, UnknownProperty } from "./PropertyCatalog.ts"
 
 /** Who a lead is written for: an API key's caller, or the origin and mode of a rescued request. */
@@ -62,6 +62,17 @@ export class LeadIntake extends Context.Service<
       requestId: string,
       idempotency: LeadWrite["idempotency"]
     ): Effect.Effect<LeadWritten, IntakeFailure>
+    /**
+     * 9-11 for a request with an Idempotency-Key: the key reserved for `idempotency.token`, then the
+     * write, in one round trip; a key that is not free answers what it holds, and nothing is written.
+     */
+    writeKeyed(
+      writer: Writer,
+      input: LeadInput,
+      requestId: string,
+      idempotency: { readonly key: string; readonly token: string },
+      fingerprint: string
+    ): Effect.Effect<KeyedWritten, IntakeFailure>
     /** The same write for a rescue of the request-log row; none when it was rescued already or keeps nothing. */
     rescue(
       writer: Writer,
@@ -103,6 +114,12 @@ export class LeadIntake extends Context.Service<
         resolveProperty,
         write: (writer, input, requestId, idempotency) =>
           leads.createOrEnrich(writeOf(writer, input, requestId, idempotency)),
+        writeKeyed: (writer, input, requestId, idempotency, fingerprint) =>
+          leads.createOrEnrichKeyed({
+            ...writeOf(writer, input, requestId, idempotency),
+            idempotency,
+            fingerprint
+          }),
         rescue: (writer, input, requestId, requestLogId) =>
           leads.rescue(writeOf(writer, input, requestId, null), requestLogId)
       })

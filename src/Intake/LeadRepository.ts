@@ -1,15 +1,25 @@
-import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { countOf, IdRow, requireExisting } from "../Platform/Sql/Decode.ts"
 import {
+  isOutageState,
   type OutcomeUnknown,
-  type StoreUnavailable,
+  StoreUnavailable,
   sqlStateOf,
   writeOrFail
 } from "../Platform/Sql/Outcome.ts"
 import { sqlService } from "../Platform/SqlService.ts"
+import {
+  annotated,
+  leaseMillis,
+  memoryMillis,
+  type Reservation,
+  reservationOf,
+  reserveIn,
+  StoredResponse
+} from "./IdempotencyStore.ts"
 import { type LeadInput, noteBody } from "./LeadInput.ts"
 import { readLead } from "./LeadRecord.ts"
 import { activePropertyIn, UnknownProperty } from "./PropertyCatalog.ts"
@@ -26,6 +36,17 @@ export interface LeadWrite {
   /** The reservation this write completes, so its response is stored in the same transaction. */
   readonly idempotency: { readonly key: string; readonly token: string } | null
 }
+
+/** A write behind an Idempotency-Key: the reservation it takes (`token`) and the request's fingerprint. */
+export interface KeyedLeadWrite extends LeadWrite {
+  readonly idempotency: { readonly key: string; readonly token: string }
+  readonly fingerprint: string
+}
+
+/** What a keyed write did: reserved its key and wrote the lead, or found the key's earlier use and wrote nothing. */
+export type KeyedWritten =
+  | { readonly _tag: "Written"; readonly written: LeadWritten }
+  | Exclude<Reservation, { readonly _tag: "Reserved" }>
 
 /** A lead field a write set: on creation the ones given, on enrichment the empty ones it filled. */
 export const FilledField = Schema.Literals(["email", "property"])
@@ -80,6 +101,20 @@ const Written = Schema.Struct({
   filled: Schema.Array(FilledField)
 })
 
+/** `reserve_and_write_lead`'s answer: the reservation's, then the write's or its failure's. */
+const KeyedRow = Schema.Struct({
+  reserved: Schema.Boolean,
+  key_state: Schema.NullOr(Schema.Literals(["in_progress", "completed"])),
+  key_fingerprint: Schema.NullOr(Schema.String),
+  key_response: Schema.NullOr(StoredResponse),
+  lead_id: Schema.NullOr(Schema.String),
+  created: Schema.NullOr(Schema.Boolean),
+  assignee_id: Schema.NullOr(Schema.String),
+  filled: Schema.NullOr(Schema.Array(FilledField)),
+  failed_state: Schema.NullOr(Schema.String),
+  failed_message: Schema.NullOr(Schema.String)
+})
+
 const SummaryRow = Schema.Struct({
   id: Schema.String,
   nombre: Schema.NullOr(Schema.String),
@@ -114,6 +149,17 @@ export class LeadRepository extends Context.Service<
     createOrEnrich(
       write: LeadWrite
     ): Effect.Effect<LeadWritten, UnknownProperty | StoreUnavailable | OutcomeUnknown>
+    /**
+     * `createOrEnrich` behind its Idempotency-Key, in one round trip (`reserve_and_write_lead`): the
+     * key reserved for `write.idempotency.token` and committed on its own first (so a request with the
+     * same key meanwhile finds it in progress), then the write; a key that is not free comes back as
+     * what its reservation found, and nothing is written. A write that fails frees its key in its own
+     * transaction, so the caller releases nothing; a lost answer (`OutcomeUnknown`) is settled as
+     * any write's (`IdempotencyStore.settle`).
+     */
+    createOrEnrichKeyed(
+      write: KeyedLeadWrite
+    ): Effect.Effect<KeyedWritten, UnknownProperty | StoreUnavailable | OutcomeUnknown>
     /**
      * The same write as `createOrEnrich`, for a rescue of the request-log row `requestLogId`: done
      * only while that row keeps its body and names no lead, and marked on it in the same transaction
@@ -176,6 +222,18 @@ export class LeadRepository extends Context.Service<
           propertyResolved
         )
       }
+      const decodeKeyed = Schema.decodeUnknownEffect(KeyedRow)
+      const keyedWrite = (lead: KeyedLeadWrite, now: Date) => {
+        const property = propertyOf(lead)
+        return sql`
+          CALL reserve_and_write_lead(
+            ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
+            ${lead.input.email}, ${property.by}::text, ${property.value}::text, ${noteBody(lead.input)}::text,
+            ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
+            ${lead.idempotency.key}::text, ${lead.idempotency.token}::uuid, ${lead.livemode}, ${lead.fingerprint}::text,
+            ${new Date(now.getTime() + leaseMillis)}, ${new Date(now.getTime() - memoryMillis)}
+          )`.pipe(Effect.flatMap(([row]) => decodeKeyed(row)))
+      }
       const rescueWrite = (lead: LeadWrite, now: Date, requestLogId: string) => {
         const property = propertyOf(lead)
         return sql`
@@ -195,6 +253,51 @@ export class LeadRepository extends Context.Service<
         assigneeId: row.assignee_id,
         filled: row.filled
       })
+      const annotateWritten = (written: LeadWritten) =>
+        Effect.annotateCurrentSpan({
+          "lead.id": written.leadId,
+          "lead.outcome": written.outcome,
+          "capture.assignee_id": written.assigneeId ?? "unassigned"
+        })
+      /** A keyed write's row: what the reservation found, else the write or why it failed (the key freed then). */
+      const keyedOf = (
+        lead: KeyedLeadWrite,
+        row: typeof KeyedRow.Type
+      ): Effect.Effect<KeyedWritten, UnknownProperty | StoreUnavailable> => {
+        if (!row.reserved) {
+          const found = reservationOf(
+            {
+              reserved: false,
+              state: row.key_state,
+              fingerprint: row.key_fingerprint,
+              response: row.key_response
+            },
+            lead.idempotency.token,
+            lead.fingerprint
+          )
+          return found._tag === "Reserved"
+            ? Effect.die(new Error("a reservation not taken read as taken"))
+            : Effect.succeed(found)
+        }
+        if (row.failed_state === unknownPropertyState) return Effect.fail(new UnknownProperty())
+        if (row.failed_state !== null)
+          return isOutageState(row.failed_state)
+            ? Effect.fail(new StoreUnavailable({ operation: "LeadRepository.createOrEnrichKeyed" }))
+            : Effect.die(
+                new Error(`the lead write failed (${row.failed_state}): ${row.failed_message ?? ""}`)
+              )
+        if (row.lead_id === null || row.created === null || row.filled === null)
+          return Effect.die(new Error("reserve_and_write_lead answered neither a lead nor a failure"))
+        return Effect.succeed({
+          _tag: "Written",
+          written: writtenOf({
+            lead_id: row.lead_id,
+            created: row.created,
+            assignee_id: row.assignee_id,
+            filled: row.filled
+          })
+        })
+      }
       const findLeads = SqlSchema.findAll({
         Request: Schema.Struct({
           organizationId: Schema.String,
@@ -226,12 +329,21 @@ export class LeadRepository extends Context.Service<
           )
           if (row === noProperty) return yield* new UnknownProperty()
           const written = writtenOf(row)
-          yield* Effect.annotateCurrentSpan({
-            "lead.id": written.leadId,
-            "lead.outcome": written.outcome,
-            "capture.assignee_id": written.assigneeId ?? "unassigned"
-          })
+          yield* annotateWritten(written)
           return written
+        }),
+
+        createOrEnrichKeyed: fn("LeadRepository.createOrEnrichKeyed")(function* (lead) {
+          if (lead.input.propiedad !== null)
+            yield* Effect.annotateCurrentSpan("property.by", lead.input.propiedad.by)
+          const row = yield* keyedWrite(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
+            writeOrFail(sql, "LeadRepository.createOrEnrichKeyed")
+          )
+          const keyed = yield* keyedOf(lead, row)
+          if (keyed._tag !== "Written") return yield* annotated(keyed)
+          yield* Effect.annotateCurrentSpan("idempotency.result", "new")
+          yield* annotateWritten(keyed.written)
+          return keyed
         }),
 
         rescue: fn("LeadRepository.rescue")(function* (lead, requestLogId) {
@@ -334,82 +446,98 @@ export class LeadRepository extends Context.Service<
         return agent
       }
 
+      const createOrEnrich = Effect.fn("LeadRepository.createOrEnrich")(function* (write: LeadWrite) {
+        const now = yield* Clock.currentTimeMillis
+        const { input } = write
+        const propertyId =
+          input.propiedad === null ? null : activePropertyIn(store, write.organizationId, input.propiedad)
+        if (propertyId === undefined) return yield* new UnknownProperty()
+        if (write.idempotency !== null) {
+          const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
+          const reservation = store.idempotency.get(slot)
+          if (reservation?.state !== "in_progress" || reservation.token !== write.idempotency.token)
+            return yield* Effect.die(new Error("the idempotency key's reservation is no longer held"))
+        }
+        const existing = matching(write.organizationId, write.livemode, write.phoneKey)
+        const lead = existing ?? {
+          id: crypto.randomUUID(),
+          organizationId: write.organizationId,
+          originId: write.originId,
+          nombre: input.nombre,
+          telefono: input.telefono,
+          phoneKey: write.phoneKey,
+          email: input.email,
+          propertyId,
+          assigneeId: write.livemode ? assign(write, propertyId) : null,
+          createdAt: now,
+          livemode: write.livemode
+        }
+        if (existing === undefined) store.leads.set(lead.id, lead)
+        if (existing === undefined && write.livemode) {
+          store.tasks.push({
+            leadId: lead.id,
+            kind: "first_contact",
+            assigneeId: lead.assigneeId,
+            dueAt: now + firstContactMillis,
+            createdAt: now
+          })
+        }
+        const filled: Array<FilledField> = []
+        if (input.email !== null && (existing === undefined || existing.email === null)) filled.push("email")
+        if (propertyId !== null && (existing === undefined || existing.propertyId === null))
+          filled.push("property")
+        if (existing !== undefined) {
+          existing.email ??= input.email
+          existing.propertyId ??= propertyId
+        }
+        const note = noteBody(input)
+        if (note !== null)
+          store.notes.push({ leadId: lead.id, body: note, requestId: write.requestId, createdAt: now })
+        const outcome = existing === undefined ? "created" : "enriched"
+        store.events.push({
+          leadId: lead.id,
+          organizationId: write.organizationId,
+          type: `lead.${outcome}`,
+          createdAt: now,
+          livemode: write.livemode
+        })
+        if (write.idempotency !== null) {
+          const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
+          const reservation = store.idempotency.get(slot)
+          if (reservation?.state === "in_progress") {
+            store.idempotency.set(slot, {
+              state: "completed",
+              fingerprint: reservation.fingerprint,
+              token: reservation.token,
+              status: outcome === "created" ? 201 : 200,
+              response: { lead_id: lead.id, status: outcome },
+              completedAt: now
+            })
+          }
+        }
+        return { leadId: lead.id, outcome, assigneeId: lead.assigneeId, filled } as const
+      })
+
       return LeadRepository.of({
         findMatch: Effect.fn("LeadRepository.findMatch")(function* (organizationId, livemode, phoneKey) {
           return Option.fromNullishOr(matching(organizationId, livemode, phoneKey)?.id)
         }),
         // Rescues live beside the request log's kept bodies, which only PostgreSQL holds.
         rescue: () => Effect.die(new Error("LeadRepository.rescue needs PostgreSQL")),
-        createOrEnrich: Effect.fn("LeadRepository.createOrEnrich")(function* (write) {
+        createOrEnrich,
+        createOrEnrichKeyed: Effect.fn("LeadRepository.createOrEnrichKeyed")(function* (write) {
           const now = yield* Clock.currentTimeMillis
-          const { input } = write
-          const propertyId =
-            input.propiedad === null ? null : activePropertyIn(store, write.organizationId, input.propiedad)
-          if (propertyId === undefined) return yield* new UnknownProperty()
-          if (write.idempotency !== null) {
-            const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
-            const reservation = store.idempotency.get(slot)
-            if (reservation?.state !== "in_progress" || reservation.token !== write.idempotency.token)
-              return yield* Effect.die(new Error("the idempotency key's reservation is no longer held"))
-          }
-          const existing = matching(write.organizationId, write.livemode, write.phoneKey)
-          const lead = existing ?? {
-            id: crypto.randomUUID(),
-            organizationId: write.organizationId,
-            originId: write.originId,
-            nombre: input.nombre,
-            telefono: input.telefono,
-            phoneKey: write.phoneKey,
-            email: input.email,
-            propertyId,
-            assigneeId: write.livemode ? assign(write, propertyId) : null,
-            createdAt: now,
-            livemode: write.livemode
-          }
-          if (existing === undefined) store.leads.set(lead.id, lead)
-          if (existing === undefined && write.livemode) {
-            store.tasks.push({
-              leadId: lead.id,
-              kind: "first_contact",
-              assigneeId: lead.assigneeId,
-              dueAt: now + firstContactMillis,
-              createdAt: now
-            })
-          }
-          const filled: Array<FilledField> = []
-          if (input.email !== null && (existing === undefined || existing.email === null))
-            filled.push("email")
-          if (propertyId !== null && (existing === undefined || existing.propertyId === null))
-            filled.push("property")
-          if (existing !== undefined) {
-            existing.email ??= input.email
-            existing.propertyId ??= propertyId
-          }
-          const note = noteBody(input)
-          if (note !== null)
-            store.notes.push({ leadId: lead.id, body: note, requestId: write.requestId, createdAt: now })
-          const outcome = existing === undefined ? "created" : "enriched"
-          store.events.push({
-            leadId: lead.id,
-            organizationId: write.organizationId,
-            type: `lead.${outcome}`,
-            createdAt: now,
-            livemode: write.livemode
-          })
-          if (write.idempotency !== null) {
-            const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
-            const reservation = store.idempotency.get(slot)
-            if (reservation?.state === "in_progress") {
-              store.idempotency.set(slot, {
-                state: "completed",
-                fingerprint: reservation.fingerprint,
-                status: outcome === "created" ? 201 : 200,
-                response: { lead_id: lead.id, status: outcome },
-                completedAt: now
-              })
-            }
-          }
-          return { leadId: lead.id, outcome, assigneeId: lead.assigneeId, filled } as const
+          const slot = { originId: write.originId, livemode: write.livemode, key: write.idempotency.key }
+          const found = reserveIn(store, slot, write.fingerprint, write.idempotency.token, now)
+          if (found._tag !== "Reserved") return yield* annotated(found)
+          const exit = yield* Effect.exit(createOrEnrich(write))
+          if (Exit.isSuccess(exit)) return { _tag: "Written", written: exit.value } as const
+          // As `reserve_and_write_lead` does: a write that fails frees its key.
+          const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
+          const held = store.idempotency.get(id)
+          if (held?.state === "in_progress" && held.token === write.idempotency.token)
+            store.idempotency.delete(id)
+          return yield* Effect.failCause(exit.cause)
         }),
         show: Effect.fn("LeadRepository.show")(function* (id) {
           const lead = store.leads.get(id)

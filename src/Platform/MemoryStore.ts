@@ -79,6 +79,8 @@ export interface MemoryState {
     | {
         state: "completed"
         fingerprint: string
+        /** The reservation that completed it (`IdempotencyStore.settle` tells its own completion by it). */
+        token: string
         status: number
         response: { readonly lead_id: string; readonly status: "created" | "enriched" }
         completedAt: number

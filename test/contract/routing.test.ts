@@ -291,6 +291,7 @@ const layerDyingRepository = Layer.succeed(
   LeadRepository.of({
     findMatch: () => Effect.succeed(Option.none()),
     createOrEnrich: () => Effect.die(new Error(secret)),
+    createOrEnrichKeyed: () => Effect.die(new Error(secret)),
     rescue: () => Effect.die(new Error(secret)),
     show: () => Effect.die(new Error(secret)),
     list: () => Effect.die(new Error(secret)),

@@ -35,23 +35,21 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
           "POST /v1/leads",
           "  KeyStore.authenticate",
           "  RateLimiter.consume",
-          "  IdempotencyStore.reserve",
-          "  LeadRepository.createOrEnrich",
+          "  LeadRepository.createOrEnrichKeyed",
           "  RequestLog.record"
         ])
         for (const service of [
           "KeyStore.authenticate",
           "RateLimiter.consume",
-          "IdempotencyStore.reserve",
-          "LeadRepository.createOrEnrich"
+          "LeadRepository.createOrEnrichKeyed"
         ]) {
           assert.lengthOf(statementsUnder(tree, service), 1, `${service} runs one statement, in a child span`)
         }
         const [lookup] = statementsUnder(tree, "KeyStore.authenticate")
         assert.strictEqual(lookup!.attributes["db.system.name"], "postgresql")
         assert.match(String(lookup!.attributes["db.query.text"]), /WHERE k\.public_id = \$1/)
-        const [write] = statementsUnder(tree, "LeadRepository.createOrEnrich")
-        assert.match(String(write!.attributes["db.query.text"]), /FROM write_lead\(/)
+        const [write] = statementsUnder(tree, "LeadRepository.createOrEnrichKeyed")
+        assert.match(String(write!.attributes["db.query.text"]), /CALL reserve_and_write_lead\(/)
 
         const server = attributes(tree.span)
         assert.strictEqual(server["http.route"], "/v1/leads")
@@ -70,8 +68,8 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(key["origin.id"], fresh.originId)
         assert.strictEqual(key["organization.id"], fresh.organizationId)
         assert.strictEqual(attributes(find(tree, "RateLimiter.consume"))["ratelimit.remaining"], 999)
-        assert.strictEqual(attributes(find(tree, "IdempotencyStore.reserve"))["idempotency.result"], "new")
-        const created = attributes(find(tree, "LeadRepository.createOrEnrich"))
+        const created = attributes(find(tree, "LeadRepository.createOrEnrichKeyed"))
+        assert.strictEqual(created["idempotency.result"], "new")
         assert.strictEqual(created["property.by"], "codigo")
         assert.strictEqual(created["lead.outcome"], "created")
         assert.strictEqual(created["lead.id"], response.body.lead_id)
@@ -87,7 +85,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(enriched.status, 200)
         const enrichTree = yield* requestTree(enriched.body.request_id)
         assert.strictEqual(attributes(enrichTree.span)["request.outcome"], "enriched")
-        const write = attributes(find(enrichTree, "LeadRepository.createOrEnrich"))
+        const write = attributes(find(enrichTree, "LeadRepository.createOrEnrichKeyed"))
         assert.strictEqual(write["lead.outcome"], "enriched")
         assert.strictEqual(write["lead.id"], first.body.lead_id)
 
@@ -96,11 +94,9 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const replayTree = yield* requestTree(replay.body.request_id)
         assert.strictEqual(attributes(replayTree.span)["request.outcome"], "replay")
         assert.strictEqual(attributes(replayTree.span)["lead.id"], first.body.lead_id)
-        assert.strictEqual(
-          attributes(find(replayTree, "IdempotencyStore.reserve"))["idempotency.result"],
-          "replay"
-        )
-        assert.isUndefined(find(replayTree, "LeadRepository.createOrEnrich"), "a replay writes nothing")
+        const replayed = attributes(find(replayTree, "LeadRepository.createOrEnrichKeyed"))
+        assert.strictEqual(replayed["idempotency.result"], "replay")
+        assert.notProperty(replayed, "lead.outcome", "a replay writes nothing")
 
         const conflict = yield* post(
           { nombre: "Otro", telefono: "+52 55 2222 3333" },
@@ -110,7 +106,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         const conflictTree = yield* requestTree(conflict.body.request_id)
         assert.strictEqual(attributes(conflictTree.span)["error.code"], "idempotency_conflict")
         assert.strictEqual(
-          attributes(find(conflictTree, "IdempotencyStore.reserve"))["idempotency.result"],
+          attributes(find(conflictTree, "LeadRepository.createOrEnrichKeyed"))["idempotency.result"],
           "conflict"
         )
       })

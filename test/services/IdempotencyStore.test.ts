@@ -88,8 +88,8 @@ acrossLayers("IdempotencyStore", (it) => {
         assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), expected)
         assert.deepStrictEqual(yield* store.reserve(slot, otherFingerprint), { _tag: "Conflict" })
 
-        // A late release with the spent token changes nothing.
-        yield* store.release(slot, token)
+        // Settling the spent token late changes nothing: the key stays spent.
+        yield* store.settle(slot, token, 0)
         assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), expected)
       })
   )
@@ -149,17 +149,17 @@ acrossLayers("IdempotencyStore", (it) => {
     })
   )
 
-  it.effect("releases only with the reservation's token", () =>
+  it.effect("frees a reservation only with its own token", () =>
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
       const { originId } = yield* seed()
       const slot = { originId, livemode: true, key: "order-6" }
 
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
-      yield* store.release(slot, crypto.randomUUID())
+      yield* store.settle(slot, crypto.randomUUID(), 0)
       assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), { _tag: "InProgress" })
 
-      yield* store.release(slot, token)
+      yield* store.settle(slot, token, 0)
       reservedToken(yield* store.reserve(slot, otherFingerprint))
     })
   )
@@ -219,6 +219,9 @@ acrossLayers("IdempotencyStore", (it) => {
       )
       const response = { lead_id: written.leadId, status: "created" } as const
       assert.deepStrictEqual(yield* store.settle(slot, token, 0), { _tag: "Committed", response })
+      assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), { _tag: "Replay", response })
+      // Another request's lost answer on the same key is not this completion: nothing of its own was written.
+      assert.deepStrictEqual(yield* store.settle(slot, crypto.randomUUID(), 0), { _tag: "Released" })
       assert.deepStrictEqual(yield* store.reserve(slot, fingerprint), { _tag: "Replay", response })
     })
   )

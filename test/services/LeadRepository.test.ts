@@ -3,7 +3,8 @@ import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { CaptureRules } from "../../src/Intake/CaptureRules.ts"
-import { firstContactMillis, LeadRepository } from "../../src/Intake/LeadRepository.ts"
+import { IdempotencyStore } from "../../src/Intake/IdempotencyStore.ts"
+import { firstContactMillis, type KeyedLeadWrite, LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { PropertyCatalog } from "../../src/Intake/PropertyCatalog.ts"
 import { seed } from "../support/Client.ts"
 import { acrossLayers, expectFailure, leadWrite, setClock } from "./Suite.ts"
@@ -391,6 +392,110 @@ acrossLayers("LeadRepository", (it) => {
       )
       const unwritten = leadWrite(fixture, { nombre: "Sin propiedad", telefono: "55 9200 0003" }).phoneKey!
       assert.isTrue(Option.isNone(yield* leads.findMatch(fixture.organizationId, true, unwritten)))
+    })
+  )
+
+  it.effect("a keyed write reserves its key and writes; a spent or running key writes nothing", () =>
+    Effect.gen(function* () {
+      const leads = yield* LeadRepository
+      const idempotency = yield* IdempotencyStore
+      const fixture = yield* seed()
+      const keyed = (
+        key: string,
+        input: Parameters<typeof leadWrite>[1],
+        fingerprint = "f-1",
+        livemode = true
+      ): KeyedLeadWrite => {
+        const idempotency = { key, token: crypto.randomUUID() }
+        return { ...leadWrite(fixture, input, { idempotency, livemode }), idempotency, fingerprint }
+      }
+      const slot = (key: string, livemode = true) => ({ originId: fixture.originId, livemode, key })
+      const leadCount = Effect.map(leads.list(fixture.organizationId, 100), (all) => all.length)
+
+      const first = keyed("k-1", { nombre: "Ana", telefono: "55 9300 0001" })
+      const written = yield* leads.createOrEnrichKeyed(first)
+      assert.strictEqual(written._tag, "Written")
+      if (written._tag !== "Written") return
+      assert.strictEqual(written.written.outcome, "created")
+      const response = { lead_id: written.written.leadId, status: "created" } as const
+      // The key was completed in the write's own transaction, by the write's own reservation.
+      assert.deepStrictEqual(yield* idempotency.settle(slot("k-1"), first.idempotency.token, 0), {
+        _tag: "Committed",
+        response
+      })
+
+      // A spent key replays (same fingerprint) or conflicts (another), and writes nothing.
+      const again = yield* leads.createOrEnrichKeyed(
+        keyed("k-1", { nombre: "Otra", telefono: "55 9300 0009" })
+      )
+      assert.deepStrictEqual(again, { _tag: "Replay", response })
+      const conflict = yield* leads.createOrEnrichKeyed(
+        keyed("k-1", { nombre: "Otra", telefono: "55 9300 0009" }, "f-2")
+      )
+      assert.deepStrictEqual(conflict, { _tag: "Conflict" })
+      assert.strictEqual(yield* leadCount, 1)
+
+      // A key whose first use still runs is in progress.
+      const running = yield* idempotency.reserve(slot("k-2"), "f-1")
+      assert.strictEqual(running._tag, "Reserved")
+      const waiting = yield* leads.createOrEnrichKeyed(
+        keyed("k-2", { nombre: "Beto", telefono: "55 9300 0002" })
+      )
+      assert.deepStrictEqual(waiting, { _tag: "InProgress" })
+      assert.strictEqual(yield* leadCount, 1)
+
+      // A write that fails leaves nothing: no lead, and its key free for the retry.
+      const refused = yield* expectFailure(
+        leads.createOrEnrichKeyed(
+          keyed("k-3", {
+            nombre: "Caro",
+            telefono: "55 9300 0003",
+            propiedad: { by: "codigo", value: "NO-0000" }
+          })
+        )
+      )
+      assert.strictEqual(refused._tag, "UnknownProperty")
+      assert.strictEqual((yield* idempotency.reserve(slot("k-3"), "f-1"))._tag, "Reserved")
+      assert.strictEqual(yield* leadCount, 1)
+
+      // A test key's keys are its own: the live key's spent k-1 is free in test mode.
+      const test = yield* leads.createOrEnrichKeyed(
+        keyed("k-1", { nombre: "Prueba", telefono: "55 9300 0004" }, "f-1", false)
+      )
+      assert.strictEqual(test._tag, "Written")
+      assert.deepStrictEqual(
+        yield* leads.createOrEnrichKeyed(keyed("k-1", { nombre: "Ana", telefono: "55 9300 0001" })),
+        {
+          _tag: "Replay",
+          response
+        }
+      )
+    })
+  )
+
+  it.effect("one lead when keyed writes with the same key race; the others replay or find it running", () =>
+    Effect.gen(function* () {
+      const leads = yield* LeadRepository
+      const fixture = yield* seed()
+      const results = yield* Effect.forEach(
+        Array.from({ length: 10 }, (_, i) => i),
+        (i) => {
+          const idempotency = { key: "race-1", token: crypto.randomUUID() }
+          return leads.createOrEnrichKeyed({
+            ...leadWrite(fixture, { nombre: `Carrera ${i}`, telefono: "55 9400 0001" }, { idempotency }),
+            idempotency,
+            fingerprint: "same"
+          })
+        },
+        { concurrency: "unbounded" }
+      )
+      const written = results.filter((result) => result._tag === "Written")
+      assert.strictEqual(written.length, 1)
+      assert.isTrue(results.every((result) => ["Written", "Replay", "InProgress"].includes(result._tag)))
+      const all = yield* leads.list(fixture.organizationId, 10)
+      assert.strictEqual(all.length, 1)
+      const [winner] = written
+      assert.strictEqual(winner?._tag === "Written" ? winner.written.leadId : undefined, all[0]!.id)
     })
   )
 

@@ -109,13 +109,13 @@ acrossLayers("Test mode", (it) => {
       const liveToken = tokenOf(yield* store.reserve(live, fingerprint))
       const testToken = tokenOf(yield* store.reserve(test, fingerprint))
       assert.deepStrictEqual(yield* store.reserve(test, fingerprint), { _tag: "InProgress" })
-      yield* store.release(test, liveToken)
+      yield* store.settle(test, liveToken, 0)
       assert.deepStrictEqual(
         yield* store.reserve(test, fingerprint),
         { _tag: "InProgress" },
         "the live reservation's token does not release the test key"
       )
-      yield* store.release(test, testToken)
+      yield* store.settle(test, testToken, 0)
       tokenOf(yield* store.reserve(test, fingerprint))
       assert.deepStrictEqual(yield* store.reserve(live, fingerprint), { _tag: "InProgress" })
     })

@@ -15,7 +15,7 @@ import {
 } from "../IdempotencyStore.ts"
 import type { LeadInput } from "../LeadInput.ts"
 import { answerBody, LeadIntake, matchKeyOf } from "../LeadIntake.ts"
-import { LeadRepository, type LeadWritten } from "../LeadRepository.ts"
+import { type KeyedWritten, LeadRepository, type LeadWritten } from "../LeadRepository.ts"
 import { leadInputOf } from "./LeadPayload.ts"
 import { answered, CurrentRequest, refuse } from "./Outcome.ts"
 
@@ -67,29 +67,10 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       }
     })
 
-    /** 9. The Idempotency-Key: a first use reserves it; a spent one replays or conflicts; a running one waits. */
-    const reserveKey = Effect.fnUntraced(function* (caller: CallerShape, key: string, body: LeadRequest) {
-      const reservation = yield* idempotency.reserve(
-        { originId: caller.originId, livemode: caller.livemode, key },
-        requestFingerprint(body)
-      )
-      switch (reservation._tag) {
-        case "Conflict":
-          return yield* refuse("idempotency_conflict", fixedMessages.idempotency_conflict)
-        case "InProgress":
-          return yield* refuse("idempotency_in_progress", fixedMessages.idempotency_in_progress)
-      }
-      return reservation
-    })
-
-    /** 10-11. The property, then the lead and everything it sets off, in one transaction with the key's answer. */
-    const write = Effect.fnUntraced(function* (
-      caller: CallerShape,
-      input: LeadInput,
-      reservation: { readonly key: string; readonly token: string } | null
-    ) {
+    /** 10-11 without an Idempotency-Key: the property, then the lead and everything it sets off, in one transaction. */
+    const write = Effect.fnUntraced(function* (caller: CallerShape, input: LeadInput) {
       const { requestId } = yield* CurrentRequest
-      return yield* intake.write(caller, input, requestId, reservation)
+      return yield* intake.write(caller, input, requestId, null)
     })
 
     /** The one place a lead's answer is built, replays included. */
@@ -103,6 +84,23 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       })
       return answerBody(answer, leadUrl, request.requestId, answer.replay)
     })
+
+    /**
+     * 9-11 behind an Idempotency-Key: a first use reserves it and writes; a spent one replays or
+     * conflicts; a running one waits (409).
+     */
+    const keyedAnswer = (keyed: KeyedWritten) => {
+      switch (keyed._tag) {
+        case "Written":
+          return Effect.succeed(written(keyed.written))
+        case "Replay":
+          return Effect.succeed(replayed(keyed))
+        case "Conflict":
+          return refuse("idempotency_conflict", fixedMessages.idempotency_conflict)
+        case "InProgress":
+          return refuse("idempotency_in_progress", fixedMessages.idempotency_in_progress)
+      }
+    }
 
     const written = (lead: LeadWritten): Answer => ({
       leadId: lead.leadId,
@@ -145,25 +143,28 @@ export const layerLeadHandlers = HttpApiBuilder.group(
 
     /**
      * 9-11, run to the end once begun, whether or not the caller is still there: a request that hangs
-     * up leaves all of its lead or none of it, and never its key held without a lead. A request that
-     * fails releases its key; one whose write's answer was lost settles it.
+     * up leaves all of its lead or none of it, and never its key held without a lead. A request whose
+     * write fails leaves its key free (the write frees it); one whose write's answer was lost settles it.
      */
     const accept = (caller: CallerShape, input: LeadInput, body: LeadRequest, key: string | undefined) =>
       Effect.uninterruptible(
         Effect.gen(function* () {
           if (key === undefined) {
-            return written(yield* write(caller, input, null))
+            return written(yield* write(caller, input))
           }
-          const reservation = yield* reserveKey(caller, key, body)
-          if (reservation._tag === "Replay") return replayed(reservation)
+          const { requestId } = yield* CurrentRequest
+          const token = crypto.randomUUID()
           const reservedAt = yield* Clock.currentTimeMillis
-          const slot = { originId: caller.originId, livemode: caller.livemode, key }
-          const exit = yield* Effect.exit(write(caller, input, { key, token: reservation.token }))
-          if (Exit.isSuccess(exit)) return written(exit.value)
+          const exit = yield* Effect.exit(
+            intake.writeKeyed(caller, input, requestId, { key, token }, requestFingerprint(body))
+          )
+          if (Exit.isSuccess(exit)) return yield* keyedAnswer(exit.value)
+          // A write that failed freed its key itself; one whose answer was lost is settled.
           const failure = Cause.findErrorOption(exit.cause)
-          if (Option.isSome(failure) && failure.value._tag === "OutcomeUnknown")
-            return yield* settleLost(slot, reservation.token, reservedAt, failure.value)
-          yield* idempotency.release(slot, reservation.token, reservedAt)
+          if (Option.isSome(failure) && failure.value._tag === "OutcomeUnknown") {
+            const slot = { originId: caller.originId, livemode: caller.livemode, key }
+            return yield* settleLost(slot, token, reservedAt, failure.value)
+          }
           return yield* Effect.failCause(exit.cause)
         })
       )
