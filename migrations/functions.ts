@@ -284,6 +284,27 @@ END
 $fn$`
   },
   {
+    // The one text of freeing a reservation: deleted only while it is still `p_token`'s and in
+    // progress (a completed key, or one reserved anew after its lease, stays). True when it was.
+    // `IdempotencyStore.settle` and `reserve_and_write_lead` call it.
+    name: "release_idempotency_key",
+    text: `
+CREATE OR REPLACE FUNCTION release_idempotency_key(p_livemode boolean, p_origin_id uuid, p_key text, p_token uuid)
+RETURNS boolean
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF p_livemode THEN
+    DELETE FROM idempotency_keys k
+    WHERE k.origin_id = p_origin_id AND k.key = p_key AND k.state = 'in_progress' AND k.lease_token = p_token;
+  ELSE
+    DELETE FROM test_idempotency_keys k
+    WHERE k.origin_id = p_origin_id AND k.key = p_key AND k.state = 'in_progress' AND k.lease_token = p_token;
+  END IF;
+  RETURN FOUND;
+END
+$fn$`
+  },
+  {
     // `create_or_enrich_lead` with the property as the request names it, resolved in the same
     // statement (one round trip less per create that names one): `required_property`.
     name: "write_lead",
@@ -340,15 +361,7 @@ BEGIN
   EXCEPTION WHEN OTHERS OR query_canceled THEN
     failed_state := SQLSTATE;
     failed_message := SQLERRM;
-    IF p_livemode THEN
-      DELETE FROM idempotency_keys k
-      WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.state = 'in_progress'
-        AND k.lease_token = p_lease_token;
-    ELSE
-      DELETE FROM test_idempotency_keys k
-      WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.state = 'in_progress'
-        AND k.lease_token = p_lease_token;
-    END IF;
+    PERFORM release_idempotency_key(p_livemode, p_origin_id, p_idempotency_key, p_lease_token);
   END;
 END
 $fn$`

@@ -79,19 +79,37 @@ export type Reservation =
   | { readonly _tag: "Conflict" }
   | { readonly _tag: "InProgress" }
 
-/** A reservation's row read as what it found: `token`'s when reserved; none is a key just released, still in progress. */
-export const reservationOf = (
+/** What a key that was not free holds, for a request with `fingerprint`; none is a key just released, still in progress. */
+export const foundOf = (
+  row: Pick<typeof ReserveRow.Type, "state" | "fingerprint" | "response"> | undefined,
+  fingerprint: string
+): Exclude<Reservation, { readonly _tag: "Reserved" }> =>
+  row === undefined || row.state === "in_progress" || row.response === null
+    ? { _tag: "InProgress" }
+    : row.fingerprint !== fingerprint
+      ? { _tag: "Conflict" }
+      : { _tag: "Replay", response: row.response }
+
+/** A reservation's row read as what it found: `token`'s when reserved, else {@link foundOf}. */
+const reservationOf = (
   row: typeof ReserveRow.Type | undefined,
   token: string,
   fingerprint: string
-): Reservation =>
-  row?.reserved === true
-    ? { _tag: "Reserved", token }
-    : row === undefined || row.state === "in_progress" || row.response === null
-      ? { _tag: "InProgress" }
-      : row.fingerprint !== fingerprint
-        ? { _tag: "Conflict" }
-        : { _tag: "Replay", response: row.response }
+): Reservation => (row?.reserved === true ? { _tag: "Reserved", token } : foundOf(row, fingerprint))
+
+/** The times `reserve_idempotency_key` takes for a reservation made at `now` (clock millis). */
+export const reservationTimes = (now: number) => ({
+  now: new Date(now),
+  leaseExpiresAt: new Date(now + leaseMillis),
+  forgetBefore: new Date(now - memoryMillis)
+})
+
+/** Frees `token`'s reservation on the memory store, if it still holds the key: `release_idempotency_key`. */
+export const releaseIn = (store: MemoryStore["Service"], slot: IdempotencySlot, token: string) => {
+  const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
+  const existing = store.idempotency.get(id)
+  if (existing?.state === "in_progress" && existing.token === token) store.idempotency.delete(id)
+}
 
 /** The same rule on the memory store: `token` reserves a free key, else what the key's entry holds. */
 export const reserveIn = (
@@ -165,11 +183,11 @@ export class IdempotencyStore extends Context.Service<
        */
       const settleOnce = (slot: IdempotencySlot, token: string) =>
         Effect.gen(function* () {
-          const released = yield* sql`
-            DELETE FROM ${tableOf(slot)}
-            WHERE origin_id = ${slot.originId} AND key = ${slot.key} AND state = 'in_progress' AND lease_token = ${token}
-            RETURNING 1`.pipe(availableOrFail("IdempotencyStore.settle"))
-          if (released.length > 0) return { _tag: "Released" } as const
+          const [released] = yield* sql<{ readonly released: boolean }>`
+            SELECT release_idempotency_key(${slot.livemode}, ${slot.originId}, ${slot.key}, ${token}::uuid) AS released`.pipe(
+            availableOrFail("IdempotencyStore.settle")
+          )
+          if (released?.released === true) return { _tag: "Released" } as const
           const [row] = yield* sql`
             SELECT state, response, lease_token FROM ${tableOf(slot)}
             WHERE origin_id = ${slot.originId} AND key = ${slot.key}`.pipe(
@@ -253,10 +271,11 @@ export class IdempotencyStore extends Context.Service<
         reserve: fn("IdempotencyStore.reserve")(function* (slot, fingerprint) {
           const now = yield* Clock.currentTimeMillis
           const token = crypto.randomUUID()
+          const times = reservationTimes(now)
           const rows = yield* sql`
             SELECT reserved, state, fingerprint, response FROM reserve_idempotency_key(
-              ${slot.livemode}, ${slot.originId}, ${slot.key}, ${fingerprint}, ${token}::uuid, ${new Date(now)},
-              ${new Date(now + leaseMillis)}, ${new Date(now - memoryMillis)}
+              ${slot.livemode}, ${slot.originId}, ${slot.key}, ${fingerprint}, ${token}::uuid, ${times.now},
+              ${times.leaseExpiresAt}, ${times.forgetBefore}
             )`.pipe(
             Effect.flatMap(decodeReserveRow),
             writeOrFail(sql, "IdempotencyStore.reserve"),
@@ -293,7 +312,7 @@ export class IdempotencyStore extends Context.Service<
           const existing = store.idempotency.get(id)
           if (existing?.state === "completed" && existing.token === token)
             return { _tag: "Committed", response: existing.response }
-          if (existing?.state === "in_progress" && existing.token === token) store.idempotency.delete(id)
+          releaseIn(store, slot, token)
           return { _tag: "Released" }
         })
       })

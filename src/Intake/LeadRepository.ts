@@ -13,10 +13,10 @@ import {
 import { sqlService } from "../Platform/SqlService.ts"
 import {
   annotated,
-  leaseMillis,
-  memoryMillis,
+  foundOf,
   type Reservation,
-  reservationOf,
+  releaseIn,
+  reservationTimes,
   reserveIn,
   StoredResponse
 } from "./IdempotencyStore.ts"
@@ -225,13 +225,14 @@ export class LeadRepository extends Context.Service<
       const decodeKeyed = Schema.decodeUnknownEffect(KeyedRow)
       const keyedWrite = (lead: KeyedLeadWrite, now: Date) => {
         const property = propertyOf(lead)
+        const times = reservationTimes(now.getTime())
         return sql`
           CALL reserve_and_write_lead(
             ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
             ${lead.input.email}, ${property.by}::text, ${property.value}::text, ${noteBody(lead.input)}::text,
             ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
             ${lead.idempotency.key}::text, ${lead.idempotency.token}::uuid, ${lead.livemode}, ${lead.fingerprint}::text,
-            ${new Date(now.getTime() + leaseMillis)}, ${new Date(now.getTime() - memoryMillis)}
+            ${times.leaseExpiresAt}, ${times.forgetBefore}
           )`.pipe(Effect.flatMap(([row]) => decodeKeyed(row)))
       }
       const rescueWrite = (lead: LeadWrite, now: Date, requestLogId: string) => {
@@ -265,19 +266,8 @@ export class LeadRepository extends Context.Service<
         row: typeof KeyedRow.Type
       ): Effect.Effect<KeyedWritten, UnknownProperty | StoreUnavailable> => {
         if (!row.reserved) {
-          const found = reservationOf(
-            {
-              reserved: false,
-              state: row.key_state,
-              fingerprint: row.key_fingerprint,
-              response: row.key_response
-            },
-            lead.idempotency.token,
-            lead.fingerprint
-          )
-          return found._tag === "Reserved"
-            ? Effect.die(new Error("a reservation not taken read as taken"))
-            : Effect.succeed(found)
+          const found = { state: row.key_state, fingerprint: row.key_fingerprint, response: row.key_response }
+          return Effect.succeed(foundOf(found, lead.fingerprint))
         }
         if (row.failed_state === unknownPropertyState) return Effect.fail(new UnknownProperty())
         if (row.failed_state !== null)
@@ -533,10 +523,7 @@ export class LeadRepository extends Context.Service<
           const exit = yield* Effect.exit(createOrEnrich(write))
           if (Exit.isSuccess(exit)) return { _tag: "Written", written: exit.value } as const
           // As `reserve_and_write_lead` does: a write that fails frees its key.
-          const id = idempotencySlot(slot.originId, slot.livemode, slot.key)
-          const held = store.idempotency.get(id)
-          if (held?.state === "in_progress" && held.token === write.idempotency.token)
-            store.idempotency.delete(id)
+          releaseIn(store, slot, write.idempotency.token)
           return yield* Effect.failCause(exit.cause)
         }),
         show: Effect.fn("LeadRepository.show")(function* (id) {
