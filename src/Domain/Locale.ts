@@ -1,3 +1,5 @@
+import { DateTime } from "effect"
+
 /** docs/contract.md#12-the-console-speaks-its-operators-language */
 export type ConsoleLanguage = "es" | "en"
 
@@ -41,3 +43,14 @@ const countryTimeZones: Readonly<Record<string, string>> = { MX: "America/Mexico
 
 /** The zone an organization's times are shown in until an admin sets one. */
 export const defaultTimeZone = (country: string) => countryTimeZones[country.toUpperCase()] ?? "UTC"
+
+/**
+ * The zone's midnight `daysBefore` days before the day `now` falls on there: its real midnight,
+ * read from the platform's zone data, so a day with a daylight-saving change is 23 or 25 hours.
+ */
+export const midnightInZone = (now: number, timeZone: string, daysBefore = 0): Date =>
+  DateTime.makeZonedUnsafe(now, { timeZone }).pipe(
+    DateTime.startOf("day"),
+    DateTime.subtract({ days: daysBefore }),
+    DateTime.toDateUtc
+  )

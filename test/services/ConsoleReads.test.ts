@@ -473,6 +473,34 @@ for (const [variant, services] of variants) {
         ])
       }))
 
+    test("overview: the leads chart starts at the zone's midnight 29 days ago, across Tijuana's clock change", () =>
+      Effect.gen(function* () {
+        const leads = yield* LeadRepository
+        const sql = yield* SqlClient.SqlClient
+        const org = yield* organization("Zona Tijuana")
+        yield* sql`UPDATE organizations SET time_zone = 'America/Tijuana' WHERE id = ${org.id}`
+        const lead = (at: string, telefono: string) =>
+          Effect.andThen(
+            setClock(at),
+            leads
+              .createOrEnrich(
+                leadWrite({ organizationId: org.id, originId: org.origin.id }, { nombre: "Borde", telefono })
+              )
+              .pipe(Effect.orDie)
+          )
+        // 21 October 23:30 PDT: the day before the chart's first; 22 October 00:30 PDT: its first day.
+        yield* lead("2026-10-22T06:30:00.000Z", "5533330001")
+        yield* lead("2026-10-22T07:30:00.000Z", "5533330002")
+        // 1 November, after the clocks went back: 23:30 PST is still the 1st in Tijuana.
+        yield* lead("2026-11-02T07:30:00.000Z", "5533330003")
+        // 20 November 23:59 PST, the last minute of today in Tijuana (30 days span 721 hours).
+        yield* setClock("2026-11-21T07:59:00.000Z")
+        assert.deepStrictEqual((yield* queries.overview(org.id)).leads_per_day, [
+          { day: "2026-10-22", created: 1, enriched: 0 },
+          { day: "2026-11-01", created: 1, enriched: 0 }
+        ])
+      }))
+
     test("test data: only behind the switch (requests, leads, search), marked on a lead and a request, never in the overview", () =>
       Effect.gen(function* () {
         const log = yield* RequestLog

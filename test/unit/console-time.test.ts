@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { dayInZone, fromZonedLocal, setTimeZone, toZonedLocal } from "../../src/Console/web/i18n.ts"
+import { midnightInZone } from "../../src/Domain/Locale.ts"
 
 /**
  * The console shows times and days in the organization's zone; the overview counts leads by its
@@ -23,6 +24,51 @@ describe("the console's clock, in the organization's zone", () => {
     expect(toZonedLocal("2026-11-26T02:30:00.000Z")).toBe("2026-11-25T18:30")
     expect(fromZonedLocal("not a time")).toBe("")
     expect(toZonedLocal("not a time")).toBe("")
+  })
+
+  it("follows Tijuana's clocks across the daylight-saving changes it shares with the US", () => {
+    setTimeZone("America/Tijuana")
+    // 8 March 2026: 02:00 PST becomes 03:00 PDT; the half hour between does not exist.
+    expect(fromZonedLocal("2026-03-08T01:30")).toBe("2026-03-08T09:30:00.000Z")
+    expect(fromZonedLocal("2026-03-08T02:30")).toBe("2026-03-08T10:30:00.000Z")
+    expect(fromZonedLocal("2026-03-08T03:30")).toBe("2026-03-08T10:30:00.000Z")
+    expect(toZonedLocal("2026-03-08T09:59:00.000Z")).toBe("2026-03-08T01:59")
+    expect(toZonedLocal("2026-03-08T10:00:00.000Z")).toBe("2026-03-08T03:00")
+    // 1 November 2026: 02:00 PDT becomes 01:00 PST; 01:30 happens twice, the field means the first.
+    expect(fromZonedLocal("2026-11-01T01:30")).toBe("2026-11-01T08:30:00.000Z")
+    expect(toZonedLocal("2026-11-01T08:30:00.000Z")).toBe("2026-11-01T01:30")
+    expect(toZonedLocal("2026-11-01T09:30:00.000Z")).toBe("2026-11-01T01:30")
+    expect(fromZonedLocal("2026-11-01T02:30")).toBe("2026-11-01T10:30:00.000Z")
+    expect(dayInZone(Date.parse("2026-11-01T07:59:00Z"))).toBe("2026-11-01")
+    expect(dayInZone(Date.parse("2026-11-02T07:59:00Z"))).toBe("2026-11-01")
+    expect(dayInZone(Date.parse("2026-11-02T08:00:00Z"))).toBe("2026-11-02")
+  })
+
+  it("keeps Mexico City on UTC-6 all year (no daylight saving since 2022)", () => {
+    setTimeZone("America/Mexico_City")
+    // The first Sunday of April and the last of October were its change days until 2022.
+    expect(fromZonedLocal("2026-04-05T02:30")).toBe("2026-04-05T08:30:00.000Z")
+    expect(fromZonedLocal("2026-07-01T09:00")).toBe("2026-07-01T15:00:00.000Z")
+    expect(fromZonedLocal("2026-10-25T01:30")).toBe("2026-10-25T07:30:00.000Z")
+    expect(toZonedLocal("2026-07-01T15:00:00.000Z")).toBe("2026-07-01T09:00")
+    // Before 2022 it still changed: the platform's zone data knows the history.
+    expect(fromZonedLocal("2021-07-01T09:00")).toBe("2021-07-01T14:00:00.000Z")
+  })
+
+  it("starts a day at the zone's real midnight: 23 and 25 hour days in Tijuana, 24 in Mexico City", () => {
+    const hours = (zone: string, instant: string) => {
+      const now = Date.parse(instant)
+      const start = midnightInZone(now, zone)
+      const next = midnightInZone(now + 24 * 3_600_000, zone)
+      return [start.toISOString(), (next.getTime() - start.getTime()) / 3_600_000]
+    }
+    expect(hours("America/Tijuana", "2026-03-08T20:00:00Z")).toEqual(["2026-03-08T08:00:00.000Z", 23])
+    expect(hours("America/Tijuana", "2026-11-01T20:00:00Z")).toEqual(["2026-11-01T07:00:00.000Z", 25])
+    expect(hours("America/Mexico_City", "2026-04-05T20:00:00Z")).toEqual(["2026-04-05T06:00:00.000Z", 24])
+    // 29 days before 20 November, in Tijuana: across the change, still at local midnight.
+    expect(midnightInZone(Date.parse("2026-11-20T20:00:00Z"), "America/Tijuana", 29).toISOString()).toBe(
+      "2026-10-22T07:00:00.000Z"
+    )
   })
 
   it("falls back to Mexico City for a zone the browser does not know", () => {

@@ -1,6 +1,6 @@
 import { Clock, Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { defaultTimeZone } from "../../Domain/Locale.ts"
+import { defaultTimeZone, midnightInZone } from "../../Domain/Locale.ts"
 import { decodeFirst } from "../../Platform/Sql.ts"
 import { decodeAs } from "../Rows.ts"
 import { Overview } from "./Api.ts"
@@ -9,9 +9,13 @@ const day = 24 * 60 * 60 * 1000
 
 const ZoneRow = Schema.Struct({ country: Schema.String, time_zone: Schema.NullOr(Schema.String) })
 
+/** The leads chart's days: today in the organization's zone and the 29 before it. */
+const chartDays = 30
+
 /**
  * Live data only: what test keys send is left out of every figure. Leads are counted per day of
- * the organization's time zone (the one an admin set, else its country's), as the console shows it.
+ * the organization's time zone (the one an admin set, else its country's), as the console shows it,
+ * from that zone's midnight 29 days ago.
  */
 export const overviewOf = Effect.fn("Console.overview")(function* (organizationId: string) {
   const sql = yield* SqlClient.SqlClient
@@ -34,7 +38,7 @@ export const overviewOf = Effect.fn("Console.overview")(function* (organizationI
              count(*) FILTER (WHERE type = 'lead.created')::int AS created,
              count(*) FILTER (WHERE type = 'lead.enriched')::int AS enriched
       FROM outbox_events
-      WHERE organization_id = ${organizationId} AND created_at > ${new Date(now - 30 * day)} AND livemode
+      WHERE organization_id = ${organizationId} AND created_at >= ${midnightInZone(now, zone, chartDays - 1)} AND livemode
       GROUP BY 1 ORDER BY 1`,
     sql`
       SELECT r.outcome AS code, count(*)::int AS count

@@ -1,3 +1,4 @@
+import { DateTime, Option } from "effect"
 import { en, type Messages } from "./messages/en.ts"
 import { es } from "./messages/es.ts"
 
@@ -115,16 +116,6 @@ const makeFormats = () => ({
   localDay: new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }),
   year: new Intl.DateTimeFormat("en", { timeZone, year: "numeric" }),
   zone: new Intl.DateTimeFormat(locale, { timeZone, timeZoneName: "shortOffset" }),
-  wallClock: new Intl.DateTimeFormat("en-US", {
-    timeZone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23"
-  }),
   number: new Intl.NumberFormat(locale),
   percent: new Intl.NumberFormat(locale, {
     style: "percent",
@@ -139,44 +130,42 @@ const makeFormats = () => ({
   relative: new Intl.RelativeTimeFormat(locale, { numeric: "auto", style: "short" })
 })
 
-/** The zone's offset from UTC at an instant, in ms. */
-const offsetAt = (ms: number) => {
-  const parts = f().wallClock.formatToParts(new Date(ms))
-  const get = (type: Intl.DateTimeFormatPartTypes) => Number(parts.find((part) => part.type === type)?.value)
-  const wall = Date.UTC(
-    get("year"),
-    get("month") - 1,
-    get("day"),
-    get("hour") % 24,
-    get("minute"),
-    get("second")
-  )
-  return wall - Math.floor(ms / 1000) * 1000
-}
+const wallClockField = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/
 
-/** A `datetime-local` value read as a wall-clock time in the organization's zone, as an ISO instant. */
+/**
+ * A `datetime-local` value read as a wall-clock time in the organization's zone, as an ISO instant.
+ * The platform's zone data decides the offset (Effect's `DateTime` over `Intl`): a time skipped
+ * by a daylight-saving change reads as the later clock, a time repeated by one as its first pass.
+ */
 export const fromZonedLocal = (local: string) => {
-  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(local)
+  const match = wallClockField.exec(local)
   if (match === null) return ""
-  const [, year, month, day, hour, minute] = match.map(Number) as [
-    number,
+  const [year, month, day, hour, minute] = match.slice(1).map(Number) as [
     number,
     number,
     number,
     number,
     number
   ]
-  const wall = Date.UTC(year, month - 1, day, hour, minute)
-  const first = wall - offsetAt(wall)
-  return new Date(wall - offsetAt(first)).toISOString()
+  return DateTime.makeZoned(
+    { year, month, day, hour, minute },
+    { timeZone, adjustForTimeZone: true, disambiguation: "compatible" }
+  ).pipe(Option.match({ onNone: () => "", onSome: DateTime.formatIso }))
 }
 
+const twoDigits = (value: number) => String(value).padStart(2, "0")
+
 /** An ISO instant as a `datetime-local` value: its wall-clock time in the organization's zone. */
-export const toZonedLocal = (iso: string) => {
-  const ms = new Date(iso).getTime()
-  if (Number.isNaN(ms)) return ""
-  return new Date(ms + offsetAt(ms)).toISOString().slice(0, 16)
-}
+export const toZonedLocal = (iso: string) =>
+  DateTime.makeZoned(iso, { timeZone }).pipe(
+    Option.match({
+      onNone: () => "",
+      onSome: (zoned) => {
+        const parts = DateTime.toParts(zoned)
+        return `${DateTime.formatIsoDate(zoned)}T${twoDigits(parts.hour)}:${twoDigits(parts.minute)}`
+      }
+    })
+  )
 
 const resetFormats = () => {
   formats = undefined
