@@ -13,6 +13,7 @@ import { layerRecordAnnounced, layerServeListeners, logListening } from "./Platf
 import * as Migrations from "./Platform/Migrations.ts"
 import * as Observability from "./Platform/Observability.ts"
 import { runningFrom } from "./Platform/PackageFiles.ts"
+import { refuseUnfitProduction } from "./Platform/ProductionStart.ts"
 import * as Sql from "./Platform/Sql.ts"
 import { layerInServe as layerWebhookWorker } from "./Webhooks/Worker.ts"
 
@@ -60,7 +61,7 @@ const announce = Layer.effectDiscard(
 )
 
 /** The whole service: API on the listener, PostgreSQL (embedded unless DATABASE_URL), migrations applied. */
-export const layerServer = serve(layerApp).pipe(
+const layerService = serve(layerApp).pipe(
   Layer.merge(announce),
   Layer.merge(layerAdminServer),
   Layer.merge(layerHealthServer),
@@ -76,4 +77,12 @@ export const layerServer = serve(layerApp).pipe(
   // Every listener above announces itself here; /readyz waits for them all.
   Layer.provide(layerServeListeners),
   Layer.provide(AppConfig.layer)
+)
+
+/** In production, nothing starts that would hand partners a link to this machine. */
+export const layerServer = Layer.unwrap(
+  refuseUnfitProduction(["PUBLIC_BASE_URL", "DASHBOARD_URL"]).pipe(
+    Effect.as(layerService),
+    Effect.provide(AppConfig.layer)
+  )
 )

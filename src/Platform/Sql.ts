@@ -173,6 +173,13 @@ export class StartRefused extends Schema.TaggedError<StartRefused>()("StartRefus
   message: Schema.String
 }) {}
 
+/** `NODE_ENV=production` without `DATABASE_URL`: no embedded PostgreSQL in production. */
+export const missingDatabase = () =>
+  new StartRefused({
+    message:
+      "NODE_ENV=production needs DATABASE_URL (postgres://user:password@host:port/database); the embedded PostgreSQL is for development only"
+  })
+
 /**
  * Where `DATABASE_URL` points, as `host:port/database` (the user and password left out); the whole
  * URL with its password masked when it does not parse that way (a socket directory, parameters).
@@ -189,10 +196,7 @@ export const layerClient = Layer.effectContext(
   Effect.gen(function* () {
     const config = yield* AppConfig
     if (config.production && Option.isNone(config.databaseUrl)) {
-      return yield* new StartRefused({
-        message:
-          "NODE_ENV=production needs DATABASE_URL (postgres://user:password@host:port/database); the embedded PostgreSQL is for development only"
-      })
+      return yield* missingDatabase()
     }
     const { client, pipelined, description } = yield* Option.match(config.databaseUrl, {
       onNone: () => embeddedClient(config.dataDir, config.databasePoolSize),

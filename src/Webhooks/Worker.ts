@@ -9,6 +9,7 @@ import { layerHealthServer } from "../Platform/Health.ts"
 import { layerWorkerListeners } from "../Platform/Listening.ts"
 import * as Migrations from "../Platform/Migrations.ts"
 import * as Observability from "../Platform/Observability.ts"
+import { refuseUnfitProduction } from "../Platform/ProductionStart.ts"
 import { type AttemptResult, type ClaimedDelivery, WebhookDeliveries } from "./Deliveries.ts"
 import * as WebhookMetrics from "./Metrics.ts"
 import { type SendResult, WebhookSender } from "./Sender.ts"
@@ -362,7 +363,7 @@ export const layerInServe = Layer.unwrap(
 ).pipe(Layer.provide(WebhookConfig.layer))
 
 /** `lead-intake worker`: the delivery worker alone, with the server's logging, telemetry and database. */
-export const layerWorkerProcess = Layer.effectDiscard(
+const layerWorkerAlone = Layer.effectDiscard(
   Effect.gen(function* () {
     const config = yield* WebhookConfig
     yield* Effect.logInfo("webhook worker started").pipe(
@@ -378,4 +379,9 @@ export const layerWorkerProcess = Layer.effectDiscard(
   Layer.provide(Observability.layer),
   Layer.provide(layerWorkerListeners),
   Layer.provide(AppConfig.layer)
+)
+
+/** Webhook bodies carry `lead_url`: in production, the worker refuses to start with one on this machine. */
+export const layerWorkerProcess = Layer.unwrap(
+  refuseUnfitProduction(["DASHBOARD_URL"]).pipe(Effect.as(layerWorkerAlone), Effect.provide(AppConfig.layer))
 )

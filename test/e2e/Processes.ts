@@ -18,6 +18,7 @@ const inheritedEnv = (): Record<string, string> => {
     "DATABASE_URL",
     "LEAD_INTAKE_DATA_DIR",
     "PUBLIC_BASE_URL",
+    "DASHBOARD_URL",
     "LOG_LEVEL",
     "NODE_ENV",
     "MIGRATE_ON_START",

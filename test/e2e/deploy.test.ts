@@ -6,6 +6,7 @@ import * as path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
+import { isLoopbackUrl } from "../../src/Platform/ProductionStart.ts"
 import {
   collect,
   type Env,
@@ -92,6 +93,24 @@ const unitLines = (file: string, key: string) =>
 
 const systemdRoot = "/opt/lead-intake"
 
+/** `NAME=value` lines of an environment file (comments and blank lines skipped). */
+const envFile = (file: string): Env =>
+  Object.fromEntries(
+    read(file)
+      .split("\n")
+      .filter((line) => /^[A-Z_]+=/.test(line))
+      .map((line) => {
+        const at = line.indexOf("=")
+        return [line.slice(0, at), line.slice(at + 1)]
+      })
+  )
+
+/** A compose value `${NAME:-default}` as its default (what runs when NAME is not exported). */
+const composeDefault = (value: string) => /^\$\{\w+:-(.*)\}$/.exec(value)?.[1] ?? value
+
+/** The URLs production hands to partners: both set, and on no loopback address. */
+const partnerUrls = ["PUBLIC_BASE_URL", "DASHBOARD_URL"] as const
+
 /** The commands each artefact gives the image's entry point (or the installed bin). */
 const commands = {
   migrate: ["migrate"],
@@ -140,6 +159,12 @@ describe("deploy artefacts: what they say", () => {
       expect(services[name].environment.DATABASE_URL, name).toMatch(/^postgres:\/\/.*@postgres:5432\//)
     }
     expect(services.api.environment.WEBHOOK_WORKER).toBe("false")
+    for (const name of ["api", "worker"])
+      for (const variable of partnerUrls) {
+        const url = composeDefault(services[name].environment[variable] ?? "")
+        expect(URL.canParse(url), `${name} ${variable}`).toBe(true)
+        expect(isLoopbackUrl(url), `${name} ${variable}: ${url}`).toBe(false)
+      }
     expect(services.migrate.depends_on.postgres.condition).toBe("service_healthy")
     expect(services.api.depends_on.migrate.condition).toBe("service_completed_successfully")
     expect(services.worker.depends_on.migrate.condition).toBe("service_completed_successfully")
@@ -162,22 +187,14 @@ describe("deploy artefacts: what they say", () => {
       ["/etc/lead-intake/lead-intake.env"],
       ["/etc/lead-intake/lead-intake-worker.env"]
     ])
-    const envFile = (file: string) =>
-      Object.fromEntries(
-        read(file)
-          .split("\n")
-          .filter((line) => /^[A-Z_]+=/.test(line))
-          .map((line) => line.split("=", 2) as [string, string])
-      )
     const workerPort = envFile("deploy/lead-intake-worker.env.example").HEALTH_PORT
     expect(workerPort).toMatch(/^\d+$/)
     expect(workerPort).not.toBe(envFile("deploy/lead-intake.env.example").HEALTH_PORT)
-    const example = Object.fromEntries(
-      read("deploy/lead-intake.env.example")
-        .split("\n")
-        .filter((line) => /^[A-Z_]+=/.test(line))
-        .map((line) => line.split("=", 2) as [string, string])
-    )
+    const example = envFile("deploy/lead-intake.env.example")
+    for (const variable of partnerUrls) {
+      expect(URL.canParse(example[variable] ?? ""), variable).toBe(true)
+      expect(isLoopbackUrl(example[variable]!), `${variable}: ${example[variable]}`).toBe(false)
+    }
     expect(example).toMatchObject({
       NODE_ENV: "production",
       LEAD_INTAKE_ENTRY: "dist",
@@ -294,7 +311,10 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
       ...imageEnv(),
       ...(await freshDatabaseEnv()),
       HOST: "127.0.0.1",
-      ADMIN_HOST: "127.0.0.1"
+      ADMIN_HOST: "127.0.0.1",
+      // Production refuses to start without the URLs partners follow: the example file's.
+      PUBLIC_BASE_URL: envFile("deploy/lead-intake.env.example").PUBLIC_BASE_URL!,
+      DASHBOARD_URL: envFile("deploy/lead-intake.env.example").DASHBOARD_URL!
     }
   }, processTimeout * 2)
 

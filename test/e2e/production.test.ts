@@ -67,14 +67,68 @@ describe("production mode (real processes)", { timeout: processTimeout }, () => 
     )
   })
 
-  it("NODE_ENV=production with DATABASE_URL starts, and logs host:port/database, never the password", async () => {
+  it("NODE_ENV=production without the URLs partners follow: serve and worker refuse with one line; migrate and operator commands run", async () => {
+    const env = { ...(await freshDatabaseEnv()), NODE_ENV: "production" }
+    const port = await freePort()
+    const unset = await run(["serve", "--port", String(port)], { env })
+    expect(refusal(unset)).toBe(
+      `lead-intake: NODE_ENV=production needs URLs partners can reach: PUBLIC_BASE_URL is unset, so docs_url would be http://127.0.0.1:${port}/v1/docs; DASHBOARD_URL is unset, so lead_url (answers and webhooks) would be http://127.0.0.1:8081/leads/<id>`
+    )
+    expect(unset.stdout, "nothing started: no listener, no migration").toBe("")
+
+    const loopback = await run(["serve", "--port", String(port)], {
+      env: { ...env, PUBLIC_BASE_URL: "https://leads.example.com", DASHBOARD_URL: "http://localhost:8081" }
+    })
+    expect(refusal(loopback)).toBe(
+      "lead-intake: NODE_ENV=production needs URLs partners can reach: DASHBOARD_URL is on this machine, so lead_url (answers and webhooks) would be http://localhost:8081/leads/<id>"
+    )
+    for (const address of [
+      "http://127.1.2.3",
+      "http://[::1]:8081",
+      "https://console.localhost",
+      "http://0.0.0.0"
+    ])
+      expect(
+        refusal(
+          await run(["serve", "--port", String(port)], {
+            env: { ...env, PUBLIC_BASE_URL: address, DASHBOARD_URL: "https://leads-console.example.com" }
+          })
+        )
+      ).toMatch(
+        /^lead-intake: NODE_ENV=production needs URLs partners can reach: PUBLIC_BASE_URL is on this machine/
+      )
+
+    // The worker hands out lead_url only (in webhook bodies): DASHBOARD_URL is what it needs.
+    const worker = await run(["worker"], {
+      env: { ...env, HEALTH_PORT: String(await freePort()), PUBLIC_BASE_URL: "https://leads.example.com" }
+    })
+    expect(refusal(worker)).toBe(
+      "lead-intake: NODE_ENV=production needs URLs partners can reach: DASHBOARD_URL is unset, so lead_url (answers and webhooks) would be http://127.0.0.1:8081/leads/<id>"
+    )
+
+    // The deploy step and operator commands hand no link to a partner: they run without them.
+    expect(json(await run(["migrate", "--json"], { env })).applied).toEqual(Object.keys(migrations))
+    expect(json(await run(["org", "create", "--name", "Inmobiliaria", "--json"], { env })).id).toMatch(
+      /^[0-9a-f-]{36}$/
+    )
+  })
+
+  it("NODE_ENV=production with DATABASE_URL and public URLs starts, and logs host:port/database, never the password", async () => {
     const env = await freshDatabaseEnv()
     const url = new URL(env.DATABASE_URL!)
     const port = await freePort()
-    const server = await startServer(port, { env: { ...env, NODE_ENV: "production" } })
+    const server = await startServer(port, {
+      env: {
+        ...env,
+        NODE_ENV: "production",
+        PUBLIC_BASE_URL: "https://leads.example.com",
+        DASHBOARD_URL: "https://leads-console.example.com"
+      }
+    })
     const finished = await server.stop()
     const listening = finished.stdout.split("\n").find((line) => line.includes('"listener":"api"'))
     expect(JSON.parse(listening!).database).toBe(`PostgreSQL at ${url.hostname}:${url.port}${url.pathname}`)
+    expect(JSON.parse(listening!).public_url).toBe("https://leads.example.com")
     expect(finished.stdout + finished.stderr).not.toContain(decodeURIComponent(url.password))
   })
 })
