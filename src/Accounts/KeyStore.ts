@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { type SqlError, SqlSchema } from "effect/sql"
-import { OriginItem } from "../Console/Origins/Api.ts"
+import { OriginItem } from "../AdminApi/Origins.ts"
 import {
   generateApiKey,
   hashApiKey,

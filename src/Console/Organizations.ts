@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { Organization } from "./Overview/Api.ts"
+import { Organization } from "../AdminApi/Overview.ts"
 import { decodeItem, decodeItems, isUuid } from "./Rows.ts"
 
 export type OrganizationRow = typeof Organization.Type

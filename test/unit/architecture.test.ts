@@ -65,7 +65,6 @@ const layerOf = (path: string): Layer => {
   if (browserFolders.some((folder) => path.startsWith(folder))) return "browser"
   const [top = "", second, third] = path.slice("src/".length).split("/")
   if (top === "Api" || top === "AdminApi") return "contract"
-  if (top === "Console" && third === "Api.ts") return "contract"
   if (top === "Domain") return "domain"
   if (top === "Platform") return "platform"
   if (top === "Cli") return "cli"
@@ -193,6 +192,16 @@ const publicContractImports = (from: string, text: string): ReadonlyArray<Edge> 
         .map((specifier) => ({ from, to: relative(root, resolve(root, dirname(from), specifier)) }))
         .filter((edge) => edge.to.startsWith("src/Api/"))
 
+/** The console's contract, the accounts and the domain sit below the console: none of them imports it. */
+const belowConsole = ["src/AdminApi/", "src/Accounts/", "src/Domain/"]
+
+const intoConsole = (from: string, text: string): ReadonlyArray<Edge> =>
+  belowConsole.some((folder) => from.startsWith(folder))
+    ? importsOf(text)
+        .map((specifier) => ({ from, to: relative(root, resolve(root, dirname(from), specifier)) }))
+        .filter((edge) => edge.to.startsWith("src/Console/"))
+    : []
+
 const files = sourceFiles(src).map((path) => ({
   path: relative(root, path),
   text: readFileSync(path, "utf8")
@@ -246,13 +255,16 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
     expect(
       wrongWay("src/Console/Http/App.ts", 'import { RequestLog } from "../../Intake/RequestLog.ts"')
     ).toEqual([])
-    expect(wrongWay("src/Console/Origins/Api.ts", 'import { listOrigins } from "./Queries.ts"')).toHaveLength(
-      1
-    )
-    expect(wrongWay("src/Console/Origins/Api.ts", 'import { x } from "./Http.ts"')).toHaveLength(1)
-    expect(wrongWay("src/Console/Leads/Api.ts", 'import { RequestItem } from "../Requests/Api.ts"')).toEqual(
-      []
-    )
+    expect(
+      wrongWay("src/AdminApi/Origins.ts", 'import { listOrigins } from "../Console/Origins/Queries.ts"')
+    ).toHaveLength(1)
+    expect(
+      wrongWay("src/AdminApi/Origins.ts", 'import { x } from "../Console/Origins/Http.ts"')
+    ).toHaveLength(1)
+    expect(wrongWay("src/AdminApi/Leads.ts", 'import { RequestItem } from "./Requests.ts"')).toEqual([])
+    expect(
+      wrongWay("src/Console/Leads/Queries.ts", 'import { LeadItem } from "../../AdminApi/Leads.ts"')
+    ).toEqual([])
     expect(
       wrongWay("src/Console/Origins/Http.ts", 'import { organizationScope } from "../Http/Shared.ts"')
     ).toEqual([])
@@ -305,19 +317,38 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
     expect(outsideContract).toEqual([])
   })
 
-  it("a console slice's contract (src/Console/<Part>/Api.ts) is bundled for the browser: it imports effect's schema and HTTP API modules and other contracts only", () => {
-    const slices = files.filter((file) => /^src\/Console\/[^/]+\/Api\.ts$/.test(file.path))
-    expect(slices.map((file) => file.path)).toContain("src/Console/Origins/Api.ts")
-    expect(browserSafe("src/Console/Origins/Api.ts", 'import { SqlClient } from "effect/sql"')).toHaveLength(
-      1
-    )
-    expect(browserSafe("src/Console/Origins/Api.ts", 'import { readFileSync } from "node:fs"')).toHaveLength(
-      1
-    )
-    expect(browserSafe("src/Console/Origins/Api.ts", 'import { x } from "./Queries.ts"')).toHaveLength(1)
-    expect(browserSafe("src/Console/Origins/Api.ts", 'import { Schema } from "effect"')).toEqual([])
-    const contracts = files.filter((file) => file.path.startsWith("src/AdminApi/") || slices.includes(file))
+  it("the console's contract (src/AdminApi/, one module per part) is bundled for the browser: it imports effect's schema and HTTP API modules and other contracts only", () => {
+    const contracts = files.filter((file) => file.path.startsWith("src/AdminApi/"))
+    expect(contracts.map((file) => file.path)).toContain("src/AdminApi/Origins.ts")
+    expect(browserSafe("src/AdminApi/Origins.ts", 'import { SqlClient } from "effect/sql"')).toHaveLength(1)
+    expect(browserSafe("src/AdminApi/Origins.ts", 'import { readFileSync } from "node:fs"')).toHaveLength(1)
+    expect(
+      browserSafe("src/AdminApi/Origins.ts", 'import { x } from "../Console/Origins/Queries.ts"')
+    ).toHaveLength(1)
+    expect(browserSafe("src/AdminApi/Origins.ts", 'import { Schema } from "effect"')).toEqual([])
     expect(contracts.flatMap((file) => browserSafe(file.path, file.text))).toEqual([])
+  })
+
+  it("flags an import into the console from its contract, the accounts or the domain", () => {
+    expect(
+      intoConsole("src/AdminApi/AdminApi.ts", 'import { OriginsGroup } from "../Console/Origins/Api.ts"')
+    ).toEqual([{ from: "src/AdminApi/AdminApi.ts", to: "src/Console/Origins/Api.ts" }])
+    expect(
+      intoConsole("src/Accounts/KeyStore.ts", 'import { OriginItem } from "../Console/Origins/Api.ts"')
+    ).toHaveLength(1)
+    expect(
+      intoConsole("src/Domain/Locale.ts", 'import type { Messages } from "../Console/web/messages/en.ts"')
+    ).toHaveLength(1)
+    expect(
+      intoConsole("src/Accounts/KeyStore.ts", 'import { OriginItem } from "../AdminApi/Origins.ts"')
+    ).toEqual([])
+    expect(
+      intoConsole("src/Cli/Operators.ts", 'import { Operators } from "../Console/Operators.ts"')
+    ).toEqual([])
+  })
+
+  it("the console's contract, the accounts and the domain import nothing from src/Console/", () => {
+    expect(files.flatMap((file) => intoConsole(file.path, file.text))).toEqual([])
   })
 
   it("src/ holds only the entry points at its root", () => {

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { Agent, Rule } from "../../AdminApi/Capture.ts"
 import { decodeItems, isUuid } from "../Rows.ts"
-import { Agent, Rule } from "./Api.ts"
 
 export const listAgents = Effect.fn("Capture.agents")(function* (organizationId: string) {
   const sql = yield* SqlClient.SqlClient

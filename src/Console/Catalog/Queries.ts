@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import { Property } from "../../AdminApi/Catalog.ts"
 import { decodeItem, decodeItems, isUuid, likePattern } from "../Rows.ts"
-import { Property } from "./Api.ts"
 
 /** The organization's properties, active first, matching `query` in the codigo or the external code. */
 export const listProperties = Effect.fn("Catalog.list")(function* (organizationId: string, query: string) {

@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises"
 import * as path from "node:path"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { consolePages } from "../../AdminApi/Pages.ts"
 import { htmlLang } from "../../Domain/Locale.ts"
 import { consoleDirectory } from "../../Platform/PackageFiles.ts"
 import { Preferences } from "../Preferences.ts"
@@ -11,20 +12,8 @@ import { es } from "../web/messages/es.ts"
 import { pageLanguage } from "./PageLanguage.ts"
 import { pathOf } from "./RequestContext.ts"
 
-/** Every path the console's client routes to: each answers the same shell. */
-export const pagePaths = [
-  "/",
-  "/login",
-  "/overview",
-  "/origins",
-  "/requests",
-  "/leads",
-  "/leads/:id",
-  "/catalog",
-  "/capture",
-  "/audit",
-  "/webhooks"
-] as const
+/** Every path the console's client routes to (its pages and the shell's own sign-in): each answers the same shell. */
+export const pagePaths = ["/", "/login", ...consolePages.map((page) => page.path)] as const
 
 export const contentSecurityPolicy = (nonce: string) =>
   [

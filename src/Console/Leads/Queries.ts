@@ -1,11 +1,11 @@
 import { Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { LeadDetail, LeadItem } from "../../AdminApi/Leads.ts"
 import { isAcceptablePhone, phoneMatchKey } from "../../Domain/Phone.ts"
 import { readLead } from "../../Intake/LeadRecord.ts"
 import type { OrganizationRow } from "../Organizations.ts"
 import { requestsOfLead } from "../Requests/Queries.ts"
 import { decodeAs, decodeCursor, decodeItems, encodeCursor, isUuid, likePattern, pageOf } from "../Rows.ts"
-import { LeadDetail, LeadItem } from "./Api.ts"
 
 /** Live leads, or with `livemode` false the test leads instead; `query` matches a phone, a name or an e-mail. */
 export const listLeads = Effect.fn("Leads.list")(function* (

@@ -1,9 +1,9 @@
 import { Clock, Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { Overview } from "../../AdminApi/Overview.ts"
 import { defaultTimeZone, midnightInZone } from "../../Domain/Locale.ts"
 import { decodeFirst } from "../../Platform/Sql.ts"
 import { decodeAs } from "../Rows.ts"
-import { Overview } from "./Api.ts"
 
 const day = 24 * 60 * 60 * 1000
 

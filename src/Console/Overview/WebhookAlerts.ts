@@ -1,6 +1,6 @@
 import { Effect } from "effect"
+import type { WebhookAlert } from "../../AdminApi/Overview.ts"
 import { WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
-import type { WebhookAlert } from "./Api.ts"
 
 /**
  * The endpoints to look at, read through `WebhookEndpoints.list` like the webhooks page and

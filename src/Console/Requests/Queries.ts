@@ -1,7 +1,7 @@
 import { Effect, Option, Schema } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
+import { RequestItem } from "../../AdminApi/Requests.ts"
 import { decodeCursor, decodeItem, decodeItems, encodeCursor, pageOf } from "../Rows.ts"
-import { RequestItem } from "./Api.ts"
 
 export type RequestRow = typeof RequestItem.Type
 

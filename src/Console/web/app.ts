@@ -2,6 +2,7 @@
 // History API router.
 
 import type { SessionInfo } from "../../AdminApi/AdminApi.ts"
+import { type ConsolePage, consolePages, pathPattern } from "../../AdminApi/Pages.ts"
 import { ApiError, call, canChange, isPlatformAdmin, session, setUnauthenticatedHandler } from "./api.ts"
 import {
   catalogs,
@@ -26,30 +27,22 @@ import { renderRequests } from "./pages/requests.ts"
 import { renderWebhooks } from "./pages/webhooks.ts"
 import { clear, errorBox, field, h, pageHeader, selectOf, toast } from "./ui.ts"
 
-type Section = keyof typeof t.shell.nav
+/** Each page's module, keyed by the registry's names (`AdminApi/Pages.ts`): a page without one does not compile. */
+const modules: Record<ConsolePage["module"], Page> = {
+  overview: renderOverview,
+  origins: renderOrigins,
+  requests: renderRequests,
+  leads: renderLeads as Page,
+  lead: renderLead as Page,
+  catalog: renderCatalog as Page,
+  capture: renderCapture as Page,
+  webhooks: renderWebhooks as Page,
+  audit: renderAudit
+}
 
-const navigation: ReadonlyArray<readonly [path: string, section: Section]> = [
-  ["/overview", "overview"],
-  ["/origins", "origins"],
-  ["/requests", "requests"],
-  ["/leads", "leads"],
-  ["/catalog", "catalog"],
-  ["/capture", "capture"],
-  ["/webhooks", "webhooks"],
-  ["/audit", "audit"]
-]
+const navigation = consolePages.filter((page) => page.nav)
 
-const routes: ReadonlyArray<readonly [RegExp, Page]> = [
-  [/^\/overview$/, renderOverview],
-  [/^\/origins$/, renderOrigins],
-  [/^\/requests$/, renderRequests],
-  [/^\/leads$/, renderLeads as Page],
-  [/^\/leads\/([^/]+)$/, renderLead as Page],
-  [/^\/catalog$/, renderCatalog as Page],
-  [/^\/capture$/, renderCapture as Page],
-  [/^\/webhooks$/, renderWebhooks as Page],
-  [/^\/audit$/, renderAudit]
-]
+const routes = consolePages.map((page) => ({ pattern: pathPattern(page.path), page }))
 
 const root = document.getElementById("app")!
 let cleanup = () => {}
@@ -378,7 +371,7 @@ const renderShell = () => {
   const list = h(
     "ul",
     {},
-    navigation.map(([path, section]) =>
+    navigation.map(({ path, title }) =>
       h(
         "li",
         {},
@@ -393,7 +386,7 @@ const renderShell = () => {
               navigate(path)
             }
           },
-          t.shell.nav[section]
+          t.shell.nav[title]
         )
       )
     )
@@ -498,16 +491,15 @@ const route = () => {
   }
   clear(target)
   const controller = new AbortController()
-  const match = routes.find(([pattern]) => pattern.test(path))
+  const match = routes.find(({ pattern }) => pattern.test(path))
   if (!match) {
     document.title = t.meta.pageTitle(t.shell.notFoundTitle)
     notFound(target)
   } else {
-    const [pattern, render] = match
+    const { pattern, page } = match
     const params = (path.match(pattern) ?? []).slice(1).map(decodeURIComponent)
-    const section = navigation.find(([href]) => path === href || path.startsWith(`${href}/`))?.[1]
-    document.title = t.meta.pageTitle(section === undefined ? t.shell.console : t.shell.nav[section])
-    const result = render(target, {
+    document.title = t.meta.pageTitle(t.shell.nav[page.title])
+    const result = modules[page.module](target, {
       params,
       signal: controller.signal,
       navigate,

@@ -12,8 +12,8 @@ import {
   trimmed,
   Unavailable,
   Uuid
-} from "../../AdminApi/Common.ts"
-import { AdminNotFound, AdminValidationError } from "../../AdminApi/Errors.ts"
+} from "./Common.ts"
+import { AdminNotFound, AdminValidationError } from "./Errors.ts"
 
 export const WebhookEventType = Schema.Literals(["lead.created", "lead.enriched", "lead.erased"])
 

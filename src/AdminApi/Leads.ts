@@ -14,9 +14,9 @@ import {
   trimmed,
   Unavailable,
   Uuid
-} from "../../AdminApi/Common.ts"
-import { AdminNotFound, AdminValidationError } from "../../AdminApi/Errors.ts"
-import { RequestItem } from "../Requests/Api.ts"
+} from "./Common.ts"
+import { AdminNotFound, AdminValidationError } from "./Errors.ts"
+import { RequestItem } from "./Requests.ts"
 
 export const PurgedTestData = Schema.Struct({
   purged: Schema.Int.annotate({

@@ -11,8 +11,8 @@ import {
   trimmed,
   Unavailable,
   Uuid
-} from "../../AdminApi/Common.ts"
-import { AdminNotFound, Conflict } from "../../AdminApi/Errors.ts"
+} from "./Common.ts"
+import { AdminNotFound, Conflict } from "./Errors.ts"
 
 export const OriginItem = Schema.Struct({
   id: Uuid,

@@ -11,14 +11,8 @@ import {
   TestDataQuery,
   Unavailable,
   Uuid
-} from "../../AdminApi/Common.ts"
-import {
-  AdminNotFound,
-  AdminPropertyNotFound,
-  AdminValidationError,
-  Conflict,
-  Forbidden
-} from "../../AdminApi/Errors.ts"
+} from "./Common.ts"
+import { AdminNotFound, AdminPropertyNotFound, AdminValidationError, Conflict, Forbidden } from "./Errors.ts"
 
 export const RequestItem = Schema.Struct({
   request_id: Schema.String,

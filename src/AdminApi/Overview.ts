@@ -1,14 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import {
-  AdminSchemaErrors,
-  Instant,
-  OperatorSession,
-  scoped,
-  Unavailable,
-  Uuid
-} from "../../AdminApi/Common.ts"
-import { AdminNotFound } from "../../AdminApi/Errors.ts"
+import { AdminSchemaErrors, Instant, OperatorSession, scoped, Unavailable, Uuid } from "./Common.ts"
+import { AdminNotFound } from "./Errors.ts"
 
 export const Organization = Schema.Struct({ id: Uuid, name: Schema.String, country: Schema.String }).annotate(
   {

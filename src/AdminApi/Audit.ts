@@ -1,14 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import {
-  AdminSchemaErrors,
-  Cursor,
-  cursorQuery,
-  Instant,
-  OperatorSession,
-  Unavailable
-} from "../../AdminApi/Common.ts"
-import { AdminNotFound } from "../../AdminApi/Errors.ts"
+import { AdminSchemaErrors, Cursor, cursorQuery, Instant, OperatorSession, Unavailable } from "./Common.ts"
+import { AdminNotFound } from "./Errors.ts"
 
 export const AuditEntry = Schema.Struct({
   id: Schema.String,

@@ -11,8 +11,8 @@ import {
   Unavailable,
   Uuid,
   UuidField
-} from "../../AdminApi/Common.ts"
-import { AdminNotFound, AdminValidationError } from "../../AdminApi/Errors.ts"
+} from "./Common.ts"
+import { AdminNotFound, AdminValidationError } from "./Errors.ts"
 
 export const Agent = Schema.Struct({ id: Uuid, name: Schema.String }).annotate({ identifier: "Agent" })
 
