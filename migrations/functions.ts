@@ -467,7 +467,8 @@ BEGIN
   END IF;
   IF NEW.webhook_snapshot IS NULL
      AND EXISTS (SELECT 1 FROM webhook_endpoints e
-                 WHERE e.organization_id = NEW.organization_id AND e.disabled_at IS NULL
+                 WHERE e.organization_id = NEW.organization_id
+                   AND (e.disabled_at IS NULL OR e.disabled_reason = 'operator')
                    AND NEW.type = ANY (e.events) AND (NEW.livemode OR e.test_events)) THEN
     IF NEW.type = 'lead.erased' THEN
       NEW.webhook_snapshot := '{}'::jsonb;
@@ -503,7 +504,9 @@ BEGIN
     INSERT INTO webhook_deliveries (endpoint_id, event_id, outbox_id, type, next_attempt_at, created_at)
     SELECT e.id, NEW.event_id, NEW.id, NEW.type, NEW.created_at, NEW.created_at
     FROM webhook_endpoints e
-    WHERE e.organization_id = NEW.organization_id AND e.disabled_at IS NULL
+    -- An endpoint an operator disabled keeps getting its events: they wait for enable.
+    WHERE e.organization_id = NEW.organization_id
+      AND (e.disabled_at IS NULL OR e.disabled_reason = 'operator')
       AND NEW.type = ANY (e.events) AND (NEW.livemode OR e.test_events);
   END IF;
   PERFORM pg_notify('lead_intake_webhooks', '');

@@ -1,5 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { Audit } from "../Console/Audit.ts"
 import { type EventType, eventTypes, isEventType } from "../Domain/WebhookPayload.ts"
 import { WebhookConfig } from "../Platform/Config.ts"
 import { WebhookAttempts } from "../Webhooks/Attempts.ts"
@@ -11,7 +12,7 @@ import { layerCommand } from "./Services.ts"
 
 const withWebhooks = Effect.provide(
   layerCommand(
-    Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, WebhookAttempts.layer).pipe(
+    Layer.mergeAll(WebhookEndpoints.layer, WebhookDeliveries.layer, WebhookAttempts.layer, Audit.layer).pipe(
       Layer.provide(WebhookConfig.layer)
     )
   )
@@ -125,12 +126,42 @@ const webhookRemove = Input.command(
   }, withWebhooks)
 )
 
+/** The audit row of an operator's change to an endpoint, as the console writes it (`webhook.disable`, ...). */
+const auditEndpoint = (action: string, actor: string, endpoint: WebhookEndpoint) =>
+  Audit.use((audit) =>
+    audit.record({
+      organizationId: endpoint.organizationId,
+      operatorId: null,
+      operatorEmail: `cli:${actor}`,
+      action,
+      target: `webhook ${endpoint.id} ${endpoint.url}`,
+      ip: null
+    })
+  )
+
+const webhookDisable = Input.command(
+  "disable",
+  "Stop deliveries to a webhook until `webhook enable`; its pending deliveries wait (audited)",
+  { id: webhookId, by: Input.by("disables it") },
+  Effect.fn("Cli.webhookDisable")(function* ({ id, by }) {
+    const actor = yield* Input.actor(by, "disabling the webhook")
+    const disabled = yield* WebhookEndpoints.use((endpoints) => endpoints.disable(id))
+    yield* auditEndpoint("webhook.disable", actor, disabled)
+    yield* emit(
+      { id: disabled.id, disabled: disabled.disabled, disabled_reason: disabled.disabledReason },
+      (w) => `Webhook ${w.id} is disabled; its deliveries wait for \`webhook enable --id ${w.id}\``
+    )
+  }, withWebhooks)
+)
+
 const webhookEnable = Input.command(
   "enable",
-  "Enable a disabled webhook (a 410 answer, or failing for WEBHOOK_DISABLE_AFTER); its waiting deliveries resume",
-  { id: webhookId },
-  Effect.fn("Cli.webhookEnable")(function* ({ id }) {
+  "Enable a disabled webhook (by an operator, a 410 answer, or failing for WEBHOOK_DISABLE_AFTER); its waiting deliveries resume (audited)",
+  { id: webhookId, by: Input.by("enables it") },
+  Effect.fn("Cli.webhookEnable")(function* ({ id, by }) {
+    const actor = yield* Input.actor(by, "enabling the webhook")
     const enabled = yield* WebhookEndpoints.use((endpoints) => endpoints.enable(id))
+    yield* auditEndpoint("webhook.enable", actor, enabled)
     yield* emit({ id: enabled.id, disabled: enabled.disabled }, (w) => `Webhook ${w.id} is enabled`)
   }, withWebhooks)
 )
@@ -239,6 +270,7 @@ export const webhook = Input.group(
     webhookAdd,
     webhookList,
     webhookRemove,
+    webhookDisable,
     webhookEnable,
     webhookTest,
     webhookRotateSecret,

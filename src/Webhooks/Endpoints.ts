@@ -9,6 +9,7 @@ import { vetUrl } from "./Network.ts"
 
 export interface WebhookEndpoint {
   readonly id: string
+  readonly organizationId: string
   readonly url: string
   readonly events: ReadonlyArray<EventType>
   /** Also receives the events of test leads (`"livemode": false`). */
@@ -37,6 +38,7 @@ export interface NewEndpoint {
 
 const EndpointRow = Schema.Struct({
   id: Schema.String,
+  organization_id: Schema.String,
   url: Schema.String,
   events: Schema.Array(Schema.Literals(eventTypes)),
   test_events: Schema.Boolean,
@@ -65,6 +67,11 @@ export class WebhookEndpoints extends Context.Service<
     >
     list(organizationId: string): Effect.Effect<ReadonlyArray<WebhookEndpoint>, UnknownEntity>
     remove(id: string): Effect.Effect<void, UnknownEntity>
+    /**
+     * An operator stops deliveries to it: nothing is claimed for it until `enable`, and its pending
+     * deliveries wait (an attempt already under way finishes). Disabling it again keeps the first time.
+     */
+    disable(id: string): Effect.Effect<WebhookEndpoint, UnknownEntity>
     enable(id: string): Effect.Effect<WebhookEndpoint, UnknownEntity>
     rotateSecret(id: string): Effect.Effect<{ readonly id: string; readonly secret: string }, UnknownEntity>
   }
@@ -76,6 +83,7 @@ export class WebhookEndpoints extends Context.Service<
       const config = yield* WebhookConfig
       const view = (row: typeof EndpointRow.Type): WebhookEndpoint => ({
         id: row.id,
+        organizationId: row.organization_id,
         url: row.url,
         events: row.events,
         testEvents: row.test_events,
@@ -87,7 +95,7 @@ export class WebhookEndpoints extends Context.Service<
         createdAt: row.created_at
       })
       // `410 Gone` is what releases before migration 0020 wrote for a 410 (a rolling deploy may still).
-      const columns = sql`id, url, events, test_events, disabled_at,
+      const columns = sql`id, organization_id, url, events, test_events, disabled_at,
         CASE disabled_reason WHEN '410 Gone' THEN 'gone' ELSE disabled_reason END AS disabled_reason,
         failing_since,
         CASE WHEN failing_since IS NOT NULL OR disabled_at IS NOT NULL THEN (
@@ -124,6 +132,17 @@ export class WebhookEndpoints extends Context.Service<
             Effect.orDie
           )
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "webhook", id })
+        }),
+        disable: Effect.fn("WebhookEndpoints.disable")(function* (id) {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const row = yield* sql`
+            UPDATE webhook_endpoints
+            SET disabled_at = CASE WHEN disabled_reason = 'operator' THEN COALESCE(disabled_at, ${now}) ELSE ${now} END,
+                disabled_reason = 'operator'
+            WHERE id = ${id}
+            RETURNING ${columns}`.pipe(decodeFirst(EndpointRow))
+          if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "webhook", id })
+          return view(row.value)
         }),
         enable: Effect.fn("WebhookEndpoints.enable")(function* (id) {
           const row = yield* sql`

@@ -1,47 +1,11 @@
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import { ConfigProvider, Console, Effect, Exit, Layer, Logger, Stdio } from "effect"
+import { Effect } from "effect"
 import * as fc from "fast-check"
 import { beforeAll, describe, expect, it } from "vitest"
 import { isStorableText } from "../../src/AdminApi/StoredText.ts"
-import { runCli } from "../../src/Cli/Main.ts"
 import { anyCharacter } from "../fuzz/arbitraries.ts"
 import { announceSeed, fuzzParameters } from "../fuzz/support.ts"
+import { cliIn, type Ran } from "../support/Cli.ts"
 import { createDatabase, databaseUrl } from "../support/Database.ts"
-
-interface Ran {
-  readonly ok: boolean
-  readonly out: string
-  readonly err: ReadonlyArray<string>
-}
-
-/** The CLI in this process (argv cannot carry U+0000 between processes): its exit and what it wrote. */
-const cliIn =
-  (env: Record<string, string>) =>
-  async (...args: ReadonlyArray<string>): Promise<Ran> => {
-    const out: Array<string> = []
-    const err: Array<string> = []
-    const console = {
-      ...globalThis.console,
-      log: (...parts: ReadonlyArray<unknown>) => out.push(parts.join(" ")),
-      info: (...parts: ReadonlyArray<unknown>) => out.push(parts.join(" ")),
-      error: (...parts: ReadonlyArray<unknown>) => err.push(parts.join(" ")),
-      warn: (...parts: ReadonlyArray<unknown>) => err.push(parts.join(" "))
-    } as unknown as Console.Console
-    const exit = await Effect.runPromiseExit(
-      runCli.pipe(
-        Effect.provide(
-          Layer.mergeAll(
-            NodeServices.layer,
-            Stdio.layerTest({ args: Effect.succeed(args) }),
-            ConfigProvider.layer(ConfigProvider.fromEnv({ env }))
-          )
-        ),
-        Effect.provideService(Console.Console, console),
-        Effect.provideService(Logger.LogToStderr, true)
-      )
-    )
-    return { ok: Exit.isSuccess(exit), out: out.join("\n"), err: err.flatMap((e) => e.split("\n")) }
-  }
 
 const nulOrSurrogate = fc
   .tuple(

@@ -94,6 +94,7 @@ acrossLayers((test) => {
       assert.match(added.secret, /^whsec_[A-Za-z0-9+/]{43}=$/)
       assert.deepStrictEqual(added.endpoint, {
         id: added.endpoint.id,
+        organizationId: fixture.organizationId,
         url: publicUrl,
         events: ["lead.created", "lead.enriched"],
         testEvents: false,
@@ -406,6 +407,80 @@ acrossLayers((test) => {
       assert.deepStrictEqual(
         resumed.map((c) => c.endpointId),
         [gone.endpoint.id]
+      )
+    }))
+
+  test("an operator disables an endpoint: nothing is claimed for it, its deliveries wait and resume on enable", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const fixture = yield* seed()
+      yield* setClock("2026-11-23T10:00:00.000Z")
+      const paused = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created"]
+      })
+      const other = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: `${publicUrl}/2`,
+        events: ["lead.created"]
+      })
+      yield* lead(fixture)
+      const disabled = yield* endpoints.disable(paused.endpoint.id)
+      assert.deepStrictEqual(
+        [disabled.disabled, disabled.disabledReason, disabled.disabledAt?.toISOString()],
+        [true, "operator", "2026-11-23T10:00:00.000Z"]
+      )
+      // Disabling it again keeps the time it was first disabled.
+      yield* TestClock.adjust("1 hour")
+      assert.strictEqual(
+        (yield* endpoints.disable(paused.endpoint.id)).disabledAt?.toISOString(),
+        "2026-11-23T10:00:00.000Z"
+      )
+      yield* lead(fixture)
+      assert.deepStrictEqual(
+        (yield* deliveries.claim(claimAll)).map((c) => c.endpointId),
+        [other.endpoint.id, other.endpoint.id]
+      )
+      assert.deepStrictEqual(
+        (yield* deliveries.list(paused.endpoint.id, 10)).map((d) => d.state),
+        ["pending", "pending"]
+      )
+      const [listed] = (yield* endpoints.list(fixture.organizationId)).filter(
+        (e) => e.id === paused.endpoint.id
+      )
+      assert.deepStrictEqual([listed?.disabled, listed?.disabledReason], [true, "operator"])
+      const enabled = yield* endpoints.enable(paused.endpoint.id)
+      assert.deepStrictEqual(
+        [enabled.disabled, enabled.disabledReason, enabled.disabledAt],
+        [false, null, null]
+      )
+      assert.deepStrictEqual(
+        (yield* deliveries.claim(claimAll)).map((c) => c.endpointId),
+        [paused.endpoint.id, paused.endpoint.id]
+      )
+      assert.strictEqual((yield* expectFailure(endpoints.disable(crypto.randomUUID())))._tag, "UnknownEntity")
+    }))
+
+  test("an endpoint paused automatically and then disabled by an operator says so, from then", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const sql = yield* SqlClient.SqlClient
+      const fixture = yield* seed()
+      yield* setClock("2026-11-23T10:00:00.000Z")
+      const added = yield* endpoints.add({
+        organizationId: fixture.organizationId,
+        url: publicUrl,
+        events: ["lead.created"]
+      })
+      yield* sql`
+        UPDATE webhook_endpoints SET disabled_at = '2026-11-20T00:00:00Z', disabled_reason = 'failing'
+        WHERE id = ${added.endpoint.id}`
+      const disabled = yield* endpoints.disable(added.endpoint.id)
+      assert.deepStrictEqual(
+        [disabled.disabledReason, disabled.disabledAt?.toISOString()],
+        ["operator", "2026-11-23T10:00:00.000Z"]
       )
     }))
 
