@@ -1,4 +1,5 @@
 import { Cause, Exit, Option, Schema, type SchemaAST, type SchemaIssue } from "effect"
+import type { LeadInput, PropertyReference } from "../Domain/LeadInput.ts"
 import { fieldAt, LeadRequest, normalizeEmail, normalizeNombre, rankOf } from "./LeadRequest.ts"
 
 const describe = (ast: SchemaAST.AST): string => {
@@ -90,24 +91,7 @@ export const bodyProblem = (issue: SchemaIssue.Issue) => {
   }
 }
 
-/** A property reference as a write takes it (docs/contract.md#2-normalisation). */
-export type NormalisedProperty =
-  | { readonly by: "codigo"; readonly value: string }
-  | { readonly by: "external_code"; readonly value: string }
-  | { readonly by: "id"; readonly value: string }
-
-/** A lead request once the schema accepted it and normalisation ran (docs/contract.md#2-normalisation). */
-export interface NormalisedLead {
-  readonly nombre: string
-  readonly telefono: string | null
-  readonly email: string | null
-  readonly mensaje: string | null
-  readonly propiedad: NormalisedProperty | null
-  /** Extras in the order sent, values as text; null and blank values dropped. */
-  readonly extras: ReadonlyArray<readonly [key: string, value: string]>
-}
-
-const propertyOf = (propiedad: NonNullable<LeadRequest["propiedad"]>): NormalisedProperty => {
+const propertyOf = (propiedad: NonNullable<LeadRequest["propiedad"]>): PropertyReference => {
   if (propiedad.codigo !== undefined) return { by: "codigo", value: propiedad.codigo.toUpperCase() }
   if (propiedad.id !== undefined) return { by: "id", value: propiedad.id.toLowerCase() }
   return { by: "external_code", value: propiedad.external_code ?? "" }
@@ -125,7 +109,7 @@ const extrasOf = (extras: NonNullable<LeadRequest["extras"]>) => {
 }
 
 /** The request as stored: names and e-mails normalised, the note's parts trimmed, empty parts dropped. */
-export const normalisedLead = (request: LeadRequest): NormalisedLead => {
+export const normalisedLead = (request: LeadRequest): LeadInput => {
   const mensaje = request.mensaje?.trim() ?? ""
   return {
     nombre: normalizeNombre(request.nombre),
@@ -143,7 +127,7 @@ export const leadParseOptions = { errors: "all", onExcessProperty: "error" } as 
 const decodeRequest = Schema.decodeUnknownExit(LeadRequest)
 
 export type LeadBodyDecoded =
-  | { readonly _tag: "Accepted"; readonly lead: NormalisedLead }
+  | { readonly _tag: "Accepted"; readonly lead: LeadInput }
   | { readonly _tag: "Invalid"; readonly field: string; readonly message: string }
 
 /**

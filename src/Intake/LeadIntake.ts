@@ -1,8 +1,8 @@
 import { Context, Effect, Layer, Option } from "effect"
 import type { CallerShape } from "../Domain/Caller.ts"
+import type { LeadInput } from "../Domain/LeadInput.ts"
 import { phoneMatchKey } from "../Domain/Phone.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../Platform/Sql.ts"
-import type { LeadInput } from "./LeadInput.ts"
 import { type KeyedWritten, LeadRepository, type LeadWrite, type LeadWritten } from "./LeadRepository.ts"
 import { PropertyCatalog, UnknownProperty } from "./PropertyCatalog.ts"
 

@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
+import { type LeadInput, noteBody } from "../Domain/LeadInput.ts"
 import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { countOf, IdRow, requireExisting } from "../Platform/Sql/Decode.ts"
 import {
@@ -20,7 +21,6 @@ import {
   reserveIn,
   StoredResponse
 } from "./IdempotencyStore.ts"
-import { type LeadInput, noteBody } from "./LeadInput.ts"
 import { readLead } from "./LeadRecord.ts"
 import { activePropertyIn, UnknownProperty } from "./PropertyCatalog.ts"
 

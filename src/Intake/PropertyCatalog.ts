@@ -1,9 +1,9 @@
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
+import type { PropertyReference } from "../Domain/LeadInput.ts"
 import { type MemoryState, MemoryStore } from "../Platform/MemoryStore.ts"
 import { decodeFirst, requireExisting, type StoreUnavailable } from "../Platform/Sql.ts"
 import { sqlService } from "../Platform/SqlService.ts"
-import type { PropertyReference } from "./LeadInput.ts"
 
 const PropertyRow = Schema.Struct({
   id: Schema.String,

@@ -1,10 +1,10 @@
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
+import type { LeadInput } from "../Domain/LeadInput.ts"
 import { AppConfig } from "../Platform/Config.ts"
 import { decodeFirst } from "../Platform/Sql/Decode.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../Platform/Sql.ts"
-import type { LeadInput } from "./LeadInput.ts"
 import { answerBody, LeadIntake } from "./LeadIntake.ts"
 import type { UnknownProperty } from "./PropertyCatalog.ts"
 

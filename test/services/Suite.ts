@@ -1,8 +1,8 @@
 import { layer } from "@effect/vitest"
 import { Effect, type Layer, type Scope } from "effect"
 import { TestClock } from "effect/testing"
+import type { LeadInput } from "../../src/Domain/LeadInput.ts"
 import { phoneMatchKey } from "../../src/Domain/Phone.ts"
-import type { LeadInput } from "../../src/Intake/LeadInput.ts"
 import type { LeadWrite } from "../../src/Intake/LeadRepository.ts"
 import { type IntakeServices, layerMemoryServices, layerPostgresServices } from "../support/Client.ts"
 

@@ -280,7 +280,7 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
     ).toHaveLength(1)
     expect(
       publicContractImports(
-        "src/Intake/LeadInput.ts",
+        "src/Intake/LeadRepository.ts",
         'import type { LeadRequest } from "../Api/LeadRequest.ts"'
       )
     ).toHaveLength(1)

@@ -2,8 +2,10 @@ import { Cause, Clock, Effect, Exit, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Admission, Api, Caller, type CallerShape, Decoding } from "../../Api/Api.ts"
 import { fixedMessages } from "../../Api/Errors.ts"
+import { normalisedLead } from "../../Api/LeadBody.ts"
 import type { LeadRequest } from "../../Api/LeadRequest.ts"
 import { requestFingerprint } from "../../Domain/Fingerprint.ts"
+import type { LeadInput } from "../../Domain/LeadInput.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { builtWith } from "../../Platform/HttpServe.ts"
 import { type OutcomeUnknown, StoreUnavailable } from "../../Platform/Sql.ts"
@@ -13,10 +15,8 @@ import {
   type Reservation,
   type StoredResponse
 } from "../IdempotencyStore.ts"
-import type { LeadInput } from "../LeadInput.ts"
 import { answerBody, LeadIntake, matchKeyOf } from "../LeadIntake.ts"
 import { type KeyedWritten, LeadRepository, type LeadWritten } from "../LeadRepository.ts"
-import { leadInputOf } from "./LeadPayload.ts"
 import { answered, CurrentRequest, refuse } from "./Outcome.ts"
 
 /** What the request did to its lead, or, for a replay, what the first request with its key did. */
@@ -173,7 +173,7 @@ export const layerLeadHandlers = HttpApiBuilder.group(
     return handlers.handle("createOrEnrich", ({ payload, headers }) =>
       Effect.gen(function* () {
         const caller = yield* Caller
-        const input = leadInputOf(payload)
+        const input = normalisedLead(payload)
         if (headers["x-service-dry-run"] === "true") return yield* dryRun(caller, input)
         return yield* reply(yield* accept(caller, input, payload, headers["idempotency-key"]))
       }).pipe(answered)

@@ -1,9 +1,14 @@
+/** A property named by one of its references, normalised (codes upper case, ids lower case). */
 export type PropertyReference =
   | { readonly by: "codigo"; readonly value: string }
   | { readonly by: "external_code"; readonly value: string }
   | { readonly by: "id"; readonly value: string }
 
-/** A lead request as the write takes it, once the contract's schema has accepted it (`Http/LeadPayload.ts`) (docs/contract.md#2-normalisation). */
+/**
+ * The lead's input, the one type of it: a request once the contract's schema accepted it and
+ * normalisation ran (`normalisedLead` in `Api/LeadBody.ts`, docs/contract.md#2-normalisation), as the
+ * write, the dry run and a rescue take it.
+ */
 export interface LeadInput {
   readonly nombre: string
   readonly telefono: string | null
