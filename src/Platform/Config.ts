@@ -23,6 +23,12 @@ export interface AppConfigShape {
   readonly logLevel: LogLevel.LogLevel
   readonly metricsPort: Option.Option<number>
   readonly databasePoolSize: number
+  /**
+   * `DATABASE_PREPARE` (default true): the driver prepares named statements and reuses them per
+   * connection; false behind a pooler that cannot keep them between transactions (PgBouncer in
+   * transaction mode before 1.21), so every statement is parsed unnamed.
+   */
+  readonly databasePrepare: boolean
   readonly requestLogRetentionDays: number
   /** `REJECTED_RETENTION_DAYS`: how long a rejected body is kept for rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue). */
   readonly rejectedRetentionDays: number
@@ -89,6 +95,7 @@ export const appConfig = Config.all({
     Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })),
     "DATABASE_POOL_SIZE"
   ).pipe(Config.withDefault(16)),
+  databasePrepare: Config.Boolean("DATABASE_PREPARE").pipe(Config.withDefault(true)),
   requestLogRetentionDays: Config.schema(
     Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 36_500 })),
     "REQUEST_LOG_RETENTION_DAYS"

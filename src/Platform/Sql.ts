@@ -53,9 +53,9 @@ const embeddedClient = (dataDir: string, maxConnections: number) =>
     const client = yield* PgClient.make({
       ...connect,
       database: "lead_intake",
-      ...poolOptions(maxConnections)
+      ...poolOptions(maxConnections, true)
     })
-    const pipelined = yield* PgClient.make({ ...connect, database: "lead_intake", ...pipelinedOptions })
+    const pipelined = yield* PgClient.make({ ...connect, database: "lead_intake", ...pipelinedOptions(true) })
     return {
       client,
       pipelined,
@@ -67,8 +67,9 @@ const embeddedClient = (dataDir: string, maxConnections: number) =>
 export const instanceId = crypto.randomUUID().slice(0, 8)
 export const applicationName = `lead-intake/${instanceId}`
 
-const poolOptions = (maxConnections: number) => ({
+const poolOptions = (maxConnections: number, prepare: boolean) => ({
   maxConnections,
+  prepare,
   minConnections: 1,
   connectTimeout: Duration.millis(1500),
   idleTimeout: Duration.minutes(5),
@@ -91,8 +92,9 @@ const poolOptions = (maxConnections: number) => ({
  * statements queued behind it for long. Its connections are named
  * apart, so the pool gauge counts the pool only.
  */
-const pipelinedOptions = {
+const pipelinedOptions = (prepare: boolean) => ({
   maxConnections: 2,
+  prepare,
   minConnections: 1,
   connectTimeout: Duration.millis(1500),
   idleTimeout: Duration.minutes(5),
@@ -100,7 +102,7 @@ const pipelinedOptions = {
   startupParameters: { ...sessionSettings, lock_timeout: "1s", synchronous_commit: "off" },
   applicationName: `${applicationName}/pipelined`,
   multiplex: true
-}
+})
 
 /** The multiplexed client for the statements above; unset (tests, CLI), they use the `SqlClient`. */
 export const PipelinedSql = Context.Reference<SqlClient.SqlClient | undefined>("lead-intake/PipelinedSql", {
@@ -202,8 +204,16 @@ export const layerClient = Layer.effectContext(
       onNone: () => embeddedClient(config.dataDir, config.databasePoolSize),
       onSome: (url) =>
         Effect.all({
-          client: PgClient.make({ url, ...spanTargetOf(url), ...poolOptions(config.databasePoolSize) }),
-          pipelined: PgClient.make({ url, ...spanTargetOf(url), ...pipelinedOptions }),
+          client: PgClient.make({
+            url,
+            ...spanTargetOf(url),
+            ...poolOptions(config.databasePoolSize, config.databasePrepare)
+          }),
+          pipelined: PgClient.make({
+            url,
+            ...spanTargetOf(url),
+            ...pipelinedOptions(config.databasePrepare)
+          }),
           description: Effect.succeed(`PostgreSQL at ${databaseLocation(url)}`)
         })
     })
