@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { once } from "node:events"
 import { createServer } from "node:net"
 import * as path from "node:path"
+import { directUrlOf, pooledEnvironment } from "../support/Database.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const main = path.join(root, "src/main.ts")
@@ -19,13 +20,14 @@ const environment = (databaseUrl: string, extra: Record<string, string> = {}) =>
   ...process.env,
   DATABASE_URL: databaseUrl,
   LOG_LEVEL: "Warn",
+  ...pooledEnvironment(),
   ...extra
 })
 
-/** Runs an operator command with --json and returns its parsed output. */
+/** Runs an operator command with --json and returns its parsed output; `migrate` on the server itself. */
 export const cli = async (databaseUrl: string, args: ReadonlyArray<string>) => {
   const child = spawn(process.execPath, [main, ...args, "--json"], {
-    env: environment(databaseUrl),
+    env: environment(args[0] === "migrate" ? directUrlOf(databaseUrl) : databaseUrl),
     cwd: root
   })
   let stdout = ""

@@ -5,31 +5,61 @@ import { inject } from "vitest"
 import { defaultHostNames } from "../../src/Domain/HostNames.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Platform/Config.ts"
 import * as Migrations from "../../src/Platform/Migrations.ts"
+import { sessionSettings } from "../../src/Platform/Sql.ts"
 import { trustNone } from "../../src/Platform/TrustedProxies.ts"
 
 export const postgres = () => inject("postgres")
 
 const hostOf = (host: string) => (host.includes(":") && !host.startsWith("[") ? `[${host}]` : host)
 
-export const databaseUrl = (database: string) => {
+const urlOf = (server: { readonly host: string; readonly port: number }, database: string) => {
   const pg = postgres()
-  return `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${hostOf(pg.host)}:${pg.port}/${database}`
+  return `postgres://${encodeURIComponent(pg.user)}:${encodeURIComponent(pg.password)}@${hostOf(server.host)}:${server.port}/${database}`
 }
 
-/** Creates an empty database in the run's cluster and returns its name. */
+/** The URL the tests and the servers they start use: through the pooler when there is one. */
+export const databaseUrl = (database: string) => urlOf(postgres(), database)
+
+/** The server itself, for what needs a session of its own (`migrate`); `databaseUrl` without a pooler. */
+export const directDatabaseUrl = (database: string) => urlOf(postgres().direct ?? postgres(), database)
+
+/** The direct URL of a database given by its `databaseUrl`. */
+export const directUrlOf = (url: string) => {
+  const parsed = new URL(url)
+  return directDatabaseUrl(decodeURIComponent(parsed.pathname.slice(1)))
+}
+
+/**
+ * True when the tests go through a pooler in transaction mode: the servers they start then run
+ * `serve --no-migrate` and prepare no named statement, as an operator runs them behind PgBouncer.
+ */
+export const pooled = () => postgres().direct !== null
+
+/** What a server or operator command started by a test needs beyond `DATABASE_URL` behind a pooler. */
+export const pooledEnvironment = (): Record<string, string> =>
+  pooled() ? { DATABASE_PREPARE: "false", MIGRATE_ON_START: "false" } : {}
+
+/**
+ * Creates an empty database in the run's cluster and returns its name. Behind a pooler, which
+ * ignores the service's startup parameters, the database gets them as its own defaults.
+ */
 export const createDatabase = Effect.fn("test.createDatabase")(function* (prefix = "t") {
   const pg = postgres()
+  const server = pg.direct ?? pg
   const name = `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
   yield* Effect.scoped(
     Effect.gen(function* () {
       const admin = yield* PgClient.makeClient({
-        host: pg.host,
-        port: pg.port,
+        host: server.host,
+        port: server.port,
         username: pg.user,
         password: Redacted.make(pg.password),
         database: "postgres"
       })
       yield* admin.unsafe(`CREATE DATABASE ${name}`)
+      if (pg.direct !== null)
+        for (const [setting, value] of Object.entries(sessionSettings))
+          yield* admin.unsafe(`ALTER DATABASE ${name} SET ${setting} = '${value}'`)
     })
   ).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
   return name
@@ -39,15 +69,20 @@ export const createDatabase = Effect.fn("test.createDatabase")(function* (prefix
 export const layerFreshDatabase = Layer.unwrap(
   Effect.gen(function* () {
     const name = yield* createDatabase()
-    return Migrations.layerMigrated.pipe(
-      Layer.provideMerge(
-        PgClient.layer({
-          url: Redacted.make(databaseUrl(name)),
-          maxConnections: 30,
-          connectTimeout: "2 seconds"
-        })
+    const client = PgClient.layer({
+      url: Redacted.make(databaseUrl(name)),
+      maxConnections: 30,
+      connectTimeout: "2 seconds",
+      ...(pooled() ? { prepare: false } : {})
+    })
+    if (!pooled()) return Migrations.layerMigrated.pipe(Layer.provideMerge(client))
+    // Migrations hold a session (an advisory lock): on the server itself, then the tests' pool.
+    yield* Layer.build(
+      Migrations.layerMigrated.pipe(
+        Layer.provide(PgClient.layer({ url: Redacted.make(directDatabaseUrl(name)), maxConnections: 2 }))
       )
-    )
+    ).pipe(Effect.scoped)
+    return client
   })
 ).pipe(Layer.orDie)
 
@@ -61,6 +96,7 @@ export const testConfig: AppConfigShape = {
   logLevel: "Warn",
   metricsPort: Option.none(),
   databasePoolSize: 10,
+  databasePrepare: true,
   requestLogRetentionDays: 90,
   rejectedRetentionDays: 30,
   adminHost: "127.0.0.1",

@@ -16,6 +16,16 @@ declare module "vitest" {
       readonly server: string
       /** A login role with no rights of its own, for tests of a DML-only `serve` (TEST_DML_ROLE). */
       readonly dmlRole: { readonly user: string; readonly password: string } | null
+      /**
+       * The server itself when the tests' connections go through a pooler in transaction mode
+       * (`TEST_DIRECT_DATABASE_URL`, PgBouncer): databases are created and migrated there, as an
+       * operator runs `migrate` against PostgreSQL. Null when `host`/`port` is the server.
+       */
+      readonly direct: { readonly host: string; readonly port: number } | null
+      /** The workers of a Citus cluster whose coordinator is the server (`TEST_CITUS_WORKERS`), else null. */
+      readonly citus: {
+        readonly workers: ReadonlyArray<{ readonly host: string; readonly port: number }>
+      } | null
     }
   }
 }
@@ -28,6 +38,27 @@ const dmlRoleOf = (raw: string | undefined) => {
   return { user: raw.slice(0, at), password: raw.slice(at + 1) }
 }
 
+const postgresUrlOf = (name: string, raw: string) => {
+  const url = URL.parse(raw)
+  if (url === null || !url.protocol.startsWith("postgres")) throw new Error(`${name}: not a postgres:// URL`)
+  return url
+}
+
+const portOf = (url: URL) => Number(url.port === "" ? 5432 : url.port)
+
+/** `host:port,host:port`, as `TEST_CITUS_WORKERS` lists a Citus cluster's workers. */
+const citusOf = (raw: string | undefined) => {
+  if (raw === undefined || raw === "") return null
+  const workers = raw.split(",").map((worker) => {
+    const at = worker.lastIndexOf(":")
+    const port = Number(worker.slice(at + 1))
+    if (at <= 0 || !Number.isInteger(port))
+      throw new Error("TEST_CITUS_WORKERS: expected host:port,host:port")
+    return { host: worker.slice(0, at), port }
+  })
+  return { workers }
+}
+
 /**
  * Every test file makes its own database in one PostgreSQL for the whole run: the server at
  * `TEST_DATABASE_URL` when it is set (as a role with CREATEDB; CI runs Debian's PostgreSQL so), else
@@ -38,18 +69,28 @@ export default async function setup(project: TestProject) {
   if (await ensureConsole()) process.stderr.write("[console] built dist/console\n")
   const external = process.env.TEST_DATABASE_URL
   if (external !== undefined && external !== "") {
-    const url = URL.parse(external)
-    if (url === null || !url.protocol.startsWith("postgres"))
-      throw new Error("TEST_DATABASE_URL: not a postgres:// URL")
+    const url = postgresUrlOf("TEST_DATABASE_URL", external)
+    const rawDirect = process.env.TEST_DIRECT_DATABASE_URL
+    const direct =
+      rawDirect === undefined || rawDirect === ""
+        ? null
+        : postgresUrlOf("TEST_DIRECT_DATABASE_URL", rawDirect)
+    const citus = citusOf(process.env.TEST_CITUS_WORKERS)
     const server = await serverVersion(external)
-    process.stderr.write(`[postgres] tests on ${url.hostname}:${url.port} as ${url.username}: ${server}\n`)
+    const through = direct === null ? "" : ` through ${process.env.TEST_PGBOUNCER ?? "a pooler"}`
+    const workers = citus === null ? "" : `, Citus workers ${process.env.TEST_CITUS_WORKERS}`
+    process.stderr.write(
+      `[postgres] tests on ${url.hostname}:${url.port}${through} as ${url.username}: ${server}${workers}\n`
+    )
     project.provide("postgres", {
       host: url.hostname,
-      port: Number(url.port === "" ? 5432 : url.port),
+      port: portOf(url),
       user: decodeURIComponent(url.username),
       password: decodeURIComponent(url.password),
       server,
-      dmlRole: dmlRoleOf(process.env.TEST_DML_ROLE)
+      dmlRole: dmlRoleOf(process.env.TEST_DML_ROLE),
+      direct: direct === null ? null : { host: direct.hostname, port: portOf(direct) },
+      citus
     })
     return
   }
@@ -63,7 +104,9 @@ export default async function setup(project: TestProject) {
     user: cluster.user,
     password: cluster.password,
     server: "embedded",
-    dmlRole: dmlRoleOf(process.env.TEST_DML_ROLE)
+    dmlRole: dmlRoleOf(process.env.TEST_DML_ROLE),
+    direct: null,
+    citus: null
   })
   return async () => {
     await cluster.release()
