@@ -72,7 +72,7 @@ export class Rescues extends Context.Service<
     rescue(requestId: string, corrected: LeadInput): Effect.Effect<Rescued, RescueFailure>
   }
 >()("lead-intake/Rescues") {
-  /** Needs `SqlClient`, `AppConfig`, `PropertyCatalog` and `LeadRepository`. */
+  /** Needs `SqlClient`, `AppConfig`, `PropertyCatalog`, `LeadRepository` and `IdempotencyStore`. */
   static readonly layer = Layer.effect(
     Rescues,
     Effect.gen(function* () {

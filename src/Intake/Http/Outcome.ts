@@ -14,6 +14,7 @@ import {
 import type { RateWindowShape } from "../../Domain/RateWindow.ts"
 import type { Attribution } from "../../Platform/Observability/Request.ts"
 import type { OutcomeUnknown, StoreUnavailable } from "../../Platform/Sql.ts"
+import type { IdempotencyConflict, IdempotencyInProgress } from "../LeadIntake.ts"
 import type { UnknownProperty } from "../PropertyCatalog.ts"
 import type { RateLimitExceeded } from "../RateLimiter.ts"
 
@@ -61,6 +62,8 @@ export type StepFailure =
   | KeyRejected
   | RateLimitExceeded
   | UnknownProperty
+  | IdempotencyConflict
+  | IdempotencyInProgress
   | StoreUnavailable
   | OutcomeUnknown
 
@@ -74,11 +77,15 @@ export type WireErrorFor<F extends StepFailure> =
         ? RateLimited
         : F extends UnknownProperty
           ? PropertyNotFound
-          : F extends StoreUnavailable
-            ? TemporarilyUnavailable
-            : F extends OutcomeUnknown
-              ? InternalError
-              : never
+          : F extends IdempotencyConflict
+            ? WireErrorOf<"idempotency_conflict">
+            : F extends IdempotencyInProgress
+              ? WireErrorOf<"idempotency_in_progress">
+              : F extends StoreUnavailable
+                ? TemporarilyUnavailable
+                : F extends OutcomeUnknown
+                  ? InternalError
+                  : never
 
 const keyRefusals = {
   missing: "Send the API key as Authorization: Bearer <key>",
@@ -127,6 +134,10 @@ export const refusalOf = (failure: StepFailure): Refusal => {
       }
     case "UnknownProperty":
       return { code: "property_not_found", message: failure.message, field: failure.field }
+    case "IdempotencyConflict":
+      return { code: "idempotency_conflict", message: fixedMessages.idempotency_conflict }
+    case "IdempotencyInProgress":
+      return { code: "idempotency_in_progress", message: fixedMessages.idempotency_in_progress }
     case "StoreUnavailable":
       return {
         code: "temporarily_unavailable",
