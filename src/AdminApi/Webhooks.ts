@@ -136,6 +136,12 @@ export class WebhooksGroup extends HttpApiGroup.make("webhooks")
       success: HttpApiSchema.NoContent,
       error: [AdminNotFound, ...Unavailable]
     }),
+    HttpApiEndpoint.post("disableWebhook", "/api/webhooks/:id/disable", {
+      ...scoped,
+      params: IdParam,
+      success: WebhookEndpointItem,
+      error: [AdminNotFound, ...Unavailable]
+    }),
     HttpApiEndpoint.post("enableWebhook", "/api/webhooks/:id/enable", {
       ...scoped,
       params: IdParam,

@@ -203,6 +203,7 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "createWebhook",
           "deleteRule",
           "deleteWebhook",
+          "disableWebhook",
           "enableWebhook",
           "eraseLead",
           "exportLead",
@@ -332,6 +333,7 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
           "archiveProperty",
           "deleteRule",
           "deleteWebhook",
+          "disableWebhook",
           "enableWebhook",
           "eraseLead",
           "exportLead",
@@ -1006,6 +1008,22 @@ describe("admin API through the real router, on PostgreSQL", { timeout: 120_000 
       expect(rotated.body).toEqual({ id, secret: expect.stringMatching(/^whsec_/) })
       expect(rotated.body.secret).not.toBe(created.body.secret)
       expect(await lastAudit()).toMatchObject({ action: "webhook.rotate_secret", target: `webhook ${id}` })
+
+      expectError(await viewerA.call("POST", `/api/webhooks/${id}/disable`), 403, "forbidden")
+      const disabled = await adminA.call("POST", `/api/webhooks/${id}/disable`)
+      expect(disabled.status, disabled.text).toBe(200)
+      expect(disabled.body).toEqual({
+        ...created.body.endpoint,
+        disabled: true,
+        disabled_reason: "operator",
+        disabled_at: expect.stringMatching(isoUtc)
+      })
+      expect(await lastAudit()).toMatchObject({
+        operator_email: harness.a.admin.email,
+        action: "webhook.disable",
+        target: `webhook ${id} ${created.body.endpoint.url}`
+      })
+      expect((await viewerA.call("GET", "/api/webhooks")).body.items).toContainEqual(disabled.body)
 
       const enabled = await adminA.call("POST", `/api/webhooks/${id}/enable`)
       expect(enabled.status).toBe(200)

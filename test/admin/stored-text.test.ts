@@ -151,6 +151,10 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
     ["path", "id"],
     ["query", "org"]
   ],
+  disableWebhook: [
+    ["path", "id"],
+    ["query", "org"]
+  ],
   enableWebhook: [
     ["path", "id"],
     ["query", "org"]

@@ -414,6 +414,10 @@ describe("an endpoint that keeps failing, in the console", () => {
     receiver.answer = () => ({ status: 204 })
     const row = page.locator(`tr[data-webhook-id="${webhookId}"]`)
     await row.getByRole("button", { name: "Resume" }).click()
+    await page
+      .getByRole("dialog", { name: "Resume this endpoint?" })
+      .getByRole("button", { name: "Resume" })
+      .click()
     await expect.poll(() => page.getByText(/resumed; its waiting deliveries are sent again/).count()).toBe(1)
     await expect.poll(() => row.textContent()).toMatch(/Active/)
     expect(await endpoint()).toMatchObject({ disabled: false, disabled_reason: null })
@@ -447,6 +451,35 @@ describe("an endpoint that keeps failing, in the console", () => {
     await goTo(page, "Overview")
     await page.locator("main .stats").waitFor()
     await expect(page.getByRole("region", { name: "Webhooks that need attention" }).count()).resolves.toBe(0)
+    expect(problems).toEqual([])
+  })
+
+  it("an admin disables the endpoint after confirming: Disabled by an operator, nothing sent, until Enable", async () => {
+    await goTo(page, "Webhooks")
+    const row = page.locator(`tr[data-webhook-id="${webhookId}"]`)
+    await row.getByRole("button", { name: "Disable", exact: true }).click()
+    const confirm = page.getByRole("dialog", { name: "Disable this endpoint?" })
+    await expect(confirm.textContent()).resolves.toContain("wait for it")
+    await confirm.getByRole("button", { name: "Disable", exact: true }).click()
+    await expect.poll(() => row.textContent()).toMatch(/Disabled by an operator/)
+    expect(await endpoint()).toMatchObject({ disabled: true, disabled_reason: "operator" })
+    await expect(row.getByRole("button", { name: "Disable", exact: true }).count()).resolves.toBe(0)
+
+    const sent = receiver.received.length
+    expect(
+      (await postLead(app.publicUrl, key, { nombre: "Ofelia Ruiz", telefono: "+52 442 555 0199" })).status
+    ).toBe(201)
+    await expect.poll(async () => (await deliveries()).length).toBe(3)
+    expect((await deliveries())[0]).toMatchObject({ state: "pending", attempts: 0 })
+
+    await row.getByRole("button", { name: "Enable" }).click()
+    await page
+      .getByRole("dialog", { name: "Enable this endpoint?" })
+      .getByRole("button", { name: "Enable" })
+      .click()
+    await expect.poll(() => row.textContent()).toMatch(/Active/)
+    await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(sent + 1)
+    expect(await endpoint()).toMatchObject({ disabled: false, disabled_reason: null })
     expect(problems).toEqual([])
   })
 })

@@ -84,6 +84,15 @@ export const layerWebhooksHandlers = organizationGroup(
         })
       )
       .handle(
+        "disableWebhook",
+        Effect.fn("Admin.disableWebhook")(function* ({ query, params }) {
+          const { organization } = yield* ownedWebhook(query.org, params.id)
+          const disabled = yield* webhooks.disable(params.id).pipe(orNotFound)
+          yield* record(organization, "webhook.disable", `webhook ${disabled.id} ${disabled.url}`)
+          return webhookView(disabled)
+        })
+      )
+      .handle(
         "enableWebhook",
         Effect.fn("Admin.enableWebhook")(function* ({ query, params }) {
           const { organization } = yield* ownedWebhook(query.org, params.id)

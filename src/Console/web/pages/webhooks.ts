@@ -13,7 +13,6 @@ import { call, canChange } from "../api.ts"
 import { formatDateTime, fromZonedLocal, t, toZonedLocal, zoneLabel } from "../i18n.ts"
 import type { Page } from "../page.ts"
 import {
-  act,
   add,
   busy,
   type Column,
@@ -232,12 +231,38 @@ const sendTest = async (endpoint: Endpoint, button: HTMLButtonElement, showDeliv
   showDeliveries()
 }
 
+/** An operator stops deliveries to the endpoint; they wait (and events keep queuing) until Enable. */
+const disable = async (endpoint: Endpoint, refresh: () => Promise<void>) => {
+  await confirmThenAct(
+    {
+      title: t.webhooks.disableTitle,
+      message: t.webhooks.disableMessage(endpoint.url),
+      confirmLabel: t.webhooks.disable,
+      danger: true
+    },
+    async () => {
+      await call((api) => api.webhooks.disableWebhook(byId(endpoint)))
+      toast(t.webhooks.disabledToast(endpoint.url))
+    },
+    refresh
+  )
+}
+
 /** Enable, or Resume for an endpoint the service paused: its waiting deliveries are sent again. */
 const enable = async (endpoint: Endpoint, refresh: () => Promise<void>) => {
-  await act(async () => {
-    await call((api) => api.webhooks.enableWebhook(byId(endpoint)))
-    toast(pausedAutomatically(endpoint) ? t.webhooks.resumed(endpoint.url) : t.webhooks.enabled(endpoint.url))
-  }, refresh)
+  const resume = pausedAutomatically(endpoint)
+  await confirmThenAct(
+    {
+      title: resume ? t.webhooks.resumeTitle : t.webhooks.enableTitle,
+      message: t.webhooks.enableMessage(endpoint.url),
+      confirmLabel: resume ? t.webhooks.resume : t.webhooks.enable
+    },
+    async () => {
+      await call((api) => api.webhooks.enableWebhook(byId(endpoint)))
+      toast(resume ? t.webhooks.resumed(endpoint.url) : t.webhooks.enabled(endpoint.url))
+    },
+    refresh
+  )
 }
 
 const day = 24 * 60 * 60 * 1000
@@ -549,6 +574,9 @@ export const renderWebhooks: Page = async (main, { signal, search }) => {
             ? rowAction(endpoint, pausedAutomatically(endpoint) ? t.webhooks.resume : t.webhooks.enable, () =>
                 enable(endpoint, redrawDeliveries)
               )
+            : null,
+          admin && !endpoint.disabled
+            ? rowAction(endpoint, t.webhooks.disable, () => disable(endpoint, redrawDeliveries))
             : null,
           admin
             ? rowAction(endpoint, t.webhooks.resendFailed, () =>

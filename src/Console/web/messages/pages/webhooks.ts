@@ -36,6 +36,15 @@ export const webhooksEn = {
   removed: (url: string) => `Removed ${url}.`,
   testQueued: (eventId: string, url: string) => `Test event ${eventId} queued for ${url}.`,
   enabled: (url: string) => `${url} is enabled; its waiting deliveries resume.`,
+  disable: "Disable",
+  disableTitle: "Disable this endpoint?",
+  disableMessage: (url: string) =>
+    `Nothing is sent to ${url} until it is enabled again. Its pending deliveries, and the events that come meanwhile, wait for it.`,
+  disabledToast: (url: string) => `${url} is disabled; its deliveries wait.`,
+  enableTitle: "Enable this endpoint?",
+  resumeTitle: "Resume this endpoint?",
+  enableMessage: (url: string) =>
+    `The deliveries that waited are sent to ${url}, and new events go out as they come.`,
   loadingDeliveries: "Loading deliveries…",
   deliveriesTo: (url: string) => `Deliveries to ${url}`,
   noDeliveries: "No deliveries yet: events committed after the endpoint was added appear here.",
@@ -150,6 +159,15 @@ export const webhooksEs: typeof webhooksEn = {
   removed: (url) => `Se eliminó ${url}.`,
   testQueued: (eventId, url) => `El evento de prueba ${eventId} quedó en cola para ${url}.`,
   enabled: (url) => `${url} está activo de nuevo; sus entregas en espera se reanudan.`,
+  disable: "Desactivar",
+  disableTitle: "¿Desactivar este endpoint?",
+  disableMessage: (url) =>
+    `No se enviará nada a ${url} hasta que lo vuelvas a activar. Sus entregas pendientes y los eventos que lleguen mientras tanto se quedan en espera.`,
+  disabledToast: (url) => `${url} quedó desactivado; sus entregas se quedan en espera.`,
+  enableTitle: "¿Activar este endpoint?",
+  resumeTitle: "¿Reanudar este endpoint?",
+  enableMessage: (url) =>
+    `Las entregas en espera se envían a ${url} y los eventos nuevos salen en cuanto llegan.`,
   loadingDeliveries: "Cargando entregas…",
   deliveriesTo: (url) => `Entregas a ${url}`,
   noDeliveries:
