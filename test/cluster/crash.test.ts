@@ -13,7 +13,7 @@ describe("a server killed with SIGKILL mid-traffic", () => {
   let server: RunningServer | undefined
 
   beforeAll(async () => {
-    url = databaseUrl(await Effect.runPromise(createDatabase("crash")))
+    url = databaseUrl(await Effect.runPromise(createDatabase("crash", { durable: true })))
     await cli(url, ["migrate"])
     organization = (await cli(url, ["org", "create", "--name", "Crash"])).id
     key = (
@@ -71,7 +71,7 @@ describe("a server killed with SIGKILL mid-traffic", () => {
 
 describe("a reservation left by a worker that died", () => {
   it("answers 409 in progress until its lease ends, then the retry creates the lead once", async () => {
-    const url = databaseUrl(await Effect.runPromise(createDatabase("lease")))
+    const url = databaseUrl(await Effect.runPromise(createDatabase("lease", { durable: true })))
     await cli(url, ["migrate"])
     const organization = (await cli(url, ["org", "create", "--name", "Lease"])).id
     const origin = await cli(url, ["origin", "create", "--org", organization, "--label", "lease"])

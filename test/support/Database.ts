@@ -1,5 +1,5 @@
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted, References } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { inject } from "vitest"
 import { defaultHostNames } from "../../src/Domain/HostNames.ts"
@@ -39,15 +39,25 @@ export const pooled = () => postgres().direct !== null
 export const pooledEnvironment = (): Record<string, string> =>
   pooled() ? { DATABASE_PREPARE: "false", MIGRATE_ON_START: "false" } : {}
 
+export interface DatabaseOptions {
+  /**
+   * Commits wait for the WAL to reach the disk (`synchronous_commit`), as in production. Off by
+   * default on the throwaway test databases: only a crash of PostgreSQL itself could tell the
+   * difference, and the tests that crash PostgreSQL run their own cluster; a test of crashes
+   * (of the server or of PostgreSQL) asks for durable commits all the same.
+   */
+  readonly durable?: boolean
+}
+
 /**
- * Creates an empty database in the run's cluster and returns its name. Behind a pooler, which
+ * A new database in the run's cluster, empty or a copy of `template`. Behind a pooler, which
  * ignores the service's startup parameters, the database gets them as its own defaults.
  */
-export const createDatabase = Effect.fn("test.createDatabase")(function* (prefix = "t") {
+const make = (prefix: string, template: string | null, options: DatabaseOptions) => {
   const pg = postgres()
   const server = pg.direct ?? pg
   const name = `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
-  yield* Effect.scoped(
+  return Effect.scoped(
     Effect.gen(function* () {
       const admin = yield* PgClient.makeClient({
         host: server.host,
@@ -56,19 +66,58 @@ export const createDatabase = Effect.fn("test.createDatabase")(function* (prefix
         password: Redacted.make(pg.password),
         database: "postgres"
       })
-      yield* admin.unsafe(`CREATE DATABASE ${name}`)
+      yield* admin.unsafe(
+        template === null ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`
+      )
+      if (options.durable !== true) yield* admin.unsafe(`ALTER DATABASE ${name} SET synchronous_commit = off`)
       if (pg.direct !== null)
         for (const [setting, value] of Object.entries(sessionSettings))
           yield* admin.unsafe(`ALTER DATABASE ${name} SET ${setting} = '${value}'`)
     })
-  ).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+  ).pipe(Effect.provide(Reactivity.layer), Effect.orDie, Effect.as(name))
+}
+
+/** Creates an empty database in the run's cluster and returns its name. */
+export const createDatabase = Effect.fn("test.createDatabase")(function* (
+  prefix = "t",
+  options: DatabaseOptions = {}
+) {
+  return yield* make(prefix, null, options)
+})
+
+/**
+ * Creates a database with every migration applied and returns its name: a copy of the run's
+ * template database (globalSetup migrates it once), or, without one (`TEST_DATABASE_TEMPLATE=off`,
+ * Citus), an empty one migrated here. Tests of migrating itself start from `createDatabase`.
+ */
+export const createMigratedDatabase = Effect.fn("test.createMigratedDatabase")(function* (
+  prefix = "t",
+  options: DatabaseOptions = {}
+) {
+  const { template } = postgres()
+  if (template !== null) return yield* make(prefix, template, options)
+  const name = yield* make(prefix, null, options)
+  yield* Migrations.migrate.pipe(
+    Effect.provide(
+      PgClient.layer({
+        url: Redacted.make(directDatabaseUrl(name)),
+        maxConnections: 1,
+        connectTimeout: "10 seconds"
+      })
+    ),
+    Effect.provideService(References.MinimumLogLevel, "Warn"),
+    Effect.orDie
+  )
   return name
 })
 
-/** A fresh, migrated database for one test file (or one test), as `SqlClient` + `PgClient`. */
+/**
+ * A fresh, migrated database for one test file (or one test), as `SqlClient` + `PgClient`. The
+ * migrations still run on it: with nothing left to apply they only check that nothing is.
+ */
 export const layerFreshDatabase = Layer.unwrap(
   Effect.gen(function* () {
-    const name = yield* createDatabase()
+    const name = yield* createMigratedDatabase()
     const client = PgClient.layer({
       url: Redacted.make(databaseUrl(name)),
       maxConnections: 30,

@@ -1,9 +1,12 @@
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted, References } from "effect"
 import type { TestProject } from "vitest/node"
 import { ensureConsole } from "../../scripts/build.ts"
 import { acquireEmbeddedCluster } from "../../src/Platform/EmbeddedPostgres.ts"
+import * as Migrations from "../../src/Platform/Migrations.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -26,6 +29,12 @@ declare module "vitest" {
       readonly citus: {
         readonly workers: ReadonlyArray<{ readonly host: string; readonly port: number }>
       } | null
+      /**
+       * A database migrated once for the run, which `createMigratedDatabase` copies (`CREATE
+       * DATABASE ... TEMPLATE`). Null with `TEST_DATABASE_TEMPLATE=off` and on Citus (a copy is not
+       * distributed to the workers): each database is then migrated from nothing.
+       */
+      readonly template: string | null
     }
   }
 }
@@ -82,21 +91,40 @@ export default async function setup(project: TestProject) {
     process.stderr.write(
       `[postgres] tests on ${url.hostname}:${url.port}${through} as ${url.username}: ${server}${workers}\n`
     )
+    const user = decodeURIComponent(url.username)
+    const password = decodeURIComponent(url.password)
+    const template =
+      citus === null
+        ? await makeTemplate({
+            ...(direct === null
+              ? { host: url.hostname, port: portOf(url) }
+              : { host: direct.hostname, port: portOf(direct) }),
+            user,
+            password
+          })
+        : undefined
     project.provide("postgres", {
       host: url.hostname,
       port: portOf(url),
-      user: decodeURIComponent(url.username),
-      password: decodeURIComponent(url.password),
+      user,
+      password,
       server,
       dmlRole: dmlRoleOf(process.env.TEST_DML_ROLE),
       direct: direct === null ? null : { host: direct.hostname, port: portOf(direct) },
-      citus
+      citus,
+      template: template?.name ?? null
     })
-    return
+    return () => template?.drop()
   }
   const dataDir = await mkdtemp(path.join(tmpdir(), "lead-intake-test-"))
   const cluster = await acquireEmbeddedCluster(dataDir, (line) => {
     if (!line.startsWith("stopping")) process.stderr.write(`[postgres] ${line}\n`)
+  })
+  const template = await makeTemplate({
+    host: "127.0.0.1",
+    port: cluster.port,
+    user: cluster.user,
+    password: cluster.password
   })
   project.provide("postgres", {
     host: "127.0.0.1",
@@ -106,11 +134,56 @@ export default async function setup(project: TestProject) {
     server: "embedded",
     dmlRole: dmlRoleOf(process.env.TEST_DML_ROLE),
     direct: null,
-    citus: null
+    citus: null,
+    template: template?.name ?? null
   })
   return async () => {
     await cluster.release()
     await rm(dataDir, { recursive: true, force: true })
+  }
+}
+
+interface Connection {
+  readonly host: string
+  readonly port: number
+  readonly user: string
+  readonly password: string
+}
+
+/**
+ * The run's template database, on the server itself: created and migrated once here, so that each
+ * test's database is a copy rather than every migration run again (`TEST_DATABASE_TEMPLATE=off`:
+ * none).
+ */
+const makeTemplate = async (connection: Connection) => {
+  const setting = process.env.TEST_DATABASE_TEMPLATE ?? "on"
+  if (setting === "off") return undefined
+  if (setting !== "on") throw new Error(`TEST_DATABASE_TEMPLATE: expected on or off, got ${setting}`)
+  const name = `template_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
+  const { default: pg } = await import("pg")
+  const admin = async <A>(use: (client: InstanceType<typeof pg.Client>) => Promise<A>) => {
+    const client = new pg.Client({ ...connection, database: "postgres" })
+    await client.connect()
+    try {
+      return await use(client)
+    } finally {
+      await client.end()
+    }
+  }
+  await admin((client) => client.query(`CREATE DATABASE ${name}`))
+  const host = connection.host.includes(":") ? `[${connection.host}]` : connection.host
+  const url = `postgres://${encodeURIComponent(connection.user)}:${encodeURIComponent(connection.password)}@${host}:${connection.port}/${name}`
+  await Effect.runPromise(
+    Migrations.migrate.pipe(
+      Effect.provide(
+        PgClient.layer({ url: Redacted.make(url), maxConnections: 1, connectTimeout: "10 seconds" })
+      ),
+      Effect.provideService(References.MinimumLogLevel, "Warn")
+    )
+  )
+  return {
+    name,
+    drop: () => admin((client) => client.query(`DROP DATABASE IF EXISTS ${name}`)).then(() => undefined)
   }
 }
 
