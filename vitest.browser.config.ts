@@ -1,4 +1,9 @@
+import { tmpdir } from "node:os"
+import * as path from "node:path"
 import { defineConfig } from "vitest/config"
+
+// As in vitest.config.ts: the servers the tests start compile the sources once for the run.
+process.env.NODE_COMPILE_CACHE ??= path.join(tmpdir(), "lead-intake-node-compile-cache")
 
 /** The console driven in a real Chromium (Debian's /usr/bin/chromium) against real `serve` processes. */
 export default defineConfig({

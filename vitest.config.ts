@@ -1,10 +1,46 @@
+import { availableParallelism, tmpdir } from "node:os"
+import * as path from "node:path"
 import { defineConfig } from "vitest/config"
+
+/**
+ * Files whose tests measure time (a bound on how long something takes, a timeout that must fire,
+ * comparable answer times, a stopped or frozen PostgreSQL): they run one at a time, after the
+ * others, so no other test file competes with them for the CPU.
+ */
+const timed = [
+  "test/faults/**/*.test.ts",
+  "test/cluster/**/*.test.ts",
+  "test/admin/api.test.ts",
+  "test/admin/limits.test.ts",
+  "test/integration/failure.test.ts",
+  "test/integration/health.test.ts",
+  "test/unit/entry.test.ts",
+  "test/unit/WebhookSender.test.ts",
+  "test/webhooks/delivery.test.ts",
+  "test/webhooks/resilience.test.ts"
+]
+
+/**
+ * Most test files wait on PostgreSQL and on the processes they start more than they compute: one
+ * file more than the cores keeps the CPU busy (TEST_WORKERS sets another number).
+ */
+const workers = Number(process.env.TEST_WORKERS ?? availableParallelism() + 1)
+
+// Node caches the code it compiles for every process a test starts (the CLI, `serve`), and for the
+// test workers: each start after the first compiles the sources and dependencies no more.
+process.env.NODE_COMPILE_CACHE ??= path.join(tmpdir(), "lead-intake-node-compile-cache")
+
+// One seed for every generator of the run (test/support/fastCheck.ts, test/fuzz), printed here:
+// `FUZZ_SEED=<seed> npm test` replays the run.
+process.env.FUZZ_SEED ??= String((Math.random() * 2 ** 31) | 0)
+process.stdout.write(
+  `[fast-check] seed ${process.env.FUZZ_SEED} (replay with FUZZ_SEED=${process.env.FUZZ_SEED})\n`
+)
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    exclude: ["test/browser/**", "**/node_modules/**"],
     globalSetup: ["test/support/globalSetup.ts"],
+    setupFiles: ["test/support/fastCheck.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
@@ -13,6 +49,27 @@ export default defineConfig({
     // and the bin runs src/main.ts whether or not dist/ is fresh: tests are of the sources
     // (test/e2e/bundle.test.ts builds and runs the bundle on its own).
     env: { ADMIN_PORT: "off", HEALTH_PORT: "off", LEAD_INTAKE_ENTRY: "src" },
-    reporters: ["default", "./test/support/summaryReporter.ts"]
+    reporters: ["default", "./test/support/summaryReporter.ts"],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "parallel",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/browser/**", "**/node_modules/**", ...timed],
+          maxWorkers: workers,
+          sequence: { groupOrder: 0 }
+        }
+      },
+      {
+        extends: true,
+        test: {
+          name: "timed",
+          include: timed,
+          fileParallelism: false,
+          sequence: { groupOrder: 1 }
+        }
+      }
+    ]
   }
 })
