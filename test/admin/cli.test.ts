@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   cliFor,
+  cliInProcess,
   type Env,
   expectUserError,
   type Finished,
@@ -46,7 +47,9 @@ const call = async (adminUrl: string, browser: Browser, method: string, path: st
   return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
 }
 
-describe("operator commands and the console listener (real processes)", { timeout: processTimeout }, () => {
+describe("operator commands (in-process) and the console listener (a real `serve` process)", {
+  timeout: processTimeout
+}, () => {
   let env: Env
   let cli: (...args: ReadonlyArray<string>) => Promise<Finished>
   let server: RunningServer
@@ -57,7 +60,7 @@ describe("operator commands and the console listener (real processes)", { timeou
 
   beforeAll(async () => {
     env = await freshDatabaseEnv()
-    cli = cliFor(env)
+    cli = cliInProcess(env)
     organizationId = json(await cli("org", "create", "--name", "Consola", "--json")).id
     const port = await freePort()
     const adminPort = await freePort()
@@ -239,7 +242,7 @@ describe("operator commands and the console listener (real processes)", { timeou
 
   it("demo prints the console URL, an operator e-mail and password that sign in to the demo organization", async () => {
     // Run with another ADMIN_PORT than the server's: the URL is the one the running server announced.
-    const demoCli = cliFor({ ...env, ADMIN_PORT: "8081" })
+    const demoCli = cliInProcess({ ...env, ADMIN_PORT: "8081" })
     const demo = json(await demoCli("demo", "--json"))
     expect(demo.console_url).toBe(`${adminUrl}/`)
     secrets.push(demo.operator_password, demo.key)

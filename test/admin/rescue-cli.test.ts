@@ -3,7 +3,7 @@ import { tmpdir } from "node:os"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
-  cliFor,
+  cliInProcess,
   type Env,
   expectUserError,
   type Finished,
@@ -35,7 +35,9 @@ const fileWith = async (name: string, text: string) => {
   return file
 }
 
-describe("request show and request rescue (real processes)", { timeout: processTimeout }, () => {
+describe("request show and request rescue (in-process, beside a real `serve` process)", {
+  timeout: processTimeout
+}, () => {
   let env: Env
   let cli: (...args: ReadonlyArray<string>) => Promise<Finished>
   let server: RunningServer
@@ -43,7 +45,7 @@ describe("request show and request rescue (real processes)", { timeout: processT
 
   beforeAll(async () => {
     env = await freshDatabaseEnv()
-    cli = cliFor(env)
+    cli = cliInProcess(env)
     demo = json(await cli("demo", "--json"))
     server = await startServer(await freePort(), { env })
   }, processTimeout)

@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import * as path from "node:path"
-import { Effect } from "effect"
+import { format } from "node:util"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Cause, ConfigProvider, Console, Effect, Exit, Layer, Logger, Stdio } from "effect"
 import { expect } from "vitest"
 import { createDatabase, databaseUrl } from "../support/Database.ts"
 
@@ -82,6 +84,54 @@ export const cliFor =
   (env: Env) =>
   (...args: ReadonlyArray<string>) =>
     run(args, { env })
+
+/**
+ * `lead-intake ...args` run to completion in this process: the CLI's own code (`runCli`) with the
+ * environment a child would get, what it prints to stdout and stderr, and the exit code `main`'s
+ * teardown would give. For suites about what commands do; the process itself (the bin, `serve`,
+ * signals, the environment of a real process) is tested with `run` and `startServer`.
+ */
+export const runInProcess = async (args: ReadonlyArray<string>, env: Env = {}): Promise<Finished> => {
+  const { runCli } = await import("../../src/Cli/Main.ts")
+  let stdout = ""
+  let stderr = ""
+  const console = {
+    ...globalThis.console,
+    log: (...parts: ReadonlyArray<unknown>) => {
+      stdout += `${format(...parts)}\n`
+    },
+    info: (...parts: ReadonlyArray<unknown>) => {
+      stdout += `${format(...parts)}\n`
+    },
+    error: (...parts: ReadonlyArray<unknown>) => {
+      stderr += `${format(...parts)}\n`
+    },
+    warn: (...parts: ReadonlyArray<unknown>) => {
+      stderr += `${format(...parts)}\n`
+    }
+  } as unknown as Console.Console
+  const exit = await Effect.runPromiseExit(
+    runCli.pipe(
+      Effect.provide(
+        Layer.mergeAll(
+          NodeServices.layer,
+          Stdio.layerTest({ args: Effect.succeed(args) }),
+          ConfigProvider.layer(ConfigProvider.fromEnv({ env: { ...inheritedEnv(), ...env } }))
+        )
+      ),
+      Effect.provideService(Console.Console, console),
+      Effect.provideService(Logger.LogToStderr, true)
+    )
+  )
+  const code = Exit.isSuccess(exit) ? 0 : Cause.hasInterruptsOnly(exit.cause) ? 130 : 1
+  return { code, signal: null, stdout, stderr }
+}
+
+/** `cliFor`, in this process (`runInProcess`). */
+export const cliInProcess =
+  (env: Env) =>
+  (...args: ReadonlyArray<string>) =>
+    runInProcess(args, env)
 
 /** The one JSON value on stdout of a successful command. */
 // biome-ignore lint/suspicious/noExplicitAny: tests inspect the printed JSON field by field

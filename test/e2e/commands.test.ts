@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import {
-  cliFor,
+  cliInProcess,
   type Env,
   expectUserError,
   type Finished,
@@ -15,13 +15,13 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 const keysOf = (value: object) => Object.keys(value).sort()
 
-describe("lead-intake commands (real processes, one database)", { timeout: processTimeout }, () => {
+describe("lead-intake commands (in-process, one database)", { timeout: processTimeout }, () => {
   let env: Env
   let cli: (...args: ReadonlyArray<string>) => Promise<Finished>
 
   beforeAll(async () => {
     env = await freshDatabaseEnv()
-    cli = cliFor(env)
+    cli = cliInProcess(env)
   })
 
   it("migrate applies the schema once and reports what it applied", async () => {

@@ -1,7 +1,7 @@
 import { userInfo } from "node:os"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
-  cliFor,
+  cliInProcess,
   type Env,
   expectUserError,
   type Finished,
@@ -25,7 +25,9 @@ const person = {
   extras: { presupuesto: "tres millones" }
 }
 
-describe("lead export / erase / erasures (real processes)", { timeout: 2 * processTimeout }, () => {
+describe("lead export / erase / erasures (commands in-process, `serve` as a real process)", {
+  timeout: 2 * processTimeout
+}, () => {
   let env: Env
   let cli: (...args: ReadonlyArray<string>) => Promise<Finished>
   let server: RunningServer
@@ -35,7 +37,7 @@ describe("lead export / erase / erasures (real processes)", { timeout: 2 * proce
 
   beforeAll(async () => {
     env = await freshDatabaseEnv()
-    cli = cliFor(env)
+    cli = cliInProcess(env)
     org = json(await cli("org", "create", "--name", "Inmobiliaria Privada", "--json")).id
     key = json(await cli("origin", "create", "--org", org, "--label", "web", "--json")).key
     json(await cli("property", "add", "--org", org, "--codigo", "GDL-0001", "--json"))
@@ -108,12 +110,12 @@ describe("lead export / erase / erasures (real processes)", { timeout: 2 * proce
       [["--id", "not-a-uuid"], /Expected lead id/],
       [["--id", crypto.randomUUID()], /unknown lead/]
     ]
-    const [badRetention, ...results] = await Promise.all([
-      run(["lead", "erasures", "--org", org], { env: { ...env, REQUEST_LOG_RETENTION_DAYS: "0" } }),
-      ...refused.map(([args]) => cli("lead", "export", ...args))
-    ])
-    for (const [i, [, pattern]] of refused.entries()) expectUserError(results[i]!, pattern)
-    expectUserError(badRetention!, /^lead-intake: invalid configuration: REQUEST_LOG_RETENTION_DAYS: /)
+    // The process meanwhile; the in-process commands one after another (each has its own pool).
+    const badRetention = run(["lead", "erasures", "--org", org], {
+      env: { ...env, REQUEST_LOG_RETENTION_DAYS: "0" }
+    })
+    for (const [args, pattern] of refused) expectUserError(await cli("lead", "export", ...args), pattern)
+    expectUserError(await badRetention, /^lead-intake: invalid configuration: REQUEST_LOG_RETENTION_DAYS: /)
   })
 
   it("erases once (the OS user by default), says so the second time, and the lead shows as erased", async () => {

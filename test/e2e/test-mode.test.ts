@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest"
 import { withSql } from "../faults/support.ts"
 import {
-  cliFor,
+  cliInProcess,
   type Env,
   expectUserError,
   type Finished,
@@ -25,13 +25,15 @@ const query = (url: string, text: string, values: ReadonlyArray<unknown> = []) =
  * Test mode end to end (docs/contract.md#10-test-mode, docs/operators.md): the CLI's test-key rows and a real server
  * taking a test key's requests beside the live key's, on one database.
  */
-describe("test-mode keys (real processes, one database)", { timeout: processTimeout }, () => {
+describe("test-mode keys (commands in-process, `serve` as a real process, one database)", {
+  timeout: processTimeout
+}, () => {
   let env: Env
   let cli: (...args: ReadonlyArray<string>) => Promise<Finished>
 
   beforeAll(async () => {
     env = await freshDatabaseEnv()
-    cli = cliFor(env)
+    cli = cliInProcess(env)
     json(await cli("migrate", "--json"))
   })
 
