@@ -447,31 +447,37 @@ for (const [variant, services] of variants) {
         ])
       }))
 
-    test("overview: leads count on the organization's day, in its zone or else its country's", () =>
-      Effect.gen(function* () {
-        const leads = yield* LeadRepository
-        const sql = yield* SqlClient.SqlClient
-        // 23:30 on 22 November in Mexico City (UTC-6) is 05:30 on the 23rd in UTC.
-        yield* setClock("2026-11-23T05:30:00.000Z")
-        const mexican = yield* organization("Zona MX")
-        const inUtc = yield* organization("Zona UTC")
-        yield* sql`UPDATE organizations SET time_zone = 'UTC' WHERE id = ${inUtc.id}`
-        for (const org of [mexican, inUtc])
-          yield* leads
-            .createOrEnrich(
-              leadWrite(
-                { organizationId: org.id, originId: org.origin.id },
-                { nombre: "Noche", telefono: "5533334444" }
+    // Midnight in Mexico City (UTC-6) is 06:00 UTC: a minute before it, a minute after it, and a
+    // minute before UTC's own midnight.
+    for (const [at, mexicoDay, utcDay] of [
+      ["2026-11-23T05:59:00.000Z", "2026-11-22", "2026-11-23"],
+      ["2026-11-23T06:01:00.000Z", "2026-11-23", "2026-11-23"],
+      ["2026-11-22T23:59:00.000Z", "2026-11-22", "2026-11-22"]
+    ] as const)
+      test(`overview: leads count on the organization's day, in its zone or else its country's (at ${at})`, () =>
+        Effect.gen(function* () {
+          const leads = yield* LeadRepository
+          const sql = yield* SqlClient.SqlClient
+          yield* setClock(at)
+          const mexican = yield* organization("Zona MX")
+          const inUtc = yield* organization("Zona UTC")
+          yield* sql`UPDATE organizations SET time_zone = 'UTC' WHERE id = ${inUtc.id}`
+          for (const org of [mexican, inUtc])
+            yield* leads
+              .createOrEnrich(
+                leadWrite(
+                  { organizationId: org.id, originId: org.origin.id },
+                  { nombre: "Noche", telefono: "5533334444" }
+                )
               )
-            )
-            .pipe(Effect.orDie)
-        assert.deepStrictEqual((yield* queries.overview(mexican.id)).leads_per_day, [
-          { day: "2026-11-22", created: 1, enriched: 0 }
-        ])
-        assert.deepStrictEqual((yield* queries.overview(inUtc.id)).leads_per_day, [
-          { day: "2026-11-23", created: 1, enriched: 0 }
-        ])
-      }))
+              .pipe(Effect.orDie)
+          assert.deepStrictEqual((yield* queries.overview(mexican.id)).leads_per_day, [
+            { day: mexicoDay, created: 1, enriched: 0 }
+          ])
+          assert.deepStrictEqual((yield* queries.overview(inUtc.id)).leads_per_day, [
+            { day: utcDay, created: 1, enriched: 0 }
+          ])
+        }))
 
     test("overview: the leads chart starts at the zone's midnight 29 days ago, across Tijuana's clock change", () =>
       Effect.gen(function* () {
