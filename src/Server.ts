@@ -1,14 +1,13 @@
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { HttpServer } from "effect/http"
+import { HttpRouter, HttpServer } from "effect/http"
 import { layerAdminServer } from "./Console/Http/App.ts"
 import { layerApp, layerTracedRoutes } from "./Intake/Http/App.ts"
 import { layerJanitor } from "./Intake/Janitor.ts"
 import { layerServices } from "./Intake/Services.ts"
 import { AppConfig } from "./Platform/Config.ts"
 import { layerHealthServer } from "./Platform/Health.ts"
-import { serve } from "./Platform/HttpServe.ts"
 import { layerRecordAnnounced, layerServeListeners, logListening } from "./Platform/Listening.ts"
 import * as Migrations from "./Platform/Migrations.ts"
 import * as Observability from "./Platform/Observability.ts"
@@ -61,7 +60,7 @@ const announce = Layer.effectDiscard(
 )
 
 /** The whole service: API on the listener, PostgreSQL (embedded unless DATABASE_URL), migrations applied. */
-const layerService = serve(layerApp).pipe(
+const layerService = HttpRouter.serve(layerApp, { disableLogger: true, disableListenLog: true }).pipe(
   Layer.merge(announce),
   Layer.merge(layerAdminServer),
   Layer.merge(layerHealthServer),

@@ -1,11 +1,10 @@
 import { Effect, Option } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Admission, Api, Caller, type CallerShape, Decoding } from "../../Api/Api.ts"
+import { Api, Caller, type CallerShape } from "../../Api/Api.ts"
 import { normalisedLead } from "../../Api/LeadBody.ts"
 import { requestFingerprint } from "../../Domain/Fingerprint.ts"
 import type { LeadInput } from "../../Domain/LeadInput.ts"
 import { AppConfig } from "../../Platform/Config.ts"
-import { builtWith } from "../../Platform/HttpServe.ts"
 import { type Answer, answerBody, type DryRun, LeadIntake } from "../LeadIntake.ts"
 import { answered, CurrentRequest } from "./Outcome.ts"
 
@@ -73,4 +72,4 @@ export const layerLeadHandlers = HttpApiBuilder.group(
       }).pipe(answered)
     )
   })
-).pipe(builtWith(AppConfig, LeadIntake, Admission, Decoding))
+)

@@ -5,7 +5,6 @@ import { Api } from "../../Api/Api.ts"
 import { openApiDocument } from "../../Api/OpenApiDocument.ts"
 import { endpointList } from "../../Api/Routes.ts"
 import { AppConfig } from "../../Platform/Config.ts"
-import { builtWith } from "../../Platform/HttpServe.ts"
 import { docsResponse } from "./Docs.ts"
 import { CurrentRequest } from "./Outcome.ts"
 
@@ -21,10 +20,7 @@ export const indexBody = (publicBaseUrl: string, requestId: string) => ({
   request_id: requestId
 })
 
-/**
- * The configuration is read before the group is built, so the group is built with no service at
- * all and its handlers run in the request's own context (`builtWith`).
- */
+/** The documents are rendered once, from the configuration, when the group is built. */
 export const layerPublicHandlers = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     HttpApiBuilder.group(
@@ -49,6 +45,6 @@ export const layerPublicHandlers = Layer.unwrap(
           )
           .handle("docs", ({ request }) => docs(request.url))
       })
-    ).pipe(builtWith())
+    )
   )
 )
