@@ -2,7 +2,7 @@
 ":" //; self=$(readlink -f -- "$0"); root=${self%/bin/*}; node=$root/node_modules/.bin/node; [ -x "$node" ] || node=$root/../.bin/node; [ -x "$node" ] || node=node; case "$NODE_OPTIONS" in *semi-space*) exec "$node" "$self" "$@";; esac; exec "$node" --max-semi-space-size=4 "$self" "$@"
 // The package bin, a shell script and an ES module in one file. Run as a program (`npx lead-intake`,
 // `node_modules/.bin/lead-intake`), the shell line above replaces itself with the project's Node 24
-// (`exec`: one process, no wrapper left waiting) with the heap flags chosen by measurement (CONTRIBUTING.md,
+// (`exec`: one process, no wrapper left waiting) with the heap flags chosen by measurement (docs/performance.md,
 // Performance) unless NODE_OPTIONS sets the young generation itself. Run as `node bin/lead-intake.js`, Node skips that line: under Node 24 the CLI runs
 // in-process, and an older Node hands over to the project's own, replacing itself where it can.
 // In-process it runs the bundle (dist/main.js) when that was built from the current sources, else
@@ -19,7 +19,7 @@ const major = Number(process.versions.node.split(".")[0])
 const self = realpathSync(fileURLToPath(import.meta.url))
 
 if (major >= requiredMajor) {
-  // Old-generation growth bounded, and no allocation-site pretenuring (CONTRIBUTING.md#findings, "Memory under
+  // Old-generation growth bounded, and no allocation-site pretenuring (docs/performance.md#findings, "Memory under
   // load" and "Pretenuring"), both by measurement: set at run time, since NODE_OPTIONS may not carry them, so every
   // way of starting the bin gets them.
   const heapFlags =

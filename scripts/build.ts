@@ -2,7 +2,7 @@
  * `npm run build`: bundles src/main.ts and what it imports into dist/ (rolldown), then stamps the
  * bundle with the signature of the sources it was built from (bin/entry.js), so the bin runs it only
  * while it is current. A bundle loads only the modules it uses, which halves the server's idle RSS
- * against running src/ through type stripping (CONTRIBUTING.md#findings, "Memory: the bundle").
+ * against running src/ through type stripping (docs/performance.md#findings, "Memory: the bundle").
  *
  *   node scripts/build.ts [--out-dir DIR] [--minify full|names|off] [--if-stale] [--prepare]
  *

@@ -2,7 +2,7 @@
 // (HttpApi on @effect/platform-node, the same Effect and the same response Schema) with nothing of
 // the service's own: one global middleware that sets `X-Request-Id`, no request log line, no
 // metrics, no 404/405 of the contract. What separates it from raw node:http is the framework's
-// cost; what separates the service from it is the service's (CONTRIBUTING.md#findings).
+// cost; what separates the service from it is the service's (docs/performance.md#findings).
 //
 //   INDEX_JSON='{...}' PORT=... node scripts/reference-httpapi.ts
 import { createServer } from "node:http"

@@ -9,8 +9,8 @@ const noCanonicalForm = (what: string) =>
  * (which is what RFC 8785 specifies). Throws for what has no such form: undefined, functions,
  * symbols, bigints, NaN/Infinity and strings or keys with lone surrogates (which `JSON.parse`
  * can produce from "\ud800"-style escapes; I-JSON forbids them). Written for the request path:
- * the `canonicalize` package (the test's oracle) allocated a cycle-tracking `Set` and arrays per
- * level, some 6 % of a replay's allocations.
+ * the `canonicalize` package (the test's oracle) allocates a cycle-tracking `Set` and arrays per
+ * level on every call.
  */
 export const canonicalJson = (value: unknown): string => {
   switch (typeof value) {

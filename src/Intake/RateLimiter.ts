@@ -40,7 +40,7 @@ export class RateLimiter extends Context.Service<
 >()("lead-intake/RateLimiter") {
   /**
    * One UPSERT per request on its own short statement: the counter row is hot for its origin, so it
-   * is never held inside the lead's transaction (CONTRIBUTING.md#where-the-time-goes).
+   * is never held inside the lead's transaction (docs/performance.md#where-the-time-goes).
    */
   static readonly layer = Layer.effect(
     RateLimiter,

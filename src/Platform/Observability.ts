@@ -299,8 +299,9 @@ export const makeJsonLogger = (write: (line: string) => void) => {
 
 /**
  * Lines written to `write` together, once per turn of the event loop (or every 64 KiB): stdout on a
- * file or a pipe is written synchronously, and one system call per request line was 4-7 % of the
- * server's CPU under load. Whatever is pending is written when the process exits.
+ * file or a pipe is written synchronously, and one system call per request line is a measurable
+ * share of the server's CPU under load (docs/performance.md#findings). Whatever is pending is
+ * written when the process exits.
  */
 export const makeBatchedWriter = (write: (chunk: string) => void) => {
   let pending = ""

@@ -32,6 +32,19 @@ describe("the docs", () => {
       expect(readme).toMatch(new RegExp(`^## ${heading}$`, "m"))
   })
 
+  it("CONTRIBUTING.md is a guide of at most 400 lines, with its recipes; figures live in docs/performance.md", () => {
+    const guide = read("CONTRIBUTING.md")
+    expect(guide.split("\n").length).toBeLessThanOrEqual(400)
+    for (const heading of [
+      "How to add a field to the lead",
+      "How to add a console page",
+      "Tests",
+      "Benchmarks"
+    ])
+      expect(guide).toMatch(new RegExp(`^## ${heading}$`, "m"))
+    expect(read("docs/performance.md")).toMatch(/^## Current figures$/m)
+  })
+
   it("every relative link and anchor in README.md, CONTRIBUTING.md and docs/ resolves", () => {
     const broken: Array<string> = []
     for (const file of markdownFiles) {

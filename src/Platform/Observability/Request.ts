@@ -127,7 +127,7 @@ const record = (finished: ReadonlyArray<Finished>) =>
  * 500 included), its span gets its attributes on the request's own fiber, and its metrics and log
  * line are recorded by one fiber of the observer's own, for all the requests finished in the same
  * turn of the event loop. Off the request's path they cost a fraction of what they cost on it
- * (CONTRIBUTING.md#findings, "The request's log line and metrics"). What is still pending when the
+ * (docs/performance.md#findings, "The request's log line and metrics"). What is still pending when the
  * observer's scope closes is recorded then.
  */
 export const makeRequestObserver = Effect.gen(function* () {

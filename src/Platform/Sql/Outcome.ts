@@ -138,9 +138,8 @@ const detached = <A, E, R>(
  * The deadline of a statement on the pipelined client (`Sql.PipelinedSql`): `Effect.timeoutOrElse`.
  * The race awaits its loser, and here that costs nothing: an interrupted pipelined statement is
  * only marked abandoned (its answer is read and dropped when it comes), so it ends at once even on
- * a frozen server, and it needs neither the detached fiber nor the `Deferred` of `detached`. Under
- * 32 concurrent callers a bounded pipelined read costs about the bare statement's CPU, against
- * 7-10 µs more through `detached` (CONTRIBUTING.md#findings).
+ * a frozen server, and it needs neither the detached fiber nor the `Deferred` of `detached`, whose
+ * cost a bounded pipelined read would otherwise pay (docs/performance.md#findings).
  */
 const raced: Deadline = (self, millis, operation) =>
   Effect.timeoutOrElse(self, {
