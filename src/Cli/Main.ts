@@ -15,6 +15,7 @@ import {
 } from "effect"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import packageJson from "../../package.json" with { type: "json" }
+import { certificateRefusal } from "../Platform/Sql.ts"
 import { demo } from "./Demo.ts"
 import { lead } from "./Leads.ts"
 import { operator } from "./Operators.ts"
@@ -130,7 +131,8 @@ const describe = (error: unknown): string => {
       : `${command}: ${describeCliError(first)}`
   }
   if (error instanceof Config.ConfigError) return `${programName}: ${describeConfigError(error)}`
-  if (Predicate.isTagged(error, "SqlError")) return `${programName}: database: ${withCauses(error)}`
+  if (Predicate.isTagged(error, "SqlError"))
+    return `${programName}: database: ${certificateRefusal(error) ?? withCauses(error)}`
   if (Predicate.isTagged(error, "ServeError")) return `${programName}: cannot listen: ${withCauses(error)}`
   if (error instanceof Error) return `${programName}: ${oneLine(error.message)}`
   return `${programName}: ${oneLine(String(error))}`

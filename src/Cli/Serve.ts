@@ -83,6 +83,12 @@ export const migrate = Command.make(
         applied.length === 0 ? "The schema is up to date." : `Applied: ${applied.join(", ")}`
       )
     },
-    Effect.provide(Layer.mergeAll(Sql.layerClient, layerLogLevel).pipe(Layer.provideMerge(AppConfig.layer)))
+    Effect.provide(
+      Layer.mergeAll(Sql.layerClient, layerLogLevel).pipe(Layer.provideMerge(AppConfig.layerMigrate))
+    )
   )
-).pipe(Command.withDescription("Apply pending migrations (--status: only list them)"))
+).pipe(
+  Command.withDescription(
+    "Apply pending migrations (--status: only list them), as MIGRATE_DATABASE_URL's role when set, else DATABASE_URL's"
+  )
+)

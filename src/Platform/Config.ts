@@ -1,5 +1,7 @@
+import { readFileSync } from "node:fs"
 import {
   Config,
+  ConfigProvider,
   Context,
   Effect,
   Layer,
@@ -22,6 +24,8 @@ export interface AppConfigShape {
   readonly dashboardUrl: string
   readonly logLevel: LogLevel.LogLevel
   readonly metricsPort: Option.Option<number>
+  /** `METRICS_HOST` (default 127.0.0.1): the Prometheus listener's address, apart from the API's. */
+  readonly metricsHost: string
   readonly databasePoolSize: number
   /**
    * `DATABASE_PREPARE` (default true): the driver prepares named statements and reuses them per
@@ -37,7 +41,7 @@ export interface AppConfigShape {
   readonly adminHosts: ReadonlyArray<HostName>
   /** None when `ADMIN_PORT=off`: no console listener. */
   readonly adminPort: Option.Option<number>
-  /** `HEALTH_HOST` (default `HOST`) and `HEALTH_PORT` (default 8082; None when `off`): the probes' listener. */
+  /** `HEALTH_HOST` (default 127.0.0.1) and `HEALTH_PORT` (default 8082; None when `off`): the probes' listener. */
   readonly healthHost: string
   readonly healthPort: Option.Option<number>
   /** `TRUSTED_PROXIES`: the peers whose `X-Forwarded-For`/`X-Forwarded-Proto` are believed. */
@@ -77,6 +81,38 @@ const TrustedProxyList = Schema.String.check(
   })
 )
 
+const configError = (message: string) => new Config.ConfigError(new ConfigProvider.SourceError({ message }))
+
+/**
+ * A secret setting: `NAME`, or the contents of the file `NAME_FILE` names (Docker and Kubernetes
+ * secrets, systemd credentials), never both. The file's trailing newlines are dropped, as an
+ * editor or `echo` adds one; an empty or unreadable file stops the start with its name.
+ */
+export const secret = (name: string): Config.Config<Option.Option<Redacted.Redacted>> =>
+  Config.all({
+    value: Config.option(Config.String(name)),
+    file: Config.option(Config.String(`${name}_FILE`))
+  }).pipe(
+    Config.mapEffect(({ value, file }) => {
+      if (Option.isNone(file)) return Effect.succeed(Option.map(value, (raw) => Redacted.make(raw)))
+      if (Option.isSome(value))
+        return Effect.fail(configError(`${name} and ${name}_FILE are both set; set one of them`))
+      return Effect.try({
+        try: () => readFileSync(file.value, "utf8").replace(/[\r\n]+$/, ""),
+        catch: (error) =>
+          configError(
+            `${name}_FILE: cannot read ${file.value} (${(error as NodeJS.ErrnoException).code ?? String(error)})`
+          )
+      }).pipe(
+        Effect.flatMap((contents) =>
+          contents === ""
+            ? Effect.fail(configError(`${name}_FILE: ${file.value} is empty`))
+            : Effect.succeed(Option.some(Redacted.make(contents)))
+        )
+      )
+    })
+  )
+
 const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
 
 /** A wildcard listening address is no address to link to: the console's links name the machine. */
@@ -85,12 +121,13 @@ const linkHost = (host: string) => (host === "0.0.0.0" || host === "::" ? "local
 export const appConfig = Config.all({
   port: Config.Port("PORT").pipe(Config.withDefault(8080)),
   host: Config.schema(NonEmpty, "HOST").pipe(Config.withDefault("127.0.0.1")),
-  databaseUrl: Config.option(Config.Redacted("DATABASE_URL")),
+  databaseUrl: secret("DATABASE_URL"),
   dataDir: Config.schema(NonEmpty, "LEAD_INTAKE_DATA_DIR").pipe(Config.withDefault(".data")),
   publicBaseUrl: Config.option(Config.schema(HttpUrl, "PUBLIC_BASE_URL")),
   dashboardUrl: Config.option(Config.schema(HttpUrl, "DASHBOARD_URL")),
   logLevel: Config.LogLevel("LOG_LEVEL").pipe(Config.withDefault("Info" as const)),
   metricsPort: Config.option(Config.Port("METRICS_PORT")),
+  metricsHost: Config.schema(NonEmpty, "METRICS_HOST").pipe(Config.withDefault("127.0.0.1")),
   databasePoolSize: Config.schema(
     Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })),
     "DATABASE_POOL_SIZE"
@@ -117,7 +154,7 @@ export const appConfig = Config.all({
     )
   ),
   adminPort: Config.schema(PortOrOff, "ADMIN_PORT").pipe(Config.withDefault(8081)),
-  healthHost: Config.option(Config.schema(NonEmpty, "HEALTH_HOST")),
+  healthHost: Config.schema(NonEmpty, "HEALTH_HOST").pipe(Config.withDefault("127.0.0.1")),
   healthPort: Config.schema(PortOrOff, "HEALTH_PORT").pipe(Config.withDefault(8082)),
   trustedProxies: Config.schema(TrustedProxyList, "TRUSTED_PROXIES").pipe(Config.withDefault("")),
   nodeEnv: Config.option(Config.String("NODE_ENV")),
@@ -132,7 +169,6 @@ export const appConfig = Config.all({
         onNone: () => defaultHostNames(raw.adminHost),
         onSome: (list) => parseHostList(list) as ReadonlyArray<HostName>
       }),
-      healthHost: Option.getOrElse(raw.healthHost, () => raw.host),
       healthPort: raw.healthPort === "off" ? Option.none() : Option.some(raw.healthPort),
       trustedProxies: parseTrustedProxies(raw.trustedProxies) as TrustedProxies,
       production: Option.getOrUndefined(nodeEnv) === "production",
@@ -146,8 +182,22 @@ export const appConfig = Config.all({
   })
 )
 
+/**
+ * `lead-intake migrate` connects as the schema's owner: `MIGRATE_DATABASE_URL` where set (or its
+ * `_FILE`), so `DATABASE_URL` can name the service's role, which may not change the schema.
+ */
+export const migrateConfig = Config.all({ config: appConfig, owner: secret("MIGRATE_DATABASE_URL") }).pipe(
+  Config.map(
+    ({ config, owner }): AppConfigShape => ({
+      ...config,
+      databaseUrl: Option.orElse(owner, () => config.databaseUrl)
+    })
+  )
+)
+
 export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("lead-intake/AppConfig") {
   static readonly layer = Layer.effect(AppConfig, appConfig)
+  static readonly layerMigrate = Layer.effect(AppConfig, migrateConfig)
   static readonly layerWith = (overrides: Partial<AppConfigShape>) =>
     Layer.effect(
       AppConfig,

@@ -147,7 +147,7 @@ const layerPrometheus = Layer.unwrap(
             server.once("error", (error) =>
               resume(Effect.die(new Error(`METRICS_PORT ${port}: ${error.message}`)))
             )
-            server.listen(port, config.host, () => {
+            server.listen(port, config.metricsHost, () => {
               resume(Effect.void)
             })
           }),
@@ -156,7 +156,7 @@ const layerPrometheus = Layer.unwrap(
               server.close(() => resume(Effect.void))
             })
         )
-        const host = config.host.includes(":") ? `[${config.host}]` : config.host
+        const host = config.metricsHost.includes(":") ? `[${config.metricsHost}]` : config.metricsHost
         yield* logListening("metrics", `http://${host}:${port}/metrics`)
       })
     )

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs"
+import type { ConnectionOptions } from "node:tls"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Reactivity } from "effect/reactivity"
@@ -193,6 +195,65 @@ export const databaseLocation = (url: Redacted.Redacted): string => {
   return `${parsed.hostname}:${parsed.port === "" ? "5432" : parsed.port}${parsed.pathname}`
 }
 
+/**
+ * TLS as libpq reads it from the URL's parameters, which the driver knows only in part:
+ * `sslmode=require` encrypts without checking the server (libpq's meaning), `verify-ca` checks its
+ * certificate against `sslrootcert` (a PEM file; unset or `system`, the system's CAs), and
+ * `verify-full` checks the host name too; `sslcert`/`sslkey` present a client certificate.
+ * `disable`, `allow`, `prefer` and no `sslmode` are left to the driver.
+ */
+export const tlsOptions = (
+  url: Redacted.Redacted
+): Effect.Effect<{ ssl?: ConnectionOptions }, StartRefused> =>
+  Effect.gen(function* () {
+    const parameters = URL.parse(Redacted.value(url))?.searchParams ?? new URLSearchParams()
+    const mode = parameters.get("sslmode")
+    if (mode !== "require" && mode !== "verify-ca" && mode !== "verify-full") return {}
+    const file = (name: string) =>
+      Effect.try({
+        try: () => readFileSync(parameters.get(name)!),
+        catch: (error) =>
+          new StartRefused({
+            message: `DATABASE_URL's ${name}=${parameters.get(name)} cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`
+          })
+      })
+    const rootCert = parameters.get("sslrootcert")
+    const ca =
+      mode === "require" || rootCert === null || rootCert === "system"
+        ? {}
+        : { ca: yield* file("sslrootcert") }
+    const client = parameters.has("sslcert")
+      ? { cert: yield* file("sslcert"), key: yield* file("sslkey") }
+      : {}
+    if (mode === "require") return { ssl: { rejectUnauthorized: false, ...client } }
+    return {
+      ssl: {
+        rejectUnauthorized: true,
+        ...ca,
+        ...client,
+        ...(mode === "verify-ca" ? { checkServerIdentity: () => undefined } : {})
+      }
+    }
+  })
+
+/**
+ * A connection error caused by the TLS check of PostgreSQL's certificate, as one line that says
+ * which check failed and what to fix (Node's own message advises installing the CA system-wide).
+ */
+export const certificateRefusal = (error: unknown): string | undefined => {
+  for (let current = error, depth = 0; current instanceof Error && depth < 6; depth++) {
+    const code = (current as NodeJS.ErrnoException).code
+    if (typeof code === "string" && /CERT|SIGNATURE|ISSUER|ALTNAME|SELF_SIGNED/.test(code)) {
+      const message = `${current.message.replace(/; if the root CA is installed locally.*$/, "")} (${code})`
+      return code === "ERR_TLS_CERT_ALTNAME_INVALID"
+        ? `PostgreSQL's certificate does not name the host DATABASE_URL connects to (sslmode=verify-full): ${message}`
+        : `PostgreSQL's certificate is not signed by the CA of DATABASE_URL's sslrootcert (the system's CAs when unset): ${message}`
+    }
+    current = current.cause
+  }
+  return undefined
+}
+
 /** PgClient + SqlClient on `DATABASE_URL`, or on the embedded cluster under the data directory. */
 export const layerClient = Layer.effectContext(
   Effect.gen(function* () {
@@ -203,18 +264,23 @@ export const layerClient = Layer.effectContext(
     const { client, pipelined, description } = yield* Option.match(config.databaseUrl, {
       onNone: () => embeddedClient(config.dataDir, config.databasePoolSize),
       onSome: (url) =>
-        Effect.all({
-          client: PgClient.make({
-            url,
-            ...spanTargetOf(url),
-            ...poolOptions(config.databasePoolSize, config.databasePrepare)
-          }),
-          pipelined: PgClient.make({
-            url,
-            ...spanTargetOf(url),
-            ...pipelinedOptions(config.databasePrepare)
-          }),
-          description: Effect.succeed(`PostgreSQL at ${databaseLocation(url)}`)
+        Effect.gen(function* () {
+          const tls = yield* tlsOptions(url)
+          return {
+            client: yield* PgClient.make({
+              url,
+              ...tls,
+              ...spanTargetOf(url),
+              ...poolOptions(config.databasePoolSize, config.databasePrepare)
+            }),
+            pipelined: yield* PgClient.make({
+              url,
+              ...tls,
+              ...spanTargetOf(url),
+              ...pipelinedOptions(config.databasePrepare)
+            }),
+            description: `PostgreSQL at ${databaseLocation(url)}`
+          }
         })
     })
     return Context.make(PgClient.PgClient, client).pipe(

@@ -99,7 +99,7 @@ describe("the docs", () => {
       )
     const names = new Set<string>()
     const patterns = [
-      /(?:Config\.[A-Za-z]+|intBetween|parsedString|endpoint|headers)\(\s*"([A-Z][A-Z0-9_]*)"/g,
+      /(?:Config\.[A-Za-z]+|intBetween|parsedString|endpoint|headers|secret)\(\s*"([A-Z][A-Z0-9_]*)"/g,
       /Config\.schema\([^;]{0,300}?,\s*"([A-Z][A-Z0-9_]*)"\s*\)/g,
       /\benv\.([A-Z][A-Z0-9_]*)/g
     ]

@@ -1,12 +1,16 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { cpSync, existsSync, readdirSync, readFileSync, statSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
 import { isLoopbackUrl } from "../../src/Platform/ProductionStart.ts"
+import * as Sql from "../../src/Platform/Sql.ts"
+import { withSql } from "../faults/support.ts"
+import { postgres } from "../support/Database.ts"
 import {
   collect,
   type Env,
@@ -93,6 +97,15 @@ const unitLines = (file: string, key: string) =>
 
 const systemdRoot = "/opt/lead-intake"
 
+/** A unit's `Environment=NAME=value` lines. */
+const unitEnvironment = (file: string): Env =>
+  Object.fromEntries(
+    unitLines(file, "Environment").map(([pair]) => {
+      const at = pair!.indexOf("=")
+      return [pair!.slice(0, at), pair!.slice(at + 1)]
+    })
+  )
+
 /** `NAME=value` lines of an environment file (comments and blank lines skipped). */
 const envFile = (file: string): Env =>
   Object.fromEntries(
@@ -156,9 +169,21 @@ describe("deploy artefacts: what they say", () => {
       expect(services[name].build, name).toBe(".")
       expect(services[name].image, name).toBe(`lead-intake:${version}`)
       expect(services[name].environment.NODE_ENV, name).toBe("production")
-      expect(services[name].environment.DATABASE_URL, name).toMatch(/^postgres:\/\/.*@postgres:5432\//)
+      // The service's role, DML only, wherever the code runs; the owner only for the migration.
+      expect(services[name].environment.DATABASE_URL, name).toMatch(
+        /^postgres:\/\/lead_intake_app:.*@postgres:5432\//
+      )
     }
+    expect(services.migrate.environment.MIGRATE_DATABASE_URL).toMatch(
+      /^postgres:\/\/lead_intake_owner:.*@postgres:5432\/lead_intake$/
+    )
+    for (const name of ["api", "worker"])
+      expect(services[name].environment.MIGRATE_DATABASE_URL, name).toBeUndefined()
+    expect(services.postgres.volumes).toContain("./deploy/postgres-init:/docker-entrypoint-initdb.d:ro")
+    expect(services.postgres.environment.POSTGRES_USER, "the superuser is neither role").toBe("postgres")
     expect(services.api.environment.WEBHOOK_WORKER).toBe("false")
+    for (const name of ["api", "worker"])
+      expect(services[name].environment.MIGRATE_ON_START, name).toBe("false")
     for (const name of ["api", "worker"])
       for (const variable of partnerUrls) {
         const url = composeDefault(services[name].environment[variable] ?? "")
@@ -174,10 +199,27 @@ describe("deploy artefacts: what they say", () => {
 
   it("the systemd units run the same commands from the same install, with the example environment file", () => {
     const bin = `${systemdRoot}/bin/lead-intake.js`
-    expect(unitLines("deploy/lead-intake.service", "ExecStartPre")).toEqual([[bin, ...commands.migrate]])
+    expect(unitLines("deploy/lead-intake.service", "ExecStartPre"), "the API never migrates").toEqual([])
+    expect(unitLines("deploy/lead-intake-migrate.service", "ExecStart")).toEqual([[bin, ...commands.migrate]])
+    expect(unitLines("deploy/lead-intake-migrate.service", "Type")).toEqual([["oneshot"]])
+    expect(unitLines("deploy/lead-intake.service", "Requires")).toEqual([["lead-intake-migrate.service"]])
     expect(unitLines("deploy/lead-intake.service", "ExecStart")).toEqual([[bin, ...commands.serve]])
+    // The owner's URL is a credential of the migration's unit alone; the API and the worker get the service's.
+    expect(unitEnvironment("deploy/lead-intake-migrate.service")).toEqual({
+      MIGRATE_DATABASE_URL_FILE: "%d/migrate-database-url"
+    })
+    for (const unit of ["deploy/lead-intake.service", "deploy/lead-intake-worker.service"]) {
+      expect(unitEnvironment(unit), unit).toEqual({ DATABASE_URL_FILE: "%d/database-url" })
+      expect(unitLines(unit, "LoadCredential"), unit).toEqual([
+        ["database-url:/etc/lead-intake/database-url"]
+      ])
+    }
     expect(unitLines("deploy/lead-intake-worker.service", "ExecStart")).toEqual([[bin, ...commands.worker]])
-    for (const unit of ["deploy/lead-intake.service", "deploy/lead-intake-worker.service"])
+    for (const unit of [
+      "deploy/lead-intake.service",
+      "deploy/lead-intake-worker.service",
+      "deploy/lead-intake-migrate.service"
+    ])
       expect(unitLines(unit, "User")).toEqual([["lead-intake"]])
     expect(unitLines("deploy/lead-intake.service", "EnvironmentFile")).toEqual([
       ["/etc/lead-intake/lead-intake.env"]
@@ -195,13 +237,27 @@ describe("deploy artefacts: what they say", () => {
       expect(URL.canParse(example[variable] ?? ""), variable).toBe(true)
       expect(isLoopbackUrl(example[variable]!), `${variable}: ${example[variable]}`).toBe(false)
     }
+    expect(
+      Object.keys(example).filter((name) => /DATABASE_URL|PASSWORD/.test(name)),
+      "no secret in it"
+    ).toEqual([])
     expect(example).toMatchObject({
       NODE_ENV: "production",
+      MIGRATE_ON_START: "false",
       LEAD_INTAKE_ENTRY: "dist",
       WEBHOOK_WORKER: "false"
     })
   })
 })
+
+/** The SQLSTATE a statement fails with ("" when it succeeds). */
+const sqlStateOf = (url: string, text: string) =>
+  withSql(url, (sql) =>
+    sql.unsafe(text).pipe(
+      Effect.as(""),
+      Effect.catch((error) => Effect.succeed(Sql.sqlStateOf(error.reason.cause)))
+    )
+  )
 
 /** Bytes of the regular files under `dir` (what `docker history` counts for COPY layers). */
 const directoryBytes = (dir: string): number =>
@@ -225,6 +281,17 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
   let app: string
   let env: Env
   let imageBytes = 0
+  let roles: Record<"owner" | "app", { user: string; password: string }>
+  let urls: Record<"owner" | "app", string>
+  let credentials: string
+  /** A unit's `Environment=` lines, `%d` being its credentials directory. */
+  const asUnit = (unit: string): Env =>
+    Object.fromEntries(
+      Object.entries(unitEnvironment(`deploy/${unit}`)).map(([name, value]) => [
+        name,
+        value.replace("%d", credentials)
+      ])
+    )
   const children: Array<ChildProcess> = []
   // The project's Node 24 stands in for the image's /usr/local/bin/node; nothing else of the checkout.
   const nodeDir = path.join(projectRoot, "node_modules", "node", "bin")
@@ -306,12 +373,54 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
     ).toBe(true)
     expect(existsSync(path.join(app, "dist", "main.js"))).toBe(true)
     // The image listens on 0.0.0.0; servers under test stay on 127.0.0.1.
+    // The roles as compose's postgres makes them: its init script, run by psql as the superuser
+    // in a fresh database (role names of this run's own, since roles belong to the cluster).
+    const pg = postgres()
+    const owner = new URL((await freshDatabaseEnv()).DATABASE_URL!)
+    const database = owner.pathname.slice(1)
+    const suffix = crypto.randomUUID().slice(0, 8)
+    roles = {
+      owner: { user: `lead_intake_owner_${suffix}`, password: crypto.randomUUID() },
+      app: { user: `lead_intake_app_${suffix}`, password: crypto.randomUUID() }
+    }
+    const initScript = compose.services.postgres.volumes
+      .find((volume: string) => volume.endsWith(":/docker-entrypoint-initdb.d:ro"))
+      .split(":")[0]
+    for (const script of readdirSync(path.join(projectRoot, initScript)).filter((name) =>
+      name.endsWith(".sh")
+    ))
+      await promisify(execFile)("bash", [path.join(projectRoot, initScript, script)], {
+        env: {
+          PATH,
+          PGHOST: pg.host,
+          PGPORT: String(pg.port),
+          PGPASSWORD: pg.password,
+          POSTGRES_USER: pg.user,
+          POSTGRES_DB: database,
+          LEAD_INTAKE_OWNER_ROLE: roles.owner.user,
+          LEAD_INTAKE_OWNER_PASSWORD: roles.owner.password,
+          LEAD_INTAKE_APP_ROLE: roles.app.user,
+          LEAD_INTAKE_APP_PASSWORD: roles.app.password
+        }
+      })
+    const urlAs = (role: { user: string; password: string }) => {
+      const url = new URL(owner)
+      url.username = role.user
+      url.password = role.password
+      return url.toString()
+    }
+    urls = { owner: urlAs(roles.owner), app: urlAs(roles.app) }
+    // What systemd's LoadCredential= hands each unit, in the directory %d names.
+    credentials = path.join(app, "credentials")
+    mkdirSync(credentials)
+    writeFileSync(path.join(credentials, "database-url"), `${urls.app}\n`)
+    writeFileSync(path.join(credentials, "migrate-database-url"), `${urls.owner}\n`)
     env = {
       ...baseEnv(),
       ...imageEnv(),
-      ...(await freshDatabaseEnv()),
       HOST: "127.0.0.1",
       ADMIN_HOST: "127.0.0.1",
+      MIGRATE_ON_START: envFile("deploy/lead-intake.env.example").MIGRATE_ON_START!,
       // Production refuses to start without the URLs partners follow: the example file's.
       PUBLIC_BASE_URL: envFile("deploy/lead-intake.env.example").PUBLIC_BASE_URL!,
       DASHBOARD_URL: envFile("deploy/lead-intake.env.example").DASHBOARD_URL!
@@ -330,8 +439,16 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
   })
 
   it("migrate, then serve --no-migrate from the bundle: a first 201, /readyz through the HEALTHCHECK, the worker and its HEALTHCHECK", async () => {
-    const migrated = await exec(commands.migrate)
+    const migrated = await exec(commands.migrate, asUnit("lead-intake-migrate.service"))
     expect(migrated.code, migrated.stderr).toBe(0)
+    expect(migrated.stdout, "the owner applied every migration").toContain("Applied: 0001_")
+
+    // The service's role reads and writes rows and nothing else: no table of its own, none of the owner's dropped.
+    expect(await sqlStateOf(urls.app, "CREATE TABLE intruder (id int)")).toBe("42501")
+    expect(await sqlStateOf(urls.app, "DROP TABLE leads")).toBe("42501")
+    expect(await sqlStateOf(urls.app, "DROP FUNCTION capture_rule_take_turn(uuid)")).toBe("42501")
+    expect(await sqlStateOf(urls.app, "CREATE SCHEMA intruder")).toBe("42501")
+    expect(await sqlStateOf(urls.app, "SELECT count(*) FROM leads")).toBe("")
 
     const [port, healthPort] = [await freePort(), await freePort()]
     const listeners: Env = healthListener
@@ -339,7 +456,7 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
       : { PORT: String(port), ADMIN_PORT: String(healthPort) }
     const supportsNoMigrate = (await exec(["serve", "--help"])).stdout.includes("--no-migrate")
     const serveArgs = supportsNoMigrate ? commands.serve : defaultCommand
-    const server = start(serveArgs, listeners)
+    const server = start(serveArgs, { ...asUnit("lead-intake.service"), ...listeners })
     const deadline = Date.now() + 30_000
     while (
       !(await fetch(`http://127.0.0.1:${port}/v1`).then(
@@ -354,7 +471,7 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
     expect(server.output.stdout).toContain('"code":"dist"')
     expect(server.output.stdout).not.toContain("migrations applied")
 
-    const demo = await exec(["demo", "--port", String(port), "--json"])
+    const demo = await exec(["demo", "--port", String(port), "--json"], asUnit("lead-intake.service"))
     expect(demo.code, demo.stderr).toBe(0)
     const { key } = JSON.parse(demo.stdout) as { key: string }
     const created = await fetch(`http://127.0.0.1:${port}/v1/leads`, {
@@ -382,7 +499,10 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
 
     // The worker is probed the same way, on its own HEALTH_PORT.
     const workerHealth = String(await freePort())
-    const worker = start(commands.worker, { HEALTH_PORT: workerHealth })
+    const worker = start(commands.worker, {
+      ...asUnit("lead-intake-worker.service"),
+      HEALTH_PORT: workerHealth
+    })
     const workerDeadline = Date.now() + 20_000
     while ((await probe({ HEALTH_PORT: workerHealth })) !== 0) {
       expect(worker.child.exitCode, worker.output.stderr).toBeNull()

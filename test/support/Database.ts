@@ -144,6 +144,7 @@ export const testConfig: AppConfigShape = {
   dashboardUrl: "https://crm.test",
   logLevel: "Warn",
   metricsPort: Option.none(),
+  metricsHost: "127.0.0.1",
   databasePoolSize: 10,
   databasePrepare: true,
   requestLogRetentionDays: 90,
