@@ -1,6 +1,8 @@
 import { Effect, Option } from "effect"
+import { Audit } from "../Console/Audit.ts"
 import { type LeadDetail, LeadRepository, type LeadSummary } from "../Intake/LeadRepository.ts"
 import { PersonalData } from "../PersonalData/PersonalData.ts"
+import { csvFlag, leadsCsv } from "./Csv.ts"
 import * as Input from "./Input.ts"
 import { emit, emitTable, orDash } from "./Output.ts"
 import { personalDataCommands } from "./PersonalData.ts"
@@ -82,9 +84,11 @@ const leadList = Input.command(
   {
     org: Input.org,
     limit: Input.limit,
-    test: Input.toggle("test", "The test leads (written with test keys) instead of the live ones")
+    test: Input.toggle("test", "The test leads (written with test keys) instead of the live ones"),
+    csv: csvFlag
   },
-  Effect.fn("Cli.leadList")(function* ({ org, limit, test }) {
+  Effect.fn("Cli.leadList")(function* ({ org, limit, test, csv }) {
+    if (csv) return yield* leadsCsv(org, !test).pipe(Effect.provide(Audit.layer), withOperator)
     const rows = yield* LeadRepository.use((leads) => leads.list(org, limit, !test))
     yield* emitTable(
       rows.map(summaryView),

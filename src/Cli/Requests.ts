@@ -5,6 +5,7 @@ import { decodeLeadBody } from "../Api/LeadBody.ts"
 import { Audit } from "../Console/Audit.ts"
 import { type LoggedRequest, RequestLog } from "../Intake/RequestLog.ts"
 import { type RescueFailure, Rescues } from "../Intake/Rescue.ts"
+import { csvFlag, requestsCsv } from "./Csv.ts"
 import * as Input from "./Input.ts"
 import { emit, emitTable, orDash } from "./Output.ts"
 import { withOperator } from "./Services.ts"
@@ -36,15 +37,21 @@ export const requests = Input.command(
       "rejected",
       "Only the origin's requests whose body is kept for rescue (with --origin)"
     ),
-    limit: Input.limit
+    limit: Input.limit,
+    csv: csvFlag
   },
-  Effect.fn("Cli.requests")(function* ({ origin, unattributed, rejected, limit }) {
+  Effect.fn("Cli.requests")(function* ({ origin, unattributed, rejected, limit, csv }) {
     const scope = yield* Input.exactlyOne(
       ["origin", origin],
       ["unattributed", unattributed ? Option.some(true) : Option.none()]
     )
     if (rejected && scope._tag !== "first")
       return yield* new Input.UsageError({ message: "--rejected lists an origin's requests: pass --origin" })
+    if (csv)
+      return yield* requestsCsv(
+        scope._tag === "first" ? { _tag: "origin", originId: scope.value } : { _tag: "unattributed" },
+        rejected
+      ).pipe(Effect.provide(Audit.layer), withOperator)
     const rows = yield* RequestLog.use((log) =>
       log.list(scope._tag === "first" ? { originId: scope.value } : { unattributed: true }, limit, {
         keptOnly: rejected

@@ -5,6 +5,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { json } from "../e2e/Processes.ts"
 import { type Receiver, startReceiver } from "../webhooks/support.ts"
+import { strayWords } from "./catalog-words.ts"
 import {
   addOperator,
   apiFromPage,
@@ -20,7 +21,9 @@ import {
 /**
  * Every page and dialog of the console, at 1280 and 375 px, in Spanish (Mexico) and English:
  * axe-core finds no WCAG 2.0/2.1/2.2 A or AA violation, and nothing is wider than the viewport.
- * Spanish screenshots go to docs/console/es/ (the English ones are the other tests').
+ * Spanish screenshots go to docs/console/es/ (the English ones are the other tests'). In Spanish,
+ * every visible word is the Spanish catalog's: none is English, none skipped the catalogs (values,
+ * code and numbers aside).
  */
 
 const axeSource = await readFile(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8")
@@ -83,6 +86,20 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
   let webhookId = ""
   let receiver: Receiver
   const results: Array<string> = []
+  /** The data this test makes: shown as it is, in any language. */
+  const knownValues = [
+    "Inmobiliaria Las Lomas",
+    "Ana Martínez",
+    "Bruno Sánchez",
+    "Sitio web principal",
+    "María Fernanda Gutiérrez",
+    "José Ángel Ramírez",
+    "mafer.gutierrez@example.com",
+    "Me interesa el departamento en la colonia Roma, ¿sigue disponible?",
+    "direccion@laslomas.test",
+    "EB-77812",
+    "Lead Intake"
+  ]
 
   beforeAll(async () => {
     // The endpoint's receiver refuses (503, on 127.0.0.1): its deliveries fail with their attempts
@@ -289,6 +306,8 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
             await page.evaluate("document.getElementById('toasts')?.replaceChildren()")
             await page.screenshot({ path: path.join(screenshotDir, "es", `${file}.png`), fullPage: true })
           }
+          if (language === "es")
+            expect(await strayWords(page, knownValues), `${name}: words not in Spanish`).toEqual([])
           expect(violations, `${name}:\n${describeViolations(violations)}`).toEqual([])
           expect(wider, `${name}: wider than the ${width} px viewport by`).toBeLessThanOrEqual(0)
         }

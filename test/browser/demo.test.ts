@@ -100,7 +100,7 @@ describe("a new operator, from `serve` and `demo` alone", () => {
     await page.getByRole("link", { name: "Requests", exact: true }).click()
     const logged = page.locator(`tr[data-request-id="${refused.body.request_id}"]`)
     await logged.waitFor({ timeout: 15_000 })
-    await expect(logged.locator("td[data-label=Outcome]").textContent()).resolves.toBe("invalid_key")
+    await expect(logged.locator("td[data-label=Outcome]").textContent()).resolves.toBe("Invalid key")
     expect(problems).toEqual([])
     await context.close()
   })

@@ -306,7 +306,7 @@ describe("the operator console, journey by journey", () => {
     await page.getByRole("button", { name: "Apply filters" }).click()
     await expect.poll(() => page.locator("tbody tr[data-request-id]").count()).toBeGreaterThan(0)
     const outcomes = await page.locator("tbody tr[data-request-id] td[data-label=Outcome]").allTextContents()
-    expect(new Set(outcomes)).toEqual(new Set(["enriched"]))
+    expect(new Set(outcomes)).toEqual(new Set(["Lead enriched"]))
 
     await page.getByLabel("Outcome").selectOption("")
     await page.getByLabel("Idempotency key").fill("form-1")
@@ -435,7 +435,7 @@ describe("the operator console, journey by journey", () => {
     const leadsChart = page.getByRole("img", { name: /Leads over the last 30 days/ })
     await expect(leadsChart.getAttribute("aria-label")).resolves.toMatch(/[1-9]\d* created/)
     const errors = page.getByRole("region", { name: "Error codes (24 h)" })
-    await expect(errors.textContent()).resolves.toContain("invalid_key")
+    await expect(errors.textContent()).resolves.toContain("Invalid key")
     await screenshot(page, "overview")
   })
 

@@ -88,7 +88,9 @@ describe("rescuing a rejected lead in the operator console", () => {
 
     // Still nine digits: the form says so with the contract's own words, and sends nothing.
     await dialog.getByRole("button", { name: "Rescue lead" }).click()
-    await expect.poll(() => dialog.getByRole("alert").textContent()).toMatch(/^Still not valid: telefono /)
+    await expect
+      .poll(() => dialog.getByRole("alert").textContent())
+      .toMatch(/^Still not valid: Enter a phone number with at least 10 digits/)
     expect(await editor.getAttribute("aria-invalid")).toBe("true")
     await shoot(page, "detail-invalid-en-1280")
 

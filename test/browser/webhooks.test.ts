@@ -61,7 +61,7 @@ describe("webhooks, lead export and erasure in the console", () => {
     const form = page.getByRole("dialog", { name: "New webhook endpoint" })
     await form.getByLabel("URL").fill("http://10.0.0.5/hooks")
     await form.getByRole("button", { name: "Add endpoint" }).click()
-    await expect.poll(() => form.getByRole("alert").textContent()).toMatch(/URL not allowed/)
+    await expect.poll(() => form.getByRole("alert").textContent()).toMatch(/This URL is not accepted/)
     await expect(form.getByLabel("URL").getAttribute("aria-invalid")).resolves.toBe("true")
 
     await form.getByLabel("URL").fill("https://93.184.215.14/hooks/leads")
@@ -180,7 +180,7 @@ describe("webhooks, lead export and erasure in the console", () => {
     await dialog.getByRole("button", { name: "Confirm" }).click()
     await expect
       .poll(() => dialog.getByRole("alert").textContent())
-      .toMatch(/must not contain the person's name/)
+      .toMatch(/without the person's personal data/)
     await expect(page.getByRole("heading", { level: 1, name: "Diego Salas" }).count()).resolves.toBe(1)
     await dialog.getByLabel("Reason").fill("Data subject request #7")
     await dialog.getByRole("button", { name: "Confirm" }).click()
@@ -200,7 +200,7 @@ describe("webhooks, lead export and erasure in the console", () => {
     const log = page.getByRole("table", { name: "Audit log" })
     await expect(log.textContent()).resolves.toContain("lead.erase")
     await expect(log.textContent()).resolves.toContain("lead.export")
-    await expect(log.textContent()).resolves.toContain("webhook.remove")
+    await expect(log.textContent()).resolves.toContain("Webhook endpoint removed")
     await expect(log.textContent()).resolves.not.toContain("Diego")
   })
 
@@ -324,7 +324,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     const row = page.locator(`tr[data-webhook-id="${webhookId}"]`)
     await row.waitFor()
     await expect(row.textContent()).resolves.toMatch(/Failing\s*since /)
-    await expect(row.textContent()).resolves.toContain("Last error: HTTP 503")
+    await expect(row.textContent()).resolves.toContain("Last error: The receiver answered 503")
     await expect(row.getByRole("button", { name: "Resume" }).count()).resolves.toBe(0)
 
     await row.getByRole("button", { name: "Deliveries" }).click()
@@ -332,7 +332,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     const deliveryRow = region.locator(`tr[data-event-id="${failed.event_id}"]`)
     await deliveryRow.waitFor()
     await expect(deliveryRow.textContent()).resolves.toMatch(/failed/)
-    await expect(deliveryRow.textContent()).resolves.toContain("HTTP 503")
+    await expect(deliveryRow.textContent()).resolves.toContain("The receiver answered 503")
     await deliveryRow.getByRole("button", { name: `Attempts of ${failed.event_id}` }).click()
     const dialog = page.getByRole("dialog", { name: "Delivery attempts" })
     await dialog.waitFor()
@@ -346,7 +346,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     for (const [index, attempt] of attempts.entries()) {
       const cells = await shown.nth(index).locator("td").allTextContents()
       expect(cells[0]).not.toBe("")
-      expect(cells.slice(1)).toEqual(["503", "HTTP 503", `${attempt.duration_ms} ms`])
+      expect(cells.slice(1)).toEqual(["503", "The receiver answered 503", `${attempt.duration_ms} ms`])
       await expect(shown.nth(index).locator("time").getAttribute("datetime")).resolves.toBe(attempt.at)
     }
     await screenshot(page, "webhook-attempts", { fullPage: false })
@@ -368,7 +368,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     const alerts = page.getByRole("region", { name: "Webhooks that need attention" })
     await alerts.waitFor()
     await expect(alerts.textContent()).resolves.toMatch(/Paused automaticallyon /)
-    await expect(alerts.textContent()).resolves.toContain("HTTP 503")
+    await expect(alerts.textContent()).resolves.toContain("The receiver answered 503")
     await screenshot(page, "overview-webhook-alerts", { fullPage: false })
     await alerts.getByRole("link", { name: receiver.url("/crm") }).click()
     await page.waitForURL(new RegExp(`/webhooks\\?endpoint=${webhookId}$`))
@@ -377,7 +377,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     await expect(row.getAttribute("class")).resolves.toMatch(/selected/)
     await expect(row.textContent()).resolves.toContain("Paused automatically")
     await expect(row.textContent()).resolves.toMatch(/No successful attempt since .+\./)
-    await expect(row.textContent()).resolves.toContain("Last error: HTTP 503")
+    await expect(row.textContent()).resolves.toContain("Last error: The receiver answered 503")
     const waitingRow = page
       .getByRole("region", { name: /^Deliveries to / })
       .locator(`tr[data-event-id="${waiting.event_id}"]`)
@@ -403,7 +403,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     await row.getByRole("button", { name: "Deliveries" }).click()
     const region = viewerPage.getByRole("region", { name: /^Deliveries to / })
     await region.locator("tr[data-event-id]").first().waitFor()
-    await expect(region.textContent()).resolves.toContain("HTTP 503")
+    await expect(region.textContent()).resolves.toContain("The receiver answered 503")
     await expect(region.getByRole("button", { name: /^Attempts of / }).count()).resolves.toBeGreaterThan(0)
     await expect(region.getByRole("button", { name: /^Resend / }).count()).resolves.toBe(0)
     expect(viewerProblems).toEqual([])
@@ -447,7 +447,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     await expect
       .poll(() => log.textContent())
       .toContain(`webhook ${webhookId} since ${new Date(sinceMinute).toISOString()}: 1 queued`)
-    await expect(log.textContent()).resolves.toContain("webhook.auto_disabled")
+    await expect(log.textContent()).resolves.toContain("Webhook endpoint paused automatically")
     await goTo(page, "Overview")
     await page.locator("main .stats").waitFor()
     await expect(page.getByRole("region", { name: "Webhooks that need attention" }).count()).resolves.toBe(0)

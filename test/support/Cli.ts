@@ -1,11 +1,13 @@
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { ConfigProvider, Console, Effect, Exit, Layer, Logger, Stdio } from "effect"
+import { ConfigProvider, Console, Effect, Exit, Layer, Logger, Sink, Stdio } from "effect"
 import { runCli } from "../../src/Cli/Main.ts"
 
 export interface Ran {
   readonly ok: boolean
   readonly out: string
   readonly err: ReadonlyArray<string>
+  /** What went to stdout as a stream (a CSV export), chunk by chunk. */
+  readonly chunks: ReadonlyArray<string>
 }
 
 /** The CLI in this process (argv cannot carry U+0000 between processes): its exit and what it wrote. */
@@ -14,6 +16,7 @@ export const cliIn =
   async (...args: ReadonlyArray<string>): Promise<Ran> => {
     const out: Array<string> = []
     const err: Array<string> = []
+    const chunks: Array<string> = []
     const console = {
       ...globalThis.console,
       log: (...parts: ReadonlyArray<unknown>) => out.push(parts.join(" ")),
@@ -26,7 +29,17 @@ export const cliIn =
         Effect.provide(
           Layer.mergeAll(
             NodeServices.layer,
-            Stdio.layerTest({ args: Effect.succeed(args) }),
+            Stdio.layerTest({
+              args: Effect.succeed(args),
+              // A CSV export streams to stdout through this sink (not Console.log): kept chunk by chunk.
+              stdout: () =>
+                Sink.forEachArray((batch: ReadonlyArray<string | Uint8Array>) =>
+                  Effect.sync(() => {
+                    for (const chunk of batch)
+                      chunks.push(typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk))
+                  })
+                )
+            }),
             ConfigProvider.layer(ConfigProvider.fromEnv({ env }))
           )
         ),
@@ -34,5 +47,5 @@ export const cliIn =
         Effect.provideService(Logger.LogToStderr, true)
       )
     )
-    return { ok: Exit.isSuccess(exit), out: out.join("\n"), err: err.flatMap((e) => e.split("\n")) }
+    return { ok: Exit.isSuccess(exit), out: out.join("\n"), err: err.flatMap((e) => e.split("\n")), chunks }
   }

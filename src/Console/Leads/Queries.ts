@@ -1,4 +1,4 @@
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { LeadDetail, LeadItem } from "../../AdminApi/Leads.ts"
 import { isAcceptablePhone, phoneMatchKey } from "../../Domain/Phone.ts"
@@ -8,14 +8,12 @@ import { requestsOfLead } from "../Requests/Queries.ts"
 import { decodeAs, decodeCursor, decodeItems, encodeCursor, isUuid, likePattern, pageOf } from "../Rows.ts"
 
 /** Live leads, or with `livemode` false the test leads instead; `query` matches a phone, a name or an e-mail. */
-export const listLeads = Effect.fn("Leads.list")(function* (
+const matching = (
+  sql: SqlClient.SqlClient,
   organization: OrganizationRow,
   query: string,
-  page: { readonly cursor?: string | undefined; readonly limit: number },
-  livemode = true
-) {
-  const sql = yield* SqlClient.SqlClient
-  const after = decodeCursor(page.cursor, "lead")
+  livemode: boolean
+) => {
   const text = query.trim()
   const match =
     text === ""
@@ -27,11 +25,24 @@ export const listLeads = Effect.fn("Leads.list")(function* (
           sql`l.nombre ILIKE ${likePattern(text)}`,
           sql`l.email ILIKE ${likePattern(text)}`
         ])
+  return sql`l.organization_id = ${organization.id} AND l.livemode = ${livemode} AND ${match}`
+}
+
+const leadColumns = (sql: SqlClient.SqlClient) => sql`
+  l.id, l.nombre, l.telefono, l.email, json_build_object('id', o.id, 'label', o.label) AS origin, l.created_at`
+
+export const listLeads = Effect.fn("Leads.list")(function* (
+  organization: OrganizationRow,
+  query: string,
+  page: { readonly cursor?: string | undefined; readonly limit: number },
+  livemode = true
+) {
+  const sql = yield* SqlClient.SqlClient
+  const after = decodeCursor(page.cursor, "lead")
   const rows = yield* sql`
-    SELECT l.id, l.nombre, l.telefono, l.email, json_build_object('id', o.id, 'label', o.label) AS origin,
-           l.created_at
+    SELECT ${leadColumns(sql)}
     FROM leads l JOIN origins o ON o.id = l.origin_id
-    WHERE l.organization_id = ${organization.id} AND l.livemode = ${livemode} AND ${match}
+    WHERE ${matching(sql, organization, query, livemode)}
       ${Option.match(after, {
         onNone: () => sql``,
         onSome: ([at, id]) => sql`AND (l.created_at, l.id) < (${at}, ${id}::uuid)`
@@ -40,6 +51,21 @@ export const listLeads = Effect.fn("Leads.list")(function* (
     LIMIT ${page.limit + 1}`.pipe(decodeItems(LeadItem))
   return pageOf(rows, page.limit, (last) => encodeCursor(last.created_at, last.id))
 })
+
+/** Every lead the list would show for `query`, newest first, streamed as PostgreSQL sends them (see `streamRequests`). */
+export const streamLeads = (organization: OrganizationRow, query: string, livemode = true) =>
+  Stream.unwrap(
+    Effect.map(Effect.service(SqlClient.SqlClient), (sql) =>
+      sql`
+        SELECT ${leadColumns(sql)}
+        FROM leads l JOIN origins o ON o.id = l.origin_id
+        WHERE ${matching(sql, organization, query, livemode)}
+        ORDER BY l.created_at DESC, l.id DESC`.stream.pipe(
+        Stream.orDie,
+        Stream.mapEffect((row) => decodeAs(LeadItem, row))
+      )
+    )
+  )
 
 const { requests: _, ...detailFields } = LeadDetail.fields
 const LeadWithoutRequests = Schema.Struct(detailFields)

@@ -1,7 +1,7 @@
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema, Stream } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { RequestItem } from "../../AdminApi/Requests.ts"
-import { decodeCursor, decodeItem, decodeItems, encodeCursor, pageOf } from "../Rows.ts"
+import { decodeAs, decodeCursor, decodeItem, decodeItems, encodeCursor, pageOf } from "../Rows.ts"
 
 export type RequestRow = typeof RequestItem.Type
 
@@ -19,8 +19,8 @@ export interface RequestFilter {
   readonly idempotencyKey?: string | undefined
   /** Only the requests whose body is kept for rescue. */
   readonly kept?: boolean | undefined
-  /** Live requests (the default) or test requests only: the two are never listed together. */
-  readonly livemode?: boolean | undefined
+  /** Live requests (the default) or test requests only: the page never lists the two together; the CLI's export does ("both"). */
+  readonly livemode?: boolean | "both" | undefined
 }
 
 /** A request log row with the key its page is sorted by. */
@@ -34,15 +34,10 @@ const columns = (
   r.idempotency_key, r.duration_ms, r.origin_id, o.label AS origin_label, r.livemode,
   r.kept_body IS NOT NULL AS kept, r.rescued_lead_id`
 
-export const listRequests = Effect.fn("Requests.list")(function* (
-  scope: RequestScope,
-  filter: RequestFilter,
-  page: { readonly cursor?: string | undefined; readonly limit: number }
-) {
-  const sql = yield* SqlClient.SqlClient
-  const after = decodeCursor(page.cursor, "request")
+/** The rows of `scope` that `filter` keeps: the one rule the page, the CLI and the CSV export share. */
+const filtered = (sql: SqlClient.SqlClient, scope: RequestScope, filter: RequestFilter) => {
   const low = filter.statusClass === undefined ? undefined : Number(filter.statusClass[0]) * 100
-  const where = sql.and([
+  return [
     scope._tag === "origin"
       ? sql`r.origin_id = ${scope.originId}`
       : scope._tag === "unattributed"
@@ -55,7 +50,19 @@ export const listRequests = Effect.fn("Requests.list")(function* (
     filter.requestId === undefined ? sql`true` : sql`r.request_id = ${filter.requestId}`,
     filter.idempotencyKey === undefined ? sql`true` : sql`r.idempotency_key = ${filter.idempotencyKey}`,
     filter.kept === true ? sql`r.kept_body IS NOT NULL` : sql`true`,
-    sql`r.livemode = ${filter.livemode ?? true}`,
+    filter.livemode === "both" ? sql`true` : sql`r.livemode = ${filter.livemode ?? true}`
+  ]
+}
+
+export const listRequests = Effect.fn("Requests.list")(function* (
+  scope: RequestScope,
+  filter: RequestFilter,
+  page: { readonly cursor?: string | undefined; readonly limit: number }
+) {
+  const sql = yield* SqlClient.SqlClient
+  const after = decodeCursor(page.cursor, "request")
+  const where = sql.and([
+    ...filtered(sql, scope, filter),
     Option.match(after, {
       onNone: () => sql`true`,
       onSome: ([at, id]) => sql`(r.at, r.id) < (${at}, ${id}::bigint)`
@@ -70,6 +77,24 @@ export const listRequests = Effect.fn("Requests.list")(function* (
   const found = pageOf(rows, page.limit, (last) => encodeCursor(last.at, last.seq))
   return { items: found.items.map(withoutSeq), next_cursor: found.next_cursor }
 })
+
+/**
+ * Every row of `scope` that `filter` keeps, newest first, as PostgreSQL sends them: the connection
+ * reads the next rows only as the consumer takes them, so an export of any size holds a few at a time.
+ */
+export const streamRequests = (scope: RequestScope, filter: RequestFilter) =>
+  Stream.unwrap(
+    Effect.map(Effect.service(SqlClient.SqlClient), (sql) =>
+      sql`
+        SELECT ${columns(sql)}
+        FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+        WHERE ${sql.and(filtered(sql, scope, filter))}
+        ORDER BY r.at DESC, r.id DESC`.stream.pipe(
+        Stream.orDie,
+        Stream.mapEffect((row) => decodeAs(RequestItem, row))
+      )
+    )
+  )
 
 /** Request-log rows as the console shows them, with their origin's label, picked by `where`. */
 const requestsWhere = (sql: SqlClient.SqlClient, where: Statement.Fragment) => sql`

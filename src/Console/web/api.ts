@@ -34,21 +34,34 @@ export const session: {
 export const isPlatformAdmin = () => session.operator !== null && session.operator.organization_id === null
 export const canChange = () => session.operator?.role === "admin"
 
-export type ErrorCode = AdminErrorCode | "network_error" | "http_error"
+export type ErrorCode = AdminErrorCode | "network_error" | "http_error" | "unknown"
 
-/** An answer the console shows: the API's code, message, field and request id. */
+/**
+ * An answer the console shows: the API's code, field and request id, and the operator's words for
+ * it (`message`, from the catalogs by code; the server's own text only for a code they do not know).
+ */
 export class ApiError extends Error {
   override readonly name = "ApiError"
   readonly status: number
   readonly code: ErrorCode
   readonly field: string | undefined
   readonly requestId: string | undefined
-  constructor(status: number, code: ErrorCode, message: string, field?: string, requestId?: string) {
+  /** What the server said, in English: for the browser's console, never shown on the page. */
+  readonly serverMessage: string | undefined
+  constructor(
+    status: number,
+    code: ErrorCode,
+    message: string,
+    field?: string,
+    requestId?: string,
+    serverMessage?: string
+  ) {
     super(message)
     this.status = status
     this.code = code
     this.field = field
     this.requestId = requestId
+    this.serverMessage = serverMessage
   }
   /** The words above the message, in the operator's language. */
   get title(): string {
@@ -80,7 +93,7 @@ const client: AdminClient = Effect.runSync(
 
 const Envelope = Schema.Struct({
   error: Schema.Struct({
-    code: Schema.Literals(Object.keys(adminErrorCatalog) as Array<AdminErrorCode>),
+    code: Schema.String,
     message: Schema.String,
     field: Schema.optionalKey(Schema.String)
   }),
@@ -88,10 +101,31 @@ const Envelope = Schema.Struct({
 })
 const isEnvelope = Schema.is(Envelope)
 
+const isKnownCode = (code: string): code is AdminErrorCode => Object.hasOwn(adminErrorCatalog, code)
+
+/** The catalog's words for an error of the API: by field where the catalog has them, else by code. */
+export const errorText = (code: AdminErrorCode, field: string | undefined) => {
+  if (code === "validation_error")
+    return (
+      (field === undefined ? undefined : t.errorTexts.fields[field]) ??
+      t.errorTexts.validation_error(field ?? "")
+    )
+  return t.errorTexts[code]
+}
+
 const toApiError = (failure: unknown): ApiError => {
   if (isEnvelope(failure)) {
     const { code, message, field } = failure.error
-    return new ApiError(adminErrorCatalog[code].status, code, message, field, failure.request_id)
+    return isKnownCode(code)
+      ? new ApiError(
+          adminErrorCatalog[code].status,
+          code,
+          errorText(code, field),
+          field,
+          failure.request_id,
+          message
+        )
+      : new ApiError(0, "unknown", message, field, failure.request_id, message)
   }
   if (typeof failure === "object" && failure !== null && "_tag" in failure) {
     if (failure._tag === "HttpClientError" && "reason" in failure) {

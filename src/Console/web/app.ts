@@ -141,7 +141,7 @@ const renderLogin = () => {
           errorSlot.replaceChildren(
             errorBox(
               error instanceof ApiError && error.status === 401
-                ? { title: t.login.failedTitle, message: error.message || t.login.failedText }
+                ? { title: t.login.failedTitle, message: t.login.failedText }
                 : error
             )
           )
@@ -237,6 +237,8 @@ const languageSwitcher = (redraw: () => void) => {
     locales.map((code) => [code, catalogs[code].meta.languageName] as const),
     locale
   )
+  // Each language's name is in that language (a screen reader says "English" in English).
+  for (const option of select.options) option.lang = option.value
   select.addEventListener("change", async () => {
     const choice = locales.find((code) => code === select.value) ?? locale
     await chooseLanguage(choice)

@@ -176,12 +176,45 @@ export const statusBadge = (status: number) => {
 const goodOutcomes = new Set(["created", "enriched", "replay", "dry_run"])
 
 /** The request log's outcome: the API's code, as it is. */
+/** A request's outcome in the operator's words (its code as the tooltip); an outcome not in the catalog as code. */
+export const outcomeLabel = (outcome: string): Child => {
+  const label = t.requests.outcomes[outcome]
+  return label === undefined ? h("code", {}, outcome) : label
+}
+
 export const outcomeBadge = (outcome: string | null | undefined) =>
   h(
     "span",
-    { class: ["badge", outcome && goodOutcomes.has(outcome) ? "neutral" : "danger-soft"] },
-    outcome ?? t.common.none
+    {
+      class: ["badge", outcome && goodOutcomes.has(outcome) ? "neutral" : "danger-soft"],
+      ...(outcome ? { title: outcome } : {})
+    },
+    outcome ? outcomeLabel(outcome) : t.common.none
   )
+
+/**
+ * An attempt's one-line error as the worker writes it (docs/webhooks.md#when-an-endpoint-keeps-failing),
+ * in the operator's words; the system's own code (ECONNREFUSED, a TLS code) stays beside it as code,
+ * and a line of another shape is shown as it is, as code.
+ */
+export const attemptError = (error: string): Child => {
+  const words = t.webhooks.attemptErrors
+  const code = (text: string) => h("code", { class: "error-text" }, text)
+  let match = /^HTTP (\d{3})$/.exec(error)
+  if (match) return h("span", { class: "error-text", title: error }, words.http(match[1] ?? ""))
+  match = /^redirect: HTTP (\d{3}) \(not followed\)$/.exec(error)
+  if (match) return h("span", { class: "error-text", title: error }, words.redirect(match[1] ?? ""))
+  match = /^timeout: no answer within (\d+) ms$/.exec(error)
+  if (match) return h("span", { class: "error-text", title: error }, words.timeout(match[1] ?? ""))
+  if (error.startsWith("address not allowed: "))
+    return h("span", { class: "error-text", title: error }, words.notAllowed)
+  match = /^TLS: (\S+)$/.exec(error)
+  if (match) return h("span", { class: "error-text" }, `${words.tls} `, code(match[1] ?? ""))
+  match = /^(.+) \(([A-Z_]+)\)$/.exec(error) ?? /^(connection error): (\S+)$/.exec(error)
+  const lead = match === null ? undefined : words.connection[match[1] ?? ""]
+  if (match && lead !== undefined) return h("span", { class: "error-text" }, `${lead} `, code(match[2] ?? ""))
+  return code(error)
+}
 
 /** A notice that announces itself to screen readers (role=status), gone after a few seconds. */
 export const toast = (message: string, kind: "success" | "warning" | "error" = "success") => {

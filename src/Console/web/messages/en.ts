@@ -38,6 +38,36 @@ export const en = {
     http_error: "Request failed:",
     unknown: "Something went wrong"
   } satisfies Record<AdminErrorCode | "network_error" | "http_error" | "unknown", string>,
+  /**
+   * What an error of the console's API says, by its code: the server's own text is shown only for a
+   * code this catalog does not know. `fields` words the refusals the pages provoke most.
+   */
+  errorTexts: {
+    validation_error: (field: string) =>
+      field === "" ? "Something you entered is not valid." : `The value of ${field} is not valid.`,
+    unauthenticated: "Your session ended. Sign in to go on.",
+    forbidden: "Your account may not do this.",
+    csrf_failed: "The console could not confirm the request came from this page. Reload it and try again.",
+    misdirected_request: "This address does not belong to the console.",
+    not_found: "It does not exist, or it is not in your organization.",
+    conflict: "It clashes with what already exists (a repeated name or code, or a request already rescued).",
+    property_not_found: "No active property of the organization has that code.",
+    payload_too_large: "What was sent is over 64 KiB.",
+    unsupported_media_type: "The server only takes JSON.",
+    rate_limited: "Too many failed attempts. Wait a moment and try again.",
+    internal_error: "Something failed on the server. If it happens again, give support the request number.",
+    temporarily_unavailable: "The database is not answering right now. Try again in a few minutes.",
+    fields: {
+      url: "This URL is not accepted: it must start with https:// and point to a public address.",
+      email: "Enter a valid e-mail address.",
+      telefono: "Enter a phone number with at least 10 digits.",
+      label: "Give it a name of at most 100 characters.",
+      rate_limit: "The limit is a whole number of requests per minute, from 1 up.",
+      from: "Enter a valid date and time.",
+      to: "Enter a valid date and time.",
+      reason: "Say why, without the person's personal data."
+    } as Readonly<Record<string, string>>
+  } satisfies Record<Exclude<AdminErrorCode, "validation_error">, string> & Record<string, unknown>,
   /** The message of an error that never reached the API or came back unreadable. */
   errorMessages: {
     network: "The console could not reach the server. Check your connection.",
@@ -243,6 +273,23 @@ export const en = {
     unattributedPrefixes: "Unattributed prefixes",
     unknownOrigin: "Unknown origin",
     anyStatus: "Any status",
+    /** The request log's outcomes (the public API's codes), in words; the code stays in the filter's value. */
+    outcomes: {
+      created: "Lead created",
+      enriched: "Lead enriched",
+      replay: "Repeated (same Idempotency-Key)",
+      dry_run: "Checked only (dry run)",
+      invalid_key: "Invalid key",
+      validation_error: "Invalid data",
+      rate_limited: "Over the rate limit",
+      idempotency_conflict: "Idempotency-Key reused with another body",
+      idempotency_in_progress: "Same key still being processed",
+      property_not_found: "Unknown property",
+      payload_too_large: "Body too large",
+      unsupported_media_type: "Not JSON",
+      temporarily_unavailable: "Database unavailable",
+      internal_error: "Server error"
+    } as Readonly<Record<string, string>>,
     status2xx: "2xx success",
     status4xx: "4xx client error",
     status5xx: "5xx server error",
@@ -292,6 +339,43 @@ export const en = {
   leads: leadsEn,
 
   audit: {
+    /** What each audited action is called; an action not listed shows its code. */
+    actions: {
+      "agent.create": "Agent added",
+      "key.revoke": "Key revoked",
+      "key.rotate": "Key rotated",
+      "key.test_revoked": "Test key revoked",
+      "key.test_rotated": "Test key rotated",
+      "lead.erase": "Lead erased",
+      "lead.export": "Lead exported",
+      "leads.export_csv": "Leads exported (CSV)",
+      "requests.export_csv": "Requests exported (CSV)",
+      "operator.set_language": "Language changed",
+      "organization.set_time_zone": "Time zone changed",
+      "origin.create": "Origin created",
+      "origin.set_rate_limit": "Rate limit changed",
+      "property.create": "Property added",
+      "property.archive": "Property archived",
+      "property.restore": "Property restored",
+      "request.rescue": "Lead rescued",
+      "rule.create": "Capture rule added",
+      "rule.delete": "Capture rule deleted",
+      "session.sign_in": "Signed in",
+      "session.sign_in_failed": "Failed sign-in",
+      "session.sign_in_throttled": "Sign-in blocked (too many attempts)",
+      "session.sign_out": "Signed out",
+      "session.sign_out_everywhere": "Signed out everywhere",
+      "test_data.purged": "Test data removed",
+      "webhook.create": "Webhook endpoint added",
+      "webhook.disable": "Webhook endpoint disabled",
+      "webhook.enable": "Webhook endpoint enabled",
+      "webhook.remove": "Webhook endpoint removed",
+      "webhook.resend": "Delivery resent",
+      "webhook.resend_failed": "Failed deliveries resent",
+      "webhook.rotate_secret": "Signing secret rotated",
+      "webhook.test": "Test event sent",
+      "webhook.auto_disabled": "Webhook endpoint paused automatically"
+    } as Readonly<Record<string, string>>,
     title: "Audit",
     lede: "Every operator action: who, what, when and from where. Entries are kept.",
     caption: "Audit log",

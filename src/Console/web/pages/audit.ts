@@ -73,9 +73,21 @@ export const renderAudit: Page = async (main, { signal }) => {
           },
           {
             label: t.audit.who,
-            cell: (entry) => entry.operator_email || h("span", { class: "muted" }, t.common.system)
+            // The service's own actions (an endpoint paused automatically) are recorded as by `system`.
+            cell: (entry) =>
+              entry.operator_email === "" || entry.operator_email === "system"
+                ? h("span", { class: "muted" }, t.common.system)
+                : entry.operator_email
           },
-          { label: t.audit.action, cell: (entry) => h("code", {}, entry.action) },
+          {
+            label: t.audit.action,
+            cell: (entry) => {
+              const label = t.audit.actions[entry.action]
+              return label === undefined
+                ? h("code", {}, entry.action)
+                : h("span", { title: entry.action, "data-action": entry.action }, label)
+            }
+          },
           {
             label: t.audit.target,
             cell: (entry) =>

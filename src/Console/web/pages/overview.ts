@@ -4,7 +4,18 @@ import { call, isAbort } from "../api.ts"
 import { leadsChart, requestsChart } from "../charts.ts"
 import { formatNumber, formatPercent, t } from "../i18n.ts"
 import type { Page } from "../page.ts"
-import { add, type Child, errorBox, h, link, loading, pageHeader, section, table } from "../ui.ts"
+import {
+  add,
+  type Child,
+  errorBox,
+  h,
+  link,
+  loading,
+  outcomeLabel,
+  pageHeader,
+  section,
+  table
+} from "../ui.ts"
 import { webhookAlerts } from "./webhooks.ts"
 
 const stat = (label: string, value: Child, tone?: string) =>
@@ -39,7 +50,7 @@ export const renderOverview: Page = async (main, { signal, navigate }) => {
     caption: t.overview.errorCodesCaption,
     empty: t.overview.noErrors,
     columns: [
-      { label: t.overview.code, cell: (entry) => h("code", {}, entry.code) },
+      { label: t.overview.code, cell: (entry) => h("span", { title: entry.code }, outcomeLabel(entry.code)) },
       { label: t.overview.requests, className: "numeric", cell: (entry) => formatNumber(entry.count) },
       {
         label: t.overview.share,

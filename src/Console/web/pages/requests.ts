@@ -3,7 +3,7 @@
 
 import type { RequestFilters, RequestItem } from "../../../AdminApi/AdminApi.ts"
 import { decodeLeadBody } from "../../../AdminApi/LeadBody.ts"
-import { call, canChange, isAbort, isPlatformAdmin } from "../api.ts"
+import { call, canChange, errorText, isAbort, isPlatformAdmin } from "../api.ts"
 import { formatClock, formatDateTime, formatNumber, fromZonedLocal, t, toZonedLocal } from "../i18n.ts"
 import type { Page, PageContext } from "../page.ts"
 import {
@@ -43,7 +43,7 @@ const isTest = (item: Item) => item.livemode === false
 
 const POLL_MS = 3000
 
-/** The public API's outcomes, as the request log records them (codes: shown as they are). */
+/** The public API's outcomes, as the request log records them (the filter's values; shown in words). */
 const outcomes = [
   "created",
   "enriched",
@@ -122,7 +122,9 @@ const rescuePanel = async (item: Item, navigate: Navigate): Promise<Child> => {
         const problem = problemOf(editor.value)
         if (problem !== null) {
           editor.setAttribute("aria-invalid", "true")
-          status.replaceChildren(h("p", { class: "error" }, t.rescue.invalid(problem.message)))
+          status.replaceChildren(
+            h("p", { class: "error" }, t.rescue.invalid(errorText("validation_error", problem.field)))
+          )
           editor.focus()
           return
         }
@@ -386,7 +388,10 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
   )
   const outcome = selectOf(
     { name: "outcome" },
-    [["", t.requests.anyOutcome], ...outcomes.map((value) => [value, value] as const)],
+    [
+      ["", t.requests.anyOutcome],
+      ...outcomes.map((value) => [value, t.requests.outcomes[value] ?? value] as const)
+    ],
     filters.outcome
   )
   const from = h("input", { name: "from", type: "datetime-local", value: toZonedLocal(filters.from) })

@@ -14,6 +14,7 @@ import { formatDateTime, fromZonedLocal, t, toZonedLocal, zoneLabel } from "../i
 import type { Page } from "../page.ts"
 import {
   add,
+  attemptError,
   busy,
   type Column,
   checkedForm,
@@ -51,12 +52,7 @@ const pausedAutomatically = (endpoint: Endpoint) =>
 const lastErrorLine = (error: string | null) =>
   error === null
     ? null
-    : h(
-        "span",
-        { class: "state-detail" },
-        `${t.webhooks.lastErrorIs} `,
-        h("code", { class: "error-text" }, error)
-      )
+    : h("span", { class: "state-detail" }, `${t.webhooks.lastErrorIs} `, attemptError(error))
 
 /** Active, failing since …, paused automatically (why, when, the last error), or disabled by an operator. */
 const endpointState = (endpoint: Endpoint) => {
@@ -343,10 +339,7 @@ const attemptsDialog = async (endpoint: Endpoint, delivery: Delivery, button: HT
     },
     {
       label: t.webhooks.error,
-      cell: (a) =>
-        a.error === null
-          ? h("span", { class: "muted" }, t.common.none)
-          : h("code", { class: "error-text" }, a.error)
+      cell: (a) => (a.error === null ? h("span", { class: "muted" }, t.common.none) : attemptError(a.error))
     },
     { label: t.webhooks.duration, className: "numeric", cell: (a) => duration(a.duration_ms) }
   ]
@@ -413,9 +406,7 @@ const renderDeliveries = async (
         {
           label: t.webhooks.lastError,
           cell: (d) =>
-            d.last_error === null
-              ? h("span", { class: "muted" }, t.common.none)
-              : h("code", { class: "error-text" }, d.last_error)
+            d.last_error === null ? h("span", { class: "muted" }, t.common.none) : attemptError(d.last_error)
         },
         {
           label: timeColumnLabel(t.webhooks.lastAttempt),
@@ -682,7 +673,7 @@ export const webhookAlerts = async (
               cell: (alert) =>
                 alert.last_error === null
                   ? h("span", { class: "muted" }, t.common.none)
-                  : h("code", { class: "error-text" }, alert.last_error)
+                  : attemptError(alert.last_error)
             }
           ],
           rows: items,

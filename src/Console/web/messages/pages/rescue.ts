@@ -34,8 +34,8 @@ export const rescueEs: typeof rescueEn = {
   rescue: "Rescatar prospecto",
   rescuing: "Rescatando…",
   invalid: (message: string) => `Aún no es válido: ${message}`,
-  created: "Prospecto creado con el cuerpo corregido.",
-  enriched: "Prospecto existente enriquecido con el cuerpo corregido.",
+  created: "Listo: se creó el prospecto con los datos corregidos.",
+  enriched: "Listo: el prospecto ya existía y se completó con los datos corregidos.",
   openLead: "Abrir prospecto",
   waiting: "En espera de rescate",
   waitingHidden: "guardadas para rescate"

@@ -94,8 +94,24 @@ export const webhooksEn = {
   pausedAt: (at: string) => `on ${at}`,
   pausedFailing: (since: string) => `No successful attempt since ${since}.`,
   pausedReason: {
-    failing: "No successful attempt for WEBHOOK_DISABLE_AFTER.",
-    gone: "It answered 410 Gone."
+    failing: "No attempt succeeded for the configured time.",
+    gone: "It answered 410: the receiver says the address no longer exists."
+  },
+  /** An attempt's one-line error (as the worker writes it), in words; the system's code stays as code. */
+  attemptErrors: {
+    http: (status: string) => `The receiver answered ${status}`,
+    redirect: (status: string) => `Redirected (${status}); redirects are not followed`,
+    timeout: (ms: string) => `No answer within ${ms} ms`,
+    notAllowed: "Address not allowed (private, loopback or reserved)",
+    tls: "Secure connection (TLS) failed:",
+    connection: {
+      "connection refused": "Connection refused:",
+      "connection reset": "Connection cut off:",
+      "host unreachable": "Host unreachable:",
+      "network unreachable": "Network unreachable:",
+      "host not found": "Host not found (DNS):",
+      "connection error": "Connection error:"
+    } as Readonly<Record<string, string>>
   },
   waitsFor: (action: string) => `waits for ${action}`,
   lastErrorIs: "Last error:",
@@ -218,8 +234,23 @@ export const webhooksEs: typeof webhooksEn = {
   pausedAt: (at) => `el ${at}`,
   pausedFailing: (since) => `Ningún intento exitoso desde el ${since}.`,
   pausedReason: {
-    failing: "Ningún intento exitoso durante WEBHOOK_DISABLE_AFTER.",
-    gone: "Respondió 410 Gone."
+    failing: "Ningún intento tuvo éxito durante el tiempo configurado.",
+    gone: "Respondió 410: el receptor indica que esa dirección ya no existe."
+  },
+  attemptErrors: {
+    http: (status) => `El receptor respondió ${status}`,
+    redirect: (status) => `Redirigió (${status}); las redirecciones no se siguen`,
+    timeout: (ms) => `Sin respuesta en ${ms} ms`,
+    notAllowed: "Dirección no permitida (privada, de loopback o reservada)",
+    tls: "Falló la conexión segura (TLS):",
+    connection: {
+      "connection refused": "Conexión rechazada:",
+      "connection reset": "Se cortó la conexión:",
+      "host unreachable": "No se alcanza el servidor:",
+      "network unreachable": "No se alcanza la red:",
+      "host not found": "No se encontró el servidor (DNS):",
+      "connection error": "Error de conexión:"
+    }
   },
   waitsFor: (action) => `espera a «${action}»`,
   lastErrorIs: "Último error:",
