@@ -98,7 +98,8 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     "Me interesa el departamento en la colonia Roma, ¿sigue disponible?",
     "direccion@laslomas.test",
     "EB-77812",
-    "Lead Intake"
+    "Lead Intake",
+    /^sitio-[0-9a-f]{6}$/
   ]
 
   beforeAll(async () => {

@@ -108,14 +108,18 @@ const visibleTexts = (page: Page): Promise<Array<string>> =>
     return texts
   })()`) as Promise<Array<string>>
 
-/** The page's visible words that are English, or in neither catalog (values named in `known` are exempt). */
-export const strayWords = async (page: Page, known: ReadonlyArray<string>): Promise<Array<StrayWord>> => {
-  const knownValues = new Set(known.map(normalize))
+/** The page's visible words that are English, or in neither catalog (values `known` names are exempt). */
+export const strayWords = async (
+  page: Page,
+  known: ReadonlyArray<string | RegExp>
+): Promise<Array<StrayWord>> => {
+  const knownValues = new Set(known.filter((value) => typeof value === "string").map(normalize))
+  const knownPatterns = known.filter((value) => typeof value !== "string")
   const strays = new Map<string, StrayWord>()
   for (const raw of await visibleTexts(page)) {
     const text = normalize(raw)
     if (!/\p{L}/u.test(text) || knownValues.has(text) || says(spanish, text)) continue
-    if (values.some((pattern) => pattern.test(text))) continue
+    if ([...values, ...knownPatterns].some((pattern) => pattern.test(text))) continue
     strays.set(text, { text, why: says(english, text) ? "English" : "in neither catalog" })
   }
   return [...strays.values()]

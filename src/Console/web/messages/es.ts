@@ -263,7 +263,7 @@ export const es: Messages = {
     revokedSuffix: (label) => `${label} (revocado)`,
     unattributedPrefixes: "Prefijos sin origen",
     unknownOrigin: "Origen desconocido",
-    anyStatus: "Cualquier estado",
+    anyStatus: "Cualquier código",
     outcomes: {
       created: "Prospecto creado",
       enriched: "Prospecto enriquecido",
