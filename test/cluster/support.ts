@@ -20,7 +20,7 @@ const environment = (databaseUrl: string, extra: Record<string, string> = {}) =>
   ...process.env,
   DATABASE_URL: databaseUrl,
   LOG_LEVEL: "Warn",
-  ...pooledEnvironment(),
+  ...pooledEnvironment(databaseUrl),
   ...extra
 })
 

@@ -23,21 +23,29 @@ export const databaseUrl = (database: string) => urlOf(postgres(), database)
 /** The server itself, for what needs a session of its own (`migrate`); `databaseUrl` without a pooler. */
 export const directDatabaseUrl = (database: string) => urlOf(postgres().direct ?? postgres(), database)
 
-/** The direct URL of a database given by its `databaseUrl`. */
-export const directUrlOf = (url: string) => {
-  const parsed = new URL(url)
-  return directDatabaseUrl(decodeURIComponent(parsed.pathname.slice(1)))
+/** Whether `url` goes through the run's pooler (tests with a cluster of their own do not). */
+const throughPooler = (url: string) => {
+  const pg = postgres()
+  const parsed = URL.parse(url)
+  return (
+    pg.direct !== null &&
+    parsed !== null &&
+    parsed.hostname === hostOf(pg.host) &&
+    Number(parsed.port === "" ? 5432 : parsed.port) === pg.port
+  )
 }
 
-/**
- * True when the tests go through a pooler in transaction mode: the servers they start then run
- * `serve --no-migrate` and prepare no named statement, as an operator runs them behind PgBouncer.
- */
-export const pooled = () => postgres().direct !== null
+/** The server itself for a database's `databaseUrl`; any other URL unchanged. */
+export const directUrlOf = (url: string) =>
+  throughPooler(url) ? directDatabaseUrl(decodeURIComponent(new URL(url).pathname.slice(1))) : url
 
-/** What a server or operator command started by a test needs beyond `DATABASE_URL` behind a pooler. */
-export const pooledEnvironment = (): Record<string, string> =>
-  pooled() ? { DATABASE_PREPARE: "false", MIGRATE_ON_START: "false" } : {}
+/**
+ * What a server or operator command on `url` needs beyond `DATABASE_URL` when `url` goes through the
+ * run's pooler (transaction mode): no named prepared statement, and `serve --no-migrate`, as an
+ * operator runs them behind PgBouncer (the tests migrate on the server itself first).
+ */
+export const pooledEnvironment = (url: string): Record<string, string> =>
+  throughPooler(url) ? { DATABASE_PREPARE: "false", MIGRATE_ON_START: "false" } : {}
 
 export interface DatabaseOptions {
   /**
@@ -112,27 +120,31 @@ export const createMigratedDatabase = Effect.fn("test.createMigratedDatabase")(f
 })
 
 /**
+ * `SqlClient` + `PgClient` on a test database's URL, migrated first: behind the run's pooler, on the
+ * server itself (migrations hold a session: an advisory lock), and the client prepares nothing.
+ */
+export const layerMigratedDatabase = (url: string, maxConnections: number) => {
+  const client = PgClient.layer({
+    url: Redacted.make(url),
+    maxConnections,
+    connectTimeout: "2 seconds",
+    ...(throughPooler(url) ? { prepare: false } : {})
+  })
+  if (!throughPooler(url)) return Migrations.layerMigrated.pipe(Layer.provideMerge(client))
+  const migrated = Layer.build(
+    Migrations.layerMigrated.pipe(
+      Layer.provide(PgClient.layer({ url: Redacted.make(directUrlOf(url)), maxConnections: 2 }))
+    )
+  ).pipe(Effect.scoped)
+  return Layer.unwrap(Effect.as(migrated, client))
+}
+
+/**
  * A fresh, migrated database for one test file (or one test), as `SqlClient` + `PgClient`. The
  * migrations still run on it: with nothing left to apply they only check that nothing is.
  */
 export const layerFreshDatabase = Layer.unwrap(
-  Effect.gen(function* () {
-    const name = yield* createMigratedDatabase()
-    const client = PgClient.layer({
-      url: Redacted.make(databaseUrl(name)),
-      maxConnections: 30,
-      connectTimeout: "2 seconds",
-      ...(pooled() ? { prepare: false } : {})
-    })
-    if (!pooled()) return Migrations.layerMigrated.pipe(Layer.provideMerge(client))
-    // Migrations hold a session (an advisory lock): on the server itself, then the tests' pool.
-    yield* Layer.build(
-      Migrations.layerMigrated.pipe(
-        Layer.provide(PgClient.layer({ url: Redacted.make(directDatabaseUrl(name)), maxConnections: 2 }))
-      )
-    ).pipe(Effect.scoped)
-    return client
-  })
+  Effect.map(createMigratedDatabase(), (name) => layerMigratedDatabase(databaseUrl(name), 30))
 ).pipe(Layer.orDie)
 
 export const testConfig: AppConfigShape = {

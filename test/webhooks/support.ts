@@ -3,18 +3,17 @@ import { once } from "node:events"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import * as path from "node:path"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
 import { type EventType, eventTypes } from "../../src/Domain/WebhookPayload.ts"
 import { WebhookConfig, type WebhookConfigShape } from "../../src/Platform/Config.ts"
-import * as Migrations from "../../src/Platform/Migrations.ts"
 import { WebhookAttempts } from "../../src/Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
 import { freePort } from "../cluster/support.ts"
+import { directUrlOf, layerMigratedDatabase, pooledEnvironment } from "../support/Database.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 const main = path.join(root, "src/main.ts")
@@ -35,6 +34,7 @@ export const webhookEnv = (
   return {
     ...env,
     DATABASE_URL: databaseUrl,
+    ...pooledEnvironment(databaseUrl),
     LOG_LEVEL: "Info",
     WEBHOOK_ALLOW_PRIVATE: "true",
     WEBHOOK_TIMEOUT: "1s",
@@ -212,7 +212,7 @@ export const waitFor = async (
 
 /** An organization with an origin whose key may send many leads. */
 export const provision = async (env: Record<string, string>) => {
-  await cliJson(env, ["migrate"])
+  await cliJson({ ...env, DATABASE_URL: directUrlOf(env.DATABASE_URL!) }, ["migrate"])
   const organization = (await cliJson(env, ["org", "create", "--name", "Webhooks"])).id as string
   const origin = await cliJson(env, [
     "origin",
@@ -258,8 +258,7 @@ export const inProcess = (databaseUrl: string) => {
       KeyStore.layer
     ).pipe(
       Layer.provide(Layer.succeed(WebhookConfig, { ...testWebhookConfig, allowPrivate: true })),
-      Layer.provideMerge(Migrations.layerMigrated),
-      Layer.provideMerge(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 4 })),
+      Layer.provideMerge(layerMigratedDatabase(databaseUrl, 4)),
       Layer.orDie
     )
   )
