@@ -517,7 +517,12 @@ export class LeadRepository extends Context.Service<
         createOrEnrich,
         createOrEnrichKeyed: Effect.fn("LeadRepository.createOrEnrichKeyed")(function* (write) {
           const now = yield* Clock.currentTimeMillis
-          const slot = { originId: write.originId, livemode: write.livemode, key: write.idempotency.key }
+          const slot = {
+            organizationId: write.organizationId,
+            originId: write.originId,
+            livemode: write.livemode,
+            key: write.idempotency.key
+          }
           const found = reserveIn(store, slot, write.fingerprint, write.idempotency.token, now)
           if (found._tag !== "Reserved") return yield* annotated(found)
           const exit = yield* Effect.exit(createOrEnrich(write))

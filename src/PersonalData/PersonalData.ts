@@ -614,9 +614,10 @@ export class PersonalData extends Context.Service<
               VALUES (${request.leadId}, ${lead.organization_id}, ${now}, ${request.actor.trim()},
                       ${request.reason.trim()}, ${JSON.stringify(removed)}::jsonb)`.pipe(Effect.orDie)
             yield* sql`
-              INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode)
-              VALUES (${lead.organization_id}, ${request.leadId}, 'lead.erased', '{"erased": true}'::jsonb, ${now},
-                      ${lead.livemode})`.pipe(Effect.orDie)
+              SELECT id FROM add_outbox_event(${lead.organization_id}, ${request.leadId}, 'lead.erased',
+                                      '{"erased": true}'::jsonb, ${now}, ${lead.livemode}, NULL, NULL)`.pipe(
+              Effect.orDie
+            )
             return { id: request.leadId, erased_at: iso(now), already_erased: false } satisfies Erased
           })
           const erased = yield* sql.withTransaction(erase).pipe(Effect.catchTag("SqlError", Effect.die))
