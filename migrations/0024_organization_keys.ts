@@ -151,7 +151,8 @@ export const droppedFunctions = [
   "fill_organization_id()",
   "create_or_enrich_lead(uuid, uuid, text, text, text, text, uuid, text, text, timestamptz, timestamptz, text, uuid)",
   "reserve_idempotency_key(boolean, uuid, text, text, uuid, timestamptz, timestamptz, timestamptz)",
-  "release_idempotency_key(boolean, uuid, text, uuid)"
+  "release_idempotency_key(boolean, uuid, text, uuid)",
+  "write_lead(uuid, uuid, text, text, text, text, text, text, text, text, timestamptz, timestamptz, text, uuid, boolean)"
 ]
 
 export default Effect.gen(function* () {
@@ -209,5 +210,5 @@ export default Effect.gen(function* () {
     DELETE FROM schema_functions WHERE name IN (
       'capture_rule_turns_sequence', 'capture_rule_take_turn', 'capture_rule_turns_taken', 'capture_rules_turns',
       'leads_note_filled', 'outbox_webhook_snapshot', 'outbox_webhook_fan_out', 'create_or_enrich_lead',
-      'reserve_idempotency_key', 'release_idempotency_key')`
+      'reserve_idempotency_key', 'release_idempotency_key', 'write_lead')`
 })

@@ -366,19 +366,21 @@ $fn$`
   },
   {
     // `create_or_enrich_lead` with the property as the request names it, resolved in the same
-    // statement (one round trip less per create that names one): `required_property`.
+    // statement (one round trip less per create that names one): `required_property`. One value
+    // (`{lead_id, created, assignee_id, filled}`), so that a caller's `SELECT write_lead(…)` is a
+    // call Citus hands whole to the node holding the organization.
     name: "write_lead",
     text: `
 CREATE OR REPLACE FUNCTION write_lead(
   p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
   p_property_by text, p_property_value text, p_note text, p_request_id text, p_now timestamptz,
   p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid, p_livemode boolean
-) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+) RETURNS jsonb
 LANGUAGE sql AS $fn$
-  SELECT * FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
+  SELECT to_jsonb(w) FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
                                       required_property(p_organization_id, p_property_by, p_property_value),
                                       p_note, p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token,
-                                      p_livemode)
+                                      p_livemode) w
 $fn$`
   },
   {
@@ -415,9 +417,9 @@ BEGIN
   COMMIT;
   BEGIN
     SELECT w.lead_id, w.created, w.assignee_id, w.filled INTO lead_id, created, assignee_id, filled
-    FROM write_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email, p_property_by,
-                    p_property_value, p_note, p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token,
-                    p_livemode) w;
+    FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
+                               required_property(p_organization_id, p_property_by, p_property_value), p_note,
+                               p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token, p_livemode) w;
   EXCEPTION WHEN OTHERS OR query_canceled THEN
     failed_state := SQLSTATE;
     failed_message := SQLERRM;

@@ -248,14 +248,18 @@ export class KeyStore extends Context.Service<
           return yield* sql`
             SELECT o.id, o.label, k.prefix, o.created_at, o.rate_limit,
                    (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked,
-                   (SELECT max(at) FROM request_log r WHERE r.origin_id = o.id AND r.livemode) AS last_used_at,
+                   (SELECT max(at) FROM request_log r
+                    WHERE r.organization_id = o.organization_id AND r.origin_id = o.id AND r.livemode) AS last_used_at,
                    (SELECT count(*)::int FROM request_log r
-                    WHERE r.origin_id = o.id AND r.livemode AND r.at > ${since}) AS requests_24h,
+                    WHERE r.organization_id = o.organization_id AND r.origin_id = o.id AND r.livemode
+                      AND r.at > ${since}) AS requests_24h,
                    (SELECT t.prefix FROM api_keys t
-                    WHERE t.origin_id = o.id AND NOT t.livemode AND t.revoked_at IS NULL) AS test_prefix
+                    WHERE t.organization_id = o.organization_id AND t.origin_id = o.id AND NOT t.livemode
+                      AND t.revoked_at IS NULL) AS test_prefix
             FROM origins o
             LEFT JOIN LATERAL (
-              SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id AND livemode
+              SELECT id, prefix, revoked_at FROM api_keys
+              WHERE organization_id = o.organization_id AND origin_id = o.id AND livemode
               ORDER BY created_at DESC, id LIMIT 1
             ) k ON true
             WHERE o.organization_id = ${organizationId}

@@ -88,7 +88,7 @@ export class Audit extends Context.Service<
                  ${before === null ? sql`` : sql`AND id < ${before}::bigint`}
                ORDER BY id DESC LIMIT ${options.limit + 1})
             ) entries
-            ORDER BY id DESC
+            ORDER BY entries.id DESC
             LIMIT ${options.limit + 1}`.pipe(decodeRows(AuditRecord))
           const items = rows.slice(0, options.limit).map((row) => ({
             id: row.id,

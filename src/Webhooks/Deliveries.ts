@@ -364,7 +364,7 @@ export class WebhookDeliveries extends Context.Service<
               Effect.gen(function* () {
                 const [row] = yield* sql`
                   SELECT o.webhook_snapshot AS snapshot
-                  FROM webhook_deliveries d JOIN outbox_events o ON o.id = d.outbox_id
+                  FROM webhook_deliveries d JOIN outbox_events o ON o.id = d.outbox_id AND o.organization_id = d.organization_id
                   WHERE d.endpoint_id = ${claimed.endpointId} AND d.event_id = ${claimed.event.eventId}
                     AND d.state = 'pending' AND d.lease_token = ${claimed.token}
                   FOR SHARE OF d`.pipe(
