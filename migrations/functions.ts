@@ -23,7 +23,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
 $fn$`
   },
   {
-    // An API key by its public id (docs/contract.md#2-authentication), read before the organization is
+    // An API key by its public id (docs/contract.md#6-keys), read before the organization is
     // known: the global directory names the organization, then that organization's key, origin and
     // country. One round trip; on Citus the directory is a reference table and the second read goes to
     // the one node holding the organization.
