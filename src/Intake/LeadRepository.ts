@@ -211,14 +211,14 @@ export class LeadRepository extends Context.Service<
         )
       const write = (lead: LeadWrite, now: Date) => {
         const property = propertyOf(lead)
-        return sql<{ readonly written: unknown }>`
-          SELECT write_lead(
+        return sql`
+          SELECT lead_id, created, assignee_id, filled FROM write_lead(
             ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
             ${lead.input.email}, ${property.by}::text, ${property.value}::text, ${noteBody(lead.input)}::text,
             ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
             ${lead.idempotency?.key ?? null}::text, ${lead.idempotency?.token ?? null}::uuid, ${lead.livemode}
-          ) AS written`.pipe(
-          Effect.flatMap(([row]) => decodeWritten(row?.written)),
+          )`.pipe(
+          Effect.flatMap(([row]) => decodeWritten(row)),
           propertyResolved
         )
       }
@@ -297,7 +297,7 @@ export class LeadRepository extends Context.Service<
         Result: SummaryRow,
         execute: ({ organizationId, limit, livemode }) => sql`
           SELECT l.id, l.nombre, l.telefono, l.email, o.label AS origin, l.created_at
-          FROM leads l JOIN origins o ON o.id = l.origin_id AND o.organization_id = l.organization_id
+          FROM leads l JOIN origins o ON o.id = l.origin_id
           WHERE l.organization_id = ${organizationId} AND l.livemode = ${livemode}
           ORDER BY l.created_at DESC, l.id
           LIMIT ${limit}`
@@ -517,12 +517,7 @@ export class LeadRepository extends Context.Service<
         createOrEnrich,
         createOrEnrichKeyed: Effect.fn("LeadRepository.createOrEnrichKeyed")(function* (write) {
           const now = yield* Clock.currentTimeMillis
-          const slot = {
-            organizationId: write.organizationId,
-            originId: write.originId,
-            livemode: write.livemode,
-            key: write.idempotency.key
-          }
+          const slot = { originId: write.originId, livemode: write.livemode, key: write.idempotency.key }
           const found = reserveIn(store, slot, write.fingerprint, write.idempotency.token, now)
           if (found._tag !== "Reserved") return yield* annotated(found)
           const exit = yield* Effect.exit(createOrEnrich(write))

@@ -1,12 +1,6 @@
 import { hash } from "node:crypto"
 import { Effect, Layer, Schedule, Schema } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
-import {
-  coordinatorTables,
-  distributedFunctions,
-  distributedTables,
-  referenceTables
-} from "../../migrations/distribution.ts"
 import { sqlFunctions } from "../../migrations/functions.ts"
 import { migrations } from "../../migrations/index.ts"
 import { runsOutsideTransaction } from "../../migrations/outsideTransaction.ts"
@@ -112,9 +106,7 @@ const pendingNames = Effect.map(appliedRows, (rows) => {
 
 /**
  * The pending migrations up to the first that runs outside a transaction, applied in one
- * transaction; then, when only migrations outside a transaction are left after them (index builds,
- * validations: nothing a function's text depends on), the SQL functions, in the same transaction as
- * the schema they are written for. Returns that next migration.
+ * transaction; then, when none is left after them, the SQL functions. Returns that next migration.
  */
 const migrateInTransaction = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -133,10 +125,7 @@ const migrateInTransaction = Effect.gen(function* () {
       const outsideAt = pending.findIndex((name) => runsOutsideTransaction(migrations[name]))
       const now = outsideAt === -1 ? pending : pending.slice(0, outsideAt)
       for (const name of now) yield* apply(name)
-      const lastInTransaction = pending
-        .slice(now.length)
-        .every((name) => runsOutsideTransaction(migrations[name]))
-      const functions = lastInTransaction ? yield* applyFunctions : []
+      const functions = outsideAt === -1 ? yield* applyFunctions : []
       return { applied: now as ReadonlyArray<string>, functions, outside: pending[outsideAt] }
     })
   )
@@ -162,74 +151,6 @@ const migrateOutsideTransaction = (name: MigrationName) =>
   })
 
 /**
- * On a Citus coordinator (the `citus` extension is present), what `migrations/distribution.ts` says and
- * the cluster does not have yet: the global tables made reference tables, the tenant tables
- * distributed by `organization_id` in one colocation group (rows already there move to the workers),
- * the request path's functions distributed by their organization argument. Nothing on a plain
- * PostgreSQL, and nothing on a cluster that has it all. Returns what it placed.
- */
-export const distribute = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const [citus] = yield* sql<{
-    present: boolean
-  }>`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS present`
-  if (citus?.present !== true) return []
-  return yield* sql.withTransaction(
-    Effect.gen(function* () {
-      // One transaction that creates shards and then changes the tables again: Citus must do it over
-      // one connection per node.
-      yield* sql`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`
-      const placed = new Map(
-        (yield* sql<{ name: string; kind: string }>`
-          SELECT table_name::text AS name, citus_table_type AS kind FROM citus_tables`).map((row) => [
-          row.name,
-          row.kind
-        ])
-      )
-      const toReference = referenceTables.filter((table) => placed.get(table) !== "reference")
-      const toDistribute = distributedTables.filter((table) => placed.get(table) !== "distributed")
-      const done: Array<string> = []
-      if (toReference.length > 0 || toDistribute.length > 0) {
-        // Citus places a table only while no local table refers to it, nor it to one: the foreign keys
-        // of the tables to place are set aside meanwhile, and added back once every table is placed.
-        const moving = [...toReference, ...toDistribute]
-        const keys = yield* sql<{ table: string; name: string; definition: string }>`
-          SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS definition
-          FROM pg_constraint
-          WHERE contype = 'f' AND connamespace = current_schema()::regnamespace
-            AND (conrelid::regclass::text IN ${sql.in(moving)} OR confrelid::regclass::text IN ${sql.in(moving)})`
-        for (const key of keys) yield* sql.unsafe(`ALTER TABLE ${key.table} DROP CONSTRAINT ${key.name}`)
-        for (const table of toReference) {
-          yield* sql`SELECT create_reference_table(${table})`
-          done.push(table)
-        }
-        const [anchor] = distributedTables
-        for (const table of toDistribute) {
-          yield* sql`
-            SELECT create_distributed_table(${table}, 'organization_id',
-                                            colocate_with => ${table === anchor ? "default" : anchor})`
-          done.push(table)
-        }
-        for (const key of keys)
-          yield* sql.unsafe(`ALTER TABLE ${key.table} ADD CONSTRAINT ${key.name} ${key.definition}`)
-      }
-      for (const { signature, argument } of distributedFunctions) {
-        const [known] = yield* sql<{ distributed: boolean }>`
-          SELECT EXISTS (SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass
-                         AND objid = ${signature}::regprocedure AND distribution_argument_index IS NOT NULL)
-          AS distributed`
-        if (known?.distributed === true) continue
-        yield* sql`SELECT create_distributed_function(${signature}, ${argument}, colocate_with => ${"leads"})`
-        done.push(signature.slice(0, signature.indexOf("(")))
-      }
-      return done
-    })
-  )
-}).pipe(Effect.withSpan("Migrations.distribute"))
-
-export { coordinatorTables, distributedTables, referenceTables }
-
-/**
  * Applies pending migrations, then the SQL functions whose text changed; the migration lock makes
  * concurrent starts wait for each other. Migrations run in order, in one transaction per run of
  * them between those that run outside a transaction (`migrations/outsideTransaction.ts`).
@@ -248,12 +169,7 @@ export const migrate = Effect.scoped(
           yield* Effect.logInfo("SQL functions applied").pipe(
             Effect.annotateLogs({ functions: step.functions })
           )
-        if (step.outside === undefined) {
-          const placed = yield* distribute
-          if (placed.length > 0)
-            yield* Effect.logInfo("distributed on Citus").pipe(Effect.annotateLogs({ placed }))
-          return applied
-        }
+        if (step.outside === undefined) return applied
         yield* migrateOutsideTransaction(step.outside)
         applied.push(step.outside)
       }
