@@ -197,11 +197,22 @@ describe("migrations as a deploy step (real processes)", { timeout: processTimeo
   })
 })
 
+/** How many migrations `migrations/index.ts` lists at a commit (0 where it did not exist). */
+const migrationsAt = async (commit: string) => {
+  const { stdout } = await exec("git", ["-C", projectRoot, "show", `${commit}:migrations/index.ts`]).catch(
+    () => ({
+      stdout: ""
+    })
+  )
+  return (stdout.match(/^\s+"\d{4}_\w+": \w+,?$/gm) ?? []).length
+}
+
 /**
- * The previous release: the tree as it was before the newest migration was added (the parent of the
- * commit that last changed migrations/index.ts), extracted with `git archive` and run on this
- * checkout's node_modules, against a database this code migrated. It must keep taking leads while
- * this code runs beside it on the same database: what a rolling deploy does.
+ * The previous release: the tree as it was before this code's newest migration was added (the parent
+ * of the newest commit that took `migrations/index.ts` to today's list from a shorter one: a revert
+ * that took it back from a longer list is not that commit), extracted with `git archive` and run on
+ * this checkout's node_modules, against a database this code migrated. It must keep taking leads
+ * while this code runs beside it on the same database: what a rolling deploy does.
  */
 describe("the previous release on this release's schema (real processes)", {
   timeout: processTimeout
@@ -214,21 +225,29 @@ describe("the previous release on this release's schema (real processes)", {
       "-C",
       projectRoot,
       "log",
-      "-1",
       "--format=%H",
       "--",
       "migrations/index.ts"
     ])
-    const changed = stdout.trim()
-    if (changed === "")
+    const commits = stdout.split("\n").filter((line) => line !== "")
+    if (commits.length === 0)
       throw new Error("no history of migrations/index.ts: a shallow clone cannot run this test")
+    const today = Object.keys(migrations).length
+    let added: string | undefined
+    for (const commit of commits) {
+      if ((await migrationsAt(commit)) === today && (await migrationsAt(`${commit}^`)) < today) {
+        added = commit
+        break
+      }
+    }
+    if (added === undefined) throw new Error("no commit added today's newest migration")
     previousRoot = await mkdtemp(path.join(tmpdir(), "lead-intake-previous-"))
     await exec("sh", [
       "-c",
       `git -C "$1" archive "$2^" | tar -x -C "$3"`,
       "sh",
       projectRoot,
-      changed,
+      added,
       previousRoot
     ])
     await symlink(path.join(projectRoot, "node_modules"), path.join(previousRoot, "node_modules"))
