@@ -213,7 +213,7 @@ describe("the operator console, journey by journey", () => {
     const logged = page.locator(`tr[data-request-id="${refused.body.request_id}"]`)
     await logged.waitFor({ timeout: 15_000 })
     await expect(logged.textContent()).resolves.toMatch(/401/)
-    await expect(logged.textContent()).resolves.toMatch(/invalid_key/)
+    await expect(logged.textContent()).resolves.toMatch(/Invalid key/)
     await expect(page.locator("tbody tr[data-request-id]").count()).resolves.toBe(1)
   })
 
