@@ -1,9 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import * as path from "node:path"
-import { format } from "node:util"
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, ConfigProvider, Console, Effect, Exit, Layer, Logger, Stdio } from "effect"
+import { Cause, Effect, Exit } from "effect"
 import { expect } from "vitest"
 import { createDatabase, databaseUrl } from "../support/Database.ts"
 
@@ -92,39 +90,11 @@ export const cliFor =
  * signals, the environment of a real process) is tested with `run` and `startServer`.
  */
 export const runInProcess = async (args: ReadonlyArray<string>, env: Env = {}): Promise<Finished> => {
-  const { runCli } = await import("../../src/Cli/Main.ts")
-  let stdout = ""
-  let stderr = ""
-  const console = {
-    ...globalThis.console,
-    log: (...parts: ReadonlyArray<unknown>) => {
-      stdout += `${format(...parts)}\n`
-    },
-    info: (...parts: ReadonlyArray<unknown>) => {
-      stdout += `${format(...parts)}\n`
-    },
-    error: (...parts: ReadonlyArray<unknown>) => {
-      stderr += `${format(...parts)}\n`
-    },
-    warn: (...parts: ReadonlyArray<unknown>) => {
-      stderr += `${format(...parts)}\n`
-    }
-  } as unknown as Console.Console
-  const exit = await Effect.runPromiseExit(
-    runCli.pipe(
-      Effect.provide(
-        Layer.mergeAll(
-          NodeServices.layer,
-          Stdio.layerTest({ args: Effect.succeed(args) }),
-          ConfigProvider.layer(ConfigProvider.fromEnv({ env: { ...inheritedEnv(), ...env } }))
-        )
-      ),
-      Effect.provideService(Console.Console, console),
-      Effect.provideService(Logger.LogToStderr, true)
-    )
-  )
-  const code = Exit.isSuccess(exit) ? 0 : Cause.hasInterruptsOnly(exit.cause) ? 130 : 1
-  return { code, signal: null, stdout, stderr }
+  const { runCliInProcess } = await import("../support/Cli.ts")
+  const ran = await runCliInProcess(args, { ...inheritedEnv(), ...env })
+  const lines = (list: ReadonlyArray<string>) => list.map((line) => `${line}\n`).join("")
+  const code = Exit.isSuccess(ran.exit) ? 0 : Cause.hasInterruptsOnly(ran.exit.cause) ? 130 : 1
+  return { code, signal: null, stdout: lines(ran.out), stderr: lines(ran.err) }
 }
 
 /** `cliFor`, in this process (`runInProcess`). */

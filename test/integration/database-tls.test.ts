@@ -76,36 +76,25 @@ describe.skipIf(debianBin === undefined)(
       dir = await mkdtemp(path.join(tmpdir(), "lead-intake-tls-"))
       chmodSync(dir, 0o755)
       port = await freePort()
-      await openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=Lead Intake test CA",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem"
-      )
-      await openssl(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=Another CA",
-        "-keyout",
-        "other.key",
-        "-out",
-        "other-ca.pem"
-      )
+      /** A self-signed CA valid for two days: its key and certificate in the test's folder. */
+      const makeCa = (subject: string, key: string, certificate: string) =>
+        openssl(
+          "req",
+          "-x509",
+          "-newkey",
+          "rsa:2048",
+          "-nodes",
+          "-days",
+          "2",
+          "-subj",
+          subject,
+          "-keyout",
+          key,
+          "-out",
+          certificate
+        )
+      await makeCa("/CN=Lead Intake test CA", "ca.key", "ca.pem")
+      await makeCa("/CN=Another CA", "other.key", "other-ca.pem")
       await openssl(
         "req",
         "-newkey",
