@@ -244,9 +244,10 @@ export interface components {
         };
         /** @description A lead to create, or to enrich the existing lead with the same phone. Unknown fields are rejected. */
         LeadRequest: {
-            nombre: string & unknown;
+            /** @description Contact name. Trimmed, inner whitespace collapsed and NFC-normalised, then 1 to 200 characters (Unicode code points). */
+            nombre: string;
             telefono?: string | null;
-            email?: (string & unknown) | null;
+            email?: string | null;
             mensaje?: string | null;
             propiedad?: ({
                 /** @description The service's own property code: three letters, a hyphen and four digits (letters case-insensitive). */
@@ -277,9 +278,9 @@ export interface components {
                 codigo?: never;
                 external_code?: never;
             })) | null;
-            extras?: ({
+            extras?: {
                 [key: string]: string | number | boolean | null;
-            } & unknown) | null;
+            } | null;
         };
         IndexResponse: {
             name: string;

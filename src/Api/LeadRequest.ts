@@ -33,14 +33,29 @@ const rule = <T>(check: (value: T) => boolean, message: string, jsonSchema: Reco
 /** PostgreSQL text holds neither U+0000 nor an unpaired surrogate, so no stored text may contain one. */
 export const isStorableText = (text: string) => !text.includes("\u0000") && text.isWellFormed()
 
-// JSON Schema patterns are read with Unicode semantics ("u"), where a surrogate range matches only unpaired ones
-const storable = rule(isStorableText, "must not contain NUL (U+0000) or unpaired surrogate characters", {
-  pattern: "^[^\\u0000\\uD800-\\uDFFF]*$"
-})
+/**
+ * The characters `isStorableText` refuses, for a character class of a JSON Schema pattern. Patterns
+ * are read with Unicode semantics ("u"), where a surrogate range matches only unpaired ones.
+ */
+const unstorable = "\\u0000\\uD800-\\uDFFF"
+
+/** Text of storable characters, at least one of them not white space. */
+const storableNonBlank = `^[^${unstorable}]*[^\\s${unstorable}][^${unstorable}]*$`
+
+/**
+ * The rule against NUL and unpaired surrogates, stated by `pattern`: the exclusion alone, or folded
+ * into the field's own pattern. A JSON Schema with two checks that each state a `pattern` puts the
+ * second in an `allOf`, which generators ignore, so a string's one pattern is stated here and its
+ * other checks state none (docs/contract.md#2-normalisation).
+ */
+const storable = (pattern = `^[^${unstorable}]*$`) =>
+  rule(isStorableText, "must not contain NUL (U+0000) or unpaired surrogate characters", { pattern })
 
 const maxCodePoints = (max: number) =>
   rule((text: string) => codePoints(text) <= max, `must be at most ${max} characters`, { maxLength: max })
 
+// the document states the bound on what is sent; the rule counts after normalising, so where
+// normalising trims (nombre) it also refuses a blank text, which the field's pattern states
 const betweenCodePoints = (min: number, max: number, normalize: (text: string) => string, after: string) =>
   rule(
     (text: string) => {
@@ -48,11 +63,7 @@ const betweenCodePoints = (min: number, max: number, normalize: (text: string) =
       return length >= min && length <= max
     },
     `must be ${min} to ${max} characters ${after}`,
-    // the document states the bound on what is sent; the rule counts after normalising, so it
-    // refuses a blank text only where normalising trims one (an external_code is taken as sent)
-    normalize(" ") === ""
-      ? { minLength: min, maxLength: max, pattern: "\\S" }
-      : { minLength: min, maxLength: max }
+    { minLength: min, maxLength: max }
   )
 
 /** `nombre` as stored: trimmed, inner whitespace collapsed to one space, NFC. */
@@ -62,7 +73,7 @@ export const normalizeNombre = (raw: string) => raw.normalize("NFC").trim().repl
 export const normalizeEmail = (raw: string) => raw.trim().toLowerCase()
 
 export const Nombre = Schema.String.check(
-  storable,
+  storable(storableNonBlank),
   betweenCodePoints(1, Limits.nombre, normalizeNombre, "after trimming")
 ).annotate({
   description:
@@ -84,21 +95,21 @@ export const Telefono = Schema.String.check(
 const emailShape = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
 
 export const Email = Schema.String.check(
-  storable,
+  storable(`^\\s*[^\\s@${unstorable}]+@[^\\s@.${unstorable}]+(\\.[^\\s@.${unstorable}]+)+\\s*$`),
   rule(
     (text: string) => {
       const email = normalizeEmail(text)
       return codePoints(text.trim()) <= Limits.email && emailShape.test(email)
     },
     "must look like local@domain.tld (no spaces, at most 254 characters)",
-    { maxLength: Limits.email, pattern: "^\\s*[^\\s@]+@[^\\s@.]+(\\.[^\\s@.]+)+\\s*$" }
+    { maxLength: Limits.email }
   )
 ).annotate({
   description:
     "E-mail address: local@domain.tld, no spaces, at most 254 characters (surrounding spaces are trimmed). Stored lowercase."
 })
 
-export const Mensaje = Schema.String.check(storable, maxCodePoints(Limits.mensaje)).annotate({
+export const Mensaje = Schema.String.check(storable(), maxCodePoints(Limits.mensaje)).annotate({
   description:
     "Free text, stored as a note. Longer than 2000 characters (Unicode code points) is rejected, never trimmed."
 })
@@ -117,7 +128,7 @@ export const Codigo = Schema.String.check(
 })
 
 export const ExternalCode = Schema.String.check(
-  storable,
+  storable(),
   betweenCodePoints(1, Limits.externalCode, (text) => text, "")
 ).annotate({ description: "The organization's own code for the property, as in its catalog." })
 
@@ -183,8 +194,9 @@ export const Propiedad = Schema.Struct({
     })
   )
 
+/** Its pattern also states the rule of `Extras` that no key is blank. */
 export const ExtrasKey = Schema.String.check(
-  storable,
+  storable(storableNonBlank),
   rule(
     (key: string) => codePoints(key.trim()) <= Limits.extrasKey,
     `must be at most ${Limits.extrasKey} characters`,
@@ -194,7 +206,7 @@ export const ExtrasKey = Schema.String.check(
   )
 )
 
-const ExtrasText = Schema.String.check(storable, maxCodePoints(Limits.extrasValue))
+const ExtrasText = Schema.String.check(storable(), maxCodePoints(Limits.extrasValue))
 
 export const ExtrasValue = Schema.Union([ExtrasText, Schema.Finite, Schema.Boolean, Schema.Null]).annotate({
   description: "A string of at most 200 characters, a number, a boolean or null.",
@@ -208,13 +220,8 @@ export const Extras = Schema.Record(ExtrasKey, ExtrasValue)
       `must have at most ${Limits.extrasEntries} entries`,
       { maxProperties: Limits.extrasEntries }
     ),
-    rule(
-      (extras: object) => Object.keys(extras).every((key) => key.trim() !== ""),
-      "keys must not be blank",
-      {
-        propertyNames: { pattern: "\\S" }
-      }
-    )
+    // stated by `ExtrasKey`'s pattern, the one pattern of `propertyNames`
+    rule((extras: object) => Object.keys(extras).every((key) => key.trim() !== ""), "keys must not be blank")
   )
   .annotate({
     description:

@@ -376,6 +376,68 @@ describe(`POST /v1/leads held to its OpenAPI document, on PostgreSQL (seed ${fuz
   })
 
   /**
+   * Where a schema under `schema` states a second `pattern` for its own value (an `allOf` member with
+   * a `pattern` of its own, or one for property names), which a generator reading the schema's own
+   * keywords misses.
+   */
+  const secondPatterns = (schema: unknown, at = ""): ReadonlyArray<string> => {
+    if (typeof schema !== "object" || schema === null) return []
+    const own = Array.isArray((schema as Json).allOf)
+      ? ((schema as Json).allOf as ReadonlyArray<Json>).flatMap((member, index) =>
+          "pattern" in member || (member.propertyNames as Json | undefined)?.pattern !== undefined
+            ? [`${at}/allOf/${index}`]
+            : []
+        )
+      : []
+    return [
+      ...own,
+      ...Object.entries(schema).flatMap(([key, value]) => secondPatterns(value, `${at}/${key}`))
+    ]
+  }
+
+  it("every string of the body states one pattern of its own, none in an allOf (which generators miss)", () => {
+    const body = contract.arbitraries.deref(contract.bodySchema)
+    expect(secondPatterns(body)).toEqual([])
+    const properties = body.properties as Json
+    const stringOf = (field: string) =>
+      contract.arbitraries.deref(
+        ((properties[field] as Json).anyOf as ReadonlyArray<Json> | undefined)?.[0] ?? properties[field]
+      )
+    for (const field of ["nombre", "email", "mensaje"])
+      expect(stringOf(field).pattern, field).toEqual(expect.stringContaining("\\u0000\\uD800-\\uDFFF"))
+  })
+
+  it("NUL and unpaired surrogates in every text field: refused by the document and answered 400 naming the field", async () => {
+    const unstorable = /^\S+ must not contain NUL \(U\+0000\) or unpaired surrogate characters$/
+    /** A body with `text` in one field, the field its 400 names and the message's words. */
+    const texts: ReadonlyArray<(text: string) => readonly [Json, string, RegExp]> = [
+      (text) => [{ nombre: `Ana${text}` }, "nombre", unstorable],
+      (text) => [{ nombre: "Ana", email: `ana${text}@example.com` }, "email", unstorable],
+      (text) => [{ nombre: "Ana", mensaje: `hola${text}` }, "mensaje", unstorable],
+      (text) => [{ nombre: "Ana", propiedad: { external_code: `EXT${text}` } }, "propiedad", unstorable],
+      (text) => [{ nombre: "Ana", extras: { utm: `x${text}` } }, "extras.utm", unstorable],
+      // a key that is not a text a key may be: refused as a field the object does not take
+      (text) => [
+        { nombre: "Ana", extras: { [`utm${text}`]: "x" } },
+        `extras.utm${text}`,
+        /is not a field of this object$/
+      ]
+    ]
+    for (const bodyWith of texts) {
+      for (const character of ["\u0000", "\ud800", "\udbff", "\udc00", "\udfff"]) {
+        const [body, field, message] = bodyWith(character)
+        const verdict = await judge(body)
+        expect(verdict, JSON.stringify(body)).toMatchObject({ admitted: false, status: 400 })
+        expect(JSON.parse(verdict.answer).error, JSON.stringify(body)).toMatchObject({
+          code: "validation_error",
+          field,
+          message: expect.stringMatching(message)
+        })
+      }
+    }
+  })
+
+  /**
    * Schemathesis 4 read the former `propiedad` (three optional keys and `maxProperties: 1`) as
    * admitting `{codigo, id}`: 2 failures of 117. The document now says "exactly one" as a `oneOf`
    * of three single-key objects; its arbitraries and its validator must both read it so.

@@ -90,11 +90,18 @@ const tellingCharacters = [
   "\u{1F600}",
   "\u{10FFFF}",
   "\ud800",
+  "\udfff",
   "\u0000",
   "\u007f",
   "@",
   "."
 ]
+
+/**
+ * What PostgreSQL's text cannot hold: NUL and unpaired surrogates, high and low (docs/contract.md#2-normalisation).
+ * Each is inserted between whole code points, so it stays unpaired.
+ */
+const unstorableCharacters = ["\u0000", "\ud800", "\udbff", "\udc00", "\udfff"]
 
 const blankCharacters = [" ", "\t", "\n", "\r", "\u00a0", "\u2003", "\u3000", "\ufeff"]
 
@@ -233,7 +240,13 @@ export class SchemaArbitraries {
   // -- strings ----------------------------------------------------------------------------------
 
   #stringRules(parts: ReadonlyArray<Json>) {
-    const patterns = parts.flatMap((part) => (typeof part.pattern === "string" ? [part.pattern] : []))
+    // the same schema met twice (a union's member and its object both declare a property) is one rule
+    const patterns = [
+      ...new Set(parts.flatMap((part) => (typeof part.pattern === "string" ? [part.pattern] : [])))
+    ]
+    // a generator reads a string's own pattern and misses a second one in an `allOf`
+    if (patterns.length > 1)
+      throw new Error(`a string states one pattern, generators ignore the rest: ${JSON.stringify(patterns)}`)
     const minimums = parts.flatMap((part) => (typeof part.minLength === "number" ? [part.minLength] : []))
     const maximums = parts.flatMap((part) => (typeof part.maxLength === "number" ? [part.maxLength] : []))
     const formats = parts.flatMap((part) => (typeof part.format === "string" ? [part.format] : []))
@@ -335,6 +348,18 @@ export class SchemaArbitraries {
             .map((value) => ({ value, mutation: "breaks pattern or format", path: [] }))
         )
       )
+      // NUL or an unpaired surrogate in an admitted text: what a pattern refusing them must refuse
+      if (unstorableCharacters.every((inserted) => breaks(`a${inserted}a`))) {
+        options.push(
+          leaf(
+            fc
+              .tuple(valid, fc.constantFrom(...unstorableCharacters), fc.nat())
+              .map(([text, inserted, at]) => insertAt(text, at, inserted))
+              .filter(breaks)
+              .map((value) => ({ value, mutation: "holds NUL or an unpaired surrogate", path: [] }))
+          )
+        )
+      }
       const blankLength = Math.max(1, rules.minLength)
       if (breaks(" ".repeat(blankLength)) && blankLength <= (rules.maxLength ?? blankLength)) {
         // blank text of an admitted length: what a pattern asking for content must refuse
