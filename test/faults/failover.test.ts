@@ -12,6 +12,8 @@ const backoff = [100, 200, 300, 500] as const
 
 interface Attempt {
   readonly instance: number
+  /** The origin whose key it carried. */
+  readonly origin: Origin
   readonly startedAt: number
   readonly endedAt: number
   /** 0: no answer (connection refused or reset, or no answer within 8 s). */
@@ -21,9 +23,18 @@ interface Attempt {
   readonly leadId: string | undefined
 }
 
+/** An origin the clients send with: its id, its key and the key's visible prefix. */
+interface Origin {
+  readonly id: string
+  readonly key: string
+  readonly prefix: string
+}
+
 interface Lead {
   readonly phone: string
   readonly key: string
+  /** The origin whose API key sends it. */
+  readonly origin: Origin
   readonly body: Uint8Array
   readonly attempts: Array<Attempt>
 }
@@ -60,6 +71,8 @@ const skipped = unavailable()
  * TCP forwarder in this process), twelve clients retrying each lead with its Idempotency-Key; the
  * primary is stopped with `-m immediate` under that load, the standby promoted 3 s later and the
  * address moved to it. Debian's PostgreSQL binaries, so it runs on CI's server in both phases.
+ * The clients take turns with two origins' keys, so the request log must file every row under the
+ * origin whose key it carried, the 503s of keys that could not be checked included.
  */
 describe.skipIf(skipped !== undefined)(
   `fault: failover to a synchronous standby under retrying load${skipped === undefined ? "" : ` (skipped: ${skipped})`}`,
@@ -67,7 +80,7 @@ describe.skipIf(skipped !== undefined)(
     let pair: Pair
     let forwarder: Forwarder
     const servers: Array<RunningServer> = []
-    let apiKey: string
+    let origins: ReadonlyArray<Origin>
     let replication: string
     const killEverything = () => {
       pair?.releaseNow()
@@ -86,22 +99,26 @@ describe.skipIf(skipped !== undefined)(
       const env: Env = { DATABASE_URL: pair.url(forwarder.port), LOG_LEVEL: "Info" }
       json(await run(["migrate", "--json"], { env }))
       const organization = json(await run(["org", "create", "--name", "Failover", "--json"], { env })).id
-      apiKey = json(
-        await run(
-          [
-            "origin",
-            "create",
-            "--org",
-            organization,
-            "--label",
-            "failover",
-            "--rate-limit",
-            "1000000",
-            "--json"
-          ],
-          { env }
+      const createOrigin = async (label: string): Promise<Origin> => {
+        const created = json(
+          await run(
+            [
+              "origin",
+              "create",
+              "--org",
+              organization,
+              "--label",
+              label,
+              "--rate-limit",
+              "1000000",
+              "--json"
+            ],
+            { env }
+          )
         )
-      ).key
+        return { id: created.id, key: created.key, prefix: created.prefix }
+      }
+      origins = [await createOrigin("failover"), await createOrigin("failover-b")]
       const [first, second] = [await freePort(), await freePort()]
       // Both kept for afterAll even when the other one fails to start.
       const started = await Promise.allSettled([startServer(first, { env }), startServer(second, { env })])
@@ -120,12 +137,12 @@ describe.skipIf(skipped !== undefined)(
       process.removeListener("exit", killEverything)
     }, 60_000)
 
-    const post = async (instance: number, lead: Pick<Lead, "key" | "body">): Promise<Attempt> => {
+    const post = async (instance: number, lead: Pick<Lead, "key" | "body" | "origin">): Promise<Attempt> => {
       const startedAt = performance.now()
       const answer = await fetch(`${servers[instance]!.baseUrl}/v1/leads`, {
         method: "POST",
         headers: {
-          authorization: `Bearer ${apiKey}`,
+          authorization: `Bearer ${lead.origin.key}`,
           "content-type": "application/json",
           "idempotency-key": lead.key
         },
@@ -141,6 +158,7 @@ describe.skipIf(skipped !== undefined)(
       )
       return {
         instance,
+        origin: lead.origin,
         startedAt,
         endedAt: performance.now(),
         status: answer?.status ?? 0,
@@ -157,7 +175,7 @@ describe.skipIf(skipped !== undefined)(
       const client = async (index: number) => {
         let turn = index
         while (loading) {
-          const lead: Lead = { ...newLead("failover"), attempts: [] }
+          const lead: Lead = { ...newLead("failover"), origin: origins[index % 2]!, attempts: [] }
           leads.push(lead)
           while (true) {
             const attempt = await post(turn++ % servers.length, lead)
@@ -185,7 +203,7 @@ describe.skipIf(skipped !== undefined)(
       const serving = await Promise.all(
         servers.map(async (server, instance) => ({
           index: (await fetch(`${server.baseUrl}/v1`)).status,
-          create: await post(instance, newLead("after"))
+          create: await post(instance, { ...newLead("after"), origin: origins[instance % 2]! })
         }))
       )
 
@@ -196,19 +214,38 @@ describe.skipIf(skipped !== undefined)(
           (attempt) => attempt.requestId !== undefined
         )
         // The request log is written off the answer's path and retried while the database is away.
-        let logged = new Set<string>()
+        let logged = new Map<string, { origin_id: string | null; key_prefix: string | null }>()
         const logDeadline = performance.now() + 20_000
         while (true) {
-          logged = new Set(
-            (await db.query<{ request_id: string }>("SELECT request_id FROM request_log")).map(
-              (row) => row.request_id
-            )
+          logged = new Map(
+            (
+              await db.query<{ request_id: string; origin_id: string | null; key_prefix: string | null }>(
+                "SELECT request_id, origin_id, key_prefix FROM request_log"
+              )
+            ).map((row) => [row.request_id, row])
           )
           if (answered.every((attempt) => logged.has(attempt.requestId!))) break
           if (performance.now() > logDeadline) break
           await sleep(500)
         }
         const unlogged = answered.filter((attempt) => !logged.has(attempt.requestId!))
+        // Every row under the origin whose key the request carried, with that key's prefix.
+        const misfiled = answered.flatMap((attempt) => {
+          const row = logged.get(attempt.requestId!)
+          return row === undefined ||
+            (row.origin_id === attempt.origin.id && row.key_prefix === attempt.origin.prefix)
+            ? []
+            : [
+                `${attempt.requestId} (${answerName(attempt)}, key ${attempt.origin.prefix}): ${row.key_prefix} under ${row.origin_id}`
+              ]
+        })
+        const unattributed = [...logged.values()].filter((row) => row.origin_id === null).length
+        const perOrigin = origins.map((origin) => {
+          const sent = answered.filter((attempt) => attempt.origin === origin)
+          const under = sent.filter((attempt) => logged.get(attempt.requestId!)?.origin_id === origin.id)
+          const unavailable = sent.filter((attempt) => attempt.status === 503).length
+          return `${origin.prefix} ${under.length} of ${sent.length} (${unavailable} answered 503)`
+        })
 
         const stored = await db.query<{ id: string; telefono: string; notes: number }>(
           "SELECT l.id, l.telefono, (SELECT count(*)::int FROM lead_notes n WHERE n.lead_id = l.id) AS notes FROM leads l"
@@ -264,7 +301,8 @@ describe.skipIf(skipped !== undefined)(
             `stop to first 201 ${seconds(firstCreate - stopIssuedAt)} (switch to first 201 ${seconds(firstCreate - switchedAt)}); ` +
             `slowest lead ${seconds(slowest)} (${late.length} over ${seconds(settledWithin)}, ${unsettled.length} unsettled); ` +
             `keys held: ${inProgress.length} 409 in-progress answers on ${held.length} keys, longest ${seconds(longestHeld)}; ` +
-            `request log ${logRows} rows for ${answered.length} answered POSTs (${unlogged.length} answered without a row)`
+            `request log ${logRows} rows for ${answered.length} answered POSTs (${unlogged.length} answered without a row); ` +
+            `rows under their key's origin: ${perOrigin.join(", ")}; ${unattributed} unattributed`
         )
 
         // What the instances said about keys (and their 500s), for a late lead's diagnosis.
@@ -305,6 +343,8 @@ describe.skipIf(skipped !== undefined)(
             "answered POSTs without a request-log row"
           )
           .toEqual([])
+        expect.soft(misfiled, "requests not logged under the origin whose key they carried").toEqual([])
+        expect.soft(unattributed, "rows of no origin (every request carried a well-formed key)").toBe(0)
         expect
           .soft(
             unsettled.map(({ lead }) => `${lead.key}: ${trace(lead)}`),

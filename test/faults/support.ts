@@ -158,6 +158,8 @@ export interface Sent {
   readonly key: string
   readonly body: Uint8Array
   readonly status: number
+  /** The answer's `X-Request-Id`: its request-log row's id. */
+  readonly requestId: string | null
   readonly json: { [key: string]: unknown; error?: { code: string } }
   readonly retryAfter: string | null
   readonly startedAt: number
@@ -184,22 +186,24 @@ export const newLead = (tag: string) => {
   }
 }
 
-/** Sends one create through the router with the fixture's key and the lead's Idempotency-Key. */
+/** Sends one create through the router with the fixture's key (or `fixture`'s) and the lead's Idempotency-Key. */
 export const sendLead = async (
   target: FuzzTarget,
   lead: { readonly phone: string; readonly key: string; readonly body: Uint8Array },
-  hangMillis = 10_000
+  hangMillis = 10_000,
+  fixture: FuzzTarget["fixture"] = target.fixture
 ): Promise<Sent> => {
   const startedAt = performance.now()
   const { exchange } = await import("../fuzz/support.ts")
   const answer = await exchange(
     target,
-    leadPost(target.fixture, lead.body, [["idempotency-key", lead.key]]),
+    leadPost(fixture, lead.body, [["idempotency-key", lead.key]]),
     hangMillis
   )
   return {
     ...lead,
     status: answer.status,
+    requestId: answer.headers.get("x-request-id"),
     json: JSON.parse(answer.text),
     retryAfter: answer.headers.get("retry-after"),
     startedAt,

@@ -26,6 +26,7 @@ import {
 import { fixedMessages } from "../../Api/Errors.ts"
 import { bodyProblem, problemsOf } from "../../Api/LeadBody.ts"
 import { Limits } from "../../Api/LeadRequest.ts"
+import { visiblePrefixOf } from "../../Domain/ApiKey.ts"
 import { RateLimiter } from "../RateLimiter.ts"
 import {
   answered,
@@ -54,6 +55,8 @@ const decodeHeaders = Schema.decodeUnknownExit(LeadHeaders)
  * Contract order 2-3 of `POST /v1/leads`, each a named step: the key names the caller (a refused
  * key is still attributed in the request log), then the request counts in its origin's window (past
  * the limit, 429). Every answer past the key check is attributed and carries the window's headers.
+ * A key that could not be checked (the database away: 503) keeps the prefix that was sent, never
+ * its secret, so the request log files the row under that prefix's origin once the database answers.
  */
 export const layerAdmission = Layer.effect(
   Admission,
@@ -65,7 +68,15 @@ export const layerAdmission = Layer.effect(
       bearer: (httpEffect, { credential }) =>
         Effect.flatMap(Effect.service(CurrentRequest), (request) =>
           Effect.gen(function* () {
-            const caller = yield* answered(keys.authenticate(Redacted.value(credential)))
+            const token = Redacted.value(credential)
+            const sent = { keyPrefix: visiblePrefixOf(token) ?? null, originId: null }
+            const checking: CurrentRequestShape = {
+              ...request,
+              settle: (settlement) => request.settle({ attribution: sent, ...settlement })
+            }
+            const caller = yield* answered(keys.authenticate(token)).pipe(
+              Effect.provideService(CurrentRequest, checking)
+            )
             const attribution = { keyPrefix: caller.prefix, originId: caller.originId }
             const attributed: CurrentRequestShape = {
               ...request,
