@@ -123,4 +123,17 @@ export const cursorQuery = {
 }
 export const scoped = { query: { org: OrgQuery } }
 export const created = <S extends Schema.Top>(schema: S) => schema.pipe(HttpApiSchema.status(201))
+
+/**
+ * A list as a CSV file for a spreadsheet (docs/operators.md#csv-export): streamed as PostgreSQL sends
+ * the rows, UTF-8 with a byte-order mark, named by `Content-Disposition` so a browser saves it.
+ */
+export const CsvFile = HttpApiSchema.WithHeaders(
+  HttpApiSchema.StreamUint8Array({ contentType: "text/csv; charset=utf-8" }),
+  {
+    "content-disposition": Schema.String.annotate({
+      description: 'attachment; filename="…csv": the file name a browser saves it under.'
+    })
+  }
+)
 export const Unavailable = [AdminUnavailable, AdminInternalError]

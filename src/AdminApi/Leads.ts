@@ -2,12 +2,14 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import {
   AdminSchemaErrors,
+  CsvFile,
   Cursor,
   cursorQuery,
   IdParam,
   Instant,
   itemsOf,
   OperatorSession,
+  OrgQuery,
   StoredText,
   scoped,
   TestDataQuery,
@@ -33,6 +35,13 @@ export const LeadItem = Schema.Struct({
   origin: Schema.Struct({ id: Uuid, label: Schema.String }),
   created_at: Instant
 }).annotate({ identifier: "LeadSummary" })
+
+/** The lead list's filters: `q` matches a phone in any format, a name or an e-mail. */
+export const LeadFilters = {
+  org: OrgQuery,
+  q: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
+  test: TestDataQuery
+}
 
 export const LeadPage = Schema.Struct({ items: Schema.Array(LeadItem), next_cursor: Cursor }).annotate({
   identifier: "LeadPage"
@@ -73,14 +82,20 @@ export const ErasedLead = Schema.Struct({
 export class LeadsGroup extends HttpApiGroup.make("leads")
   .add(
     HttpApiEndpoint.get("leads", "/api/leads", {
-      query: {
-        ...cursorQuery,
-        q: Schema.optional(StoredText.check(Schema.isMaxLength(200))),
-        test: TestDataQuery
-      },
+      query: { ...LeadFilters, ...cursorQuery },
       success: LeadPage,
       error: [AdminNotFound, AdminValidationError, ...Unavailable]
     }),
+    HttpApiEndpoint.get("exportLeads", "/api/leads.csv", {
+      query: LeadFilters,
+      success: CsvFile,
+      error: [AdminNotFound, AdminValidationError, ...Unavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary:
+          "The lead list as a CSV file: every lead the search keeps, newest first, streamed (audited as leads.export_csv once the last row is sent)"
+      })
+    ),
     HttpApiEndpoint.get("lead", "/api/leads/:id", {
       ...scoped,
       params: IdParam,

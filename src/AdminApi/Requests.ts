@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import {
   AdminSchemaErrors,
+  CsvFile,
   Cursor,
   Instant,
   OperatorSession,
@@ -81,6 +82,11 @@ export const RequestFilters = {
   limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 200 })))
 }
 
+const { cursor: _cursor, limit: _limit, ...requestExportFilters } = RequestFilters
+
+/** The list's filters, without its page: an export takes every row they keep. */
+export const RequestExportFilters = requestExportFilters
+
 export const RequestPage = Schema.Struct({ items: Schema.Array(RequestItem), next_cursor: Cursor }).annotate({
   identifier: "RequestLogPage"
 })
@@ -92,6 +98,16 @@ export class RequestsGroup extends HttpApiGroup.make("requests")
       success: RequestPage,
       error: [AdminNotFound, AdminValidationError, Forbidden, ...Unavailable]
     }),
+    HttpApiEndpoint.get("exportRequests", "/api/requests.csv", {
+      query: RequestExportFilters,
+      success: CsvFile,
+      error: [AdminNotFound, AdminValidationError, Forbidden, ...Unavailable]
+    }).annotateMerge(
+      OpenApi.annotations({
+        summary:
+          "The request log as a CSV file: every row the list's filters keep, newest first, streamed (audited as requests.export_csv once the last row is sent)"
+      })
+    ),
     HttpApiEndpoint.get("request", "/api/requests/:request_id", {
       ...scoped,
       params: { request_id: StoredText },

@@ -2,7 +2,7 @@ import { Effect, Option, Schema, Stdio, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { Organization } from "../AdminApi/Overview.ts"
 import { Audit } from "../Console/Audit.ts"
-import { csvFile, leadColumns, requestColumns } from "../Console/CsvExport.ts"
+import { csvFile, exportTarget, leadColumns, requestColumns } from "../Console/CsvExport.ts"
 import { streamLeads } from "../Console/Leads/Queries.ts"
 import { type RequestScope, streamRequests } from "../Console/Requests/Queries.ts"
 import { decodeFirst } from "../Platform/Sql.ts"
@@ -31,7 +31,7 @@ const audited = (organizationId: string | null, action: string, target: string) 
           operatorId: null,
           operatorEmail: `cli:${actor}`,
           action,
-          target: `${target}: ${rowCount} ${rowCount === 1 ? "row" : "rows"}`,
+          target: exportTarget(target, rowCount),
           ip: null
         })
       )

@@ -1,13 +1,17 @@
-import { Effect, Ref, Stream } from "effect"
+import { DateTime, Effect, Ref, Stream } from "effect"
+import { HttpApiSchema } from "effect/http-api"
+import { SqlClient } from "effect/sql"
+import { CurrentOperator } from "../AdminApi/Common.ts"
 import type { LeadItem } from "../AdminApi/Leads.ts"
 import type { RequestItem } from "../AdminApi/Requests.ts"
 import { type CsvValue, csvLine, csvStart } from "../Domain/Csv.ts"
+import { Audit } from "./Audit.ts"
 
 /** Lines per chunk written: large enough that a big export is not a write per row. */
 const linesPerChunk = 500
 
 /** One column of an export: its header and what a row puts in it. */
-type CsvColumn<A> = readonly [header: string, cell: (row: A) => CsvValue]
+export type CsvColumn<A> = readonly [header: string, cell: (row: A) => CsvValue]
 
 export const requestColumns: ReadonlyArray<CsvColumn<typeof RequestItem.Type>> = [
   ["request_id", (r) => r.request_id],
@@ -63,3 +67,51 @@ export const csvFile = <A, E, R, E2, R2>(
       )
     )
   )
+
+/** What an export selected, as its audit row names it: the list, then each filter set (`name=value`). */
+export const selectionOf = (list: string, filters: Readonly<Record<string, string | undefined>>) => {
+  const set = Object.entries(filters).flatMap(([name, value]) =>
+    value === undefined || value === "" ? [] : [`${name}=${value}`]
+  )
+  return set.length === 0 ? list : `${list} ${set.join(", ")}`
+}
+
+/** An export's audit target: what it selected (with its filters), and how many rows it wrote. */
+export const exportTarget = (selected: string, rowCount: number) =>
+  `${selected}: ${rowCount} ${rowCount === 1 ? "row" : "rows"}`
+
+/**
+ * A list exported from the console (docs/operators.md#csv-export): the `csvFile` of `rows` as the
+ * response's body, streamed to the browser as PostgreSQL sends the rows, saved as `<name>-<UTC
+ * date>.csv`; once the last row is sent, the operator's audit row (`action`, `selected`, the count),
+ * under `organizationId` (null: the platform's, as the unattributed requests are no organization's).
+ */
+export const csvDownload = <A, E>(file: {
+  readonly organizationId: string | null
+  readonly action: string
+  readonly selected: string
+  readonly name: string
+  readonly columns: ReadonlyArray<CsvColumn<A>>
+  readonly rows: Stream.Stream<A, E, SqlClient.SqlClient>
+}) =>
+  Effect.gen(function* () {
+    const operator = yield* CurrentOperator
+    const audit = yield* Audit
+    const sql = yield* SqlClient.SqlClient
+    const day = DateTime.formatIsoDateUtc(yield* DateTime.now)
+    const done = (rowCount: number) =>
+      audit.record({
+        organizationId: file.organizationId,
+        operatorId: operator.id,
+        operatorEmail: operator.email,
+        action: file.action,
+        target: exportTarget(file.selected, rowCount),
+        ip: operator.ip
+      })
+    return HttpApiSchema.withHeaders({
+      body: Stream.encodeText(csvFile(file.columns, file.rows, done)).pipe(
+        Stream.provideService(SqlClient.SqlClient, sql)
+      ),
+      headers: { "content-disposition": `attachment; filename="${file.name}-${day}.csv"` }
+    })
+  })

@@ -2,10 +2,11 @@ import { Effect, Option, type Schema } from "effect"
 import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import { LeadRepository } from "../../Intake/LeadRepository.ts"
 import { PersonalData } from "../../PersonalData/PersonalData.ts"
+import { csvDownload, leadColumns, selectionOf } from "../CsvExport.ts"
 import { adminFail } from "../Http/RequestContext.ts"
 import { notFound, organizationGroup, orNotFound, unknownToNotFound } from "../Http/Shared.ts"
 import { isValidCursor } from "../Rows.ts"
-import { findLead, listLeads } from "./Queries.ts"
+import { findLead, listLeads, streamLeads } from "./Queries.ts"
 
 export const layerLeadsHandlers = organizationGroup(
   "leads",
@@ -27,6 +28,22 @@ export const layerLeadsHandlers = organizationGroup(
             query.test !== "true"
           )
           return page
+        })
+      )
+      .handle(
+        "exportLeads",
+        Effect.fn("Admin.exportLeads")(function* ({ query }) {
+          const organization = yield* organizationOf(query.org)
+          const q = query.q ?? ""
+          return yield* csvDownload({
+            organizationId: organization.id,
+            action: "leads.export_csv",
+            // what was searched may be a person's phone, name or e-mail: the audit trail keeps none
+            selected: selectionOf("leads", { q: q.trim() === "" ? undefined : "…", test: query.test }),
+            name: query.test === "true" ? "leads-test" : "leads",
+            columns: leadColumns,
+            rows: streamLeads(organization, q, query.test !== "true")
+          })
         })
       )
       .handle(

@@ -1,11 +1,21 @@
-import { Effect, Option } from "effect"
-import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import { Effect, Option, type Schema } from "effect"
+import { CurrentOperator, type RequestExportFilters } from "../../AdminApi/AdminApi.ts"
 import { decodeLeadBody } from "../../Api/LeadBody.ts"
 import { type RescueFailure, Rescues } from "../../Intake/Rescue.ts"
+import { csvDownload, requestColumns, selectionOf } from "../CsvExport.ts"
 import { adminFail } from "../Http/RequestContext.ts"
 import { notFound, organizationGroup } from "../Http/Shared.ts"
 import { isValidCursor } from "../Rows.ts"
-import { findRequest, listRequests, type RequestScope } from "./Queries.ts"
+import {
+  findRequest,
+  listRequests,
+  type RequestFilter,
+  type RequestScope,
+  streamRequests
+} from "./Queries.ts"
+
+/** The request log's filters as the list and its export take them. */
+type RequestQuery = Schema.Struct<typeof RequestExportFilters>["Type"]
 
 type RescueAnswerError = Effect.Error<
   ReturnType<
@@ -41,6 +51,50 @@ export const layerRequestsHandlers = organizationGroup(
       return row.value
     })
 
+    /**
+     * The rows the filters select and whether the operator may read them: the organization's, one of
+     * its origins', or (platform administrators only) the unattributed ones. The list and its export
+     * both read through here, so an export holds exactly what its operator can page through.
+     */
+    const selectionFor = Effect.fn("Admin.requestSelection")(function* (query: RequestQuery) {
+      const operator = yield* CurrentOperator
+      const organization = yield* organizationOf(query.org)
+      let scope: RequestScope = { _tag: "organization", organizationId: organization.id }
+      if (query.origin !== undefined && query.unattributed === "true") {
+        return yield* adminFail(
+          "validation_error",
+          "origin and unattributed exclude each other",
+          "unattributed"
+        )
+      }
+      if (query.origin !== undefined) {
+        yield* requireOwned(organization, "origin", query.origin)
+        scope = { _tag: "origin", originId: query.origin }
+      } else if (query.unattributed === "true") {
+        if (operator.organizationId !== null) {
+          return yield* adminFail("forbidden", "Only platform administrators see unattributed requests")
+        }
+        scope = { _tag: "unattributed" }
+      }
+      const from = query.from === undefined ? undefined : new Date(query.from)
+      const to = query.to === undefined ? undefined : new Date(query.to)
+      if (from !== undefined && Number.isNaN(from.getTime()))
+        return yield* adminFail("validation_error", "from: expected an ISO-8601 instant", "from")
+      if (to !== undefined && Number.isNaN(to.getTime()))
+        return yield* adminFail("validation_error", "to: expected an ISO-8601 instant", "to")
+      const filter: RequestFilter = {
+        statusClass: query.status_class,
+        outcome: query.outcome,
+        from,
+        to,
+        requestId: query.request_id,
+        idempotencyKey: query.idempotency_key,
+        kept: query.kept === "true",
+        livemode: query.test !== "true"
+      }
+      return { organization, scope, filter }
+    })
+
     const rescueRefused = (failure: RescueFailure): Effect.Effect<never, RescueAnswerError> => {
       switch (failure._tag) {
         case "UnknownProperty":
@@ -63,49 +117,27 @@ export const layerRequestsHandlers = organizationGroup(
       .handle(
         "requests",
         Effect.fn("Admin.requests")(function* ({ query }) {
-          const operator = yield* CurrentOperator
-          const organization = yield* organizationOf(query.org)
-          let scope: RequestScope = { _tag: "organization", organizationId: organization.id }
-          if (query.origin !== undefined && query.unattributed === "true") {
-            return yield* adminFail(
-              "validation_error",
-              "origin and unattributed exclude each other",
-              "unattributed"
-            )
-          }
-          if (query.origin !== undefined) {
-            yield* requireOwned(organization, "origin", query.origin)
-            scope = { _tag: "origin", originId: query.origin }
-          } else if (query.unattributed === "true") {
-            if (operator.organizationId !== null) {
-              return yield* adminFail("forbidden", "Only platform administrators see unattributed requests")
-            }
-            scope = { _tag: "unattributed" }
-          }
-          const from = query.from === undefined ? undefined : new Date(query.from)
-          const to = query.to === undefined ? undefined : new Date(query.to)
-          if (from !== undefined && Number.isNaN(from.getTime()))
-            return yield* adminFail("validation_error", "from: expected an ISO-8601 instant", "from")
-          if (to !== undefined && Number.isNaN(to.getTime()))
-            return yield* adminFail("validation_error", "to: expected an ISO-8601 instant", "to")
+          const { scope, filter } = yield* selectionFor(query)
           if (!isValidCursor(query.cursor, "request"))
             return yield* adminFail("validation_error", "cursor: not a cursor this API returned", "cursor")
           yield* logWritten
-          const page = yield* listRequests(
-            scope,
-            {
-              statusClass: query.status_class,
-              outcome: query.outcome,
-              from,
-              to,
-              requestId: query.request_id,
-              idempotencyKey: query.idempotency_key,
-              kept: query.kept === "true",
-              livemode: query.test !== "true"
-            },
-            { cursor: query.cursor, limit: query.limit ?? 50 }
-          )
-          return page
+          return yield* listRequests(scope, filter, { cursor: query.cursor, limit: query.limit ?? 50 })
+        })
+      )
+      .handle(
+        "exportRequests",
+        Effect.fn("Admin.exportRequests")(function* ({ query }) {
+          const { organization, scope, filter } = yield* selectionFor(query)
+          yield* logWritten
+          const { org: _, ...filters } = query
+          return yield* csvDownload({
+            organizationId: scope._tag === "unattributed" ? null : organization.id,
+            action: "requests.export_csv",
+            selected: selectionOf("requests", filters),
+            name: query.test === "true" ? "requests-test" : "requests",
+            columns: requestColumns,
+            rows: streamRequests(scope, filter)
+          })
         })
       )
       .handle(
