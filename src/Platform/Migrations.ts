@@ -11,36 +11,40 @@ const migrationLockKey = 4_812_775_001
 
 const AppliedFunction = Schema.Struct({ name: Schema.String, checksum: Schema.String })
 
+/** One SQL function's text, as `migrations/functions.ts` lists them. */
+export type SqlFunction = (typeof sqlFunctions)[number]
+
 /**
- * The repeatable step after the versioned migrations: every SQL function whose text in
- * `migrations/functions.ts` differs from the one last applied (by checksum) is created again.
+ * The repeatable step after the versioned migrations: every SQL function whose text in `functions`
+ * (`migrations/functions.ts`) differs from the one last applied (by checksum) is created again.
  */
-const applyFunctions = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`
+const applyFunctions = (functions: ReadonlyArray<SqlFunction>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`
     CREATE TABLE IF NOT EXISTS schema_functions (
       name text PRIMARY KEY,
       checksum text NOT NULL,
       applied_at timestamptz NOT NULL DEFAULT now()
     )`
-  const rows = yield* sql`SELECT name, checksum FROM schema_functions`.pipe(
-    Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(AppliedFunction)))
-  )
-  const applied = new Map(rows.map((row) => [row.name, row.checksum]))
-  // What `SET search_path FROM CURRENT` pins a SECURITY DEFINER function to: this schema, then pg_temp.
-  yield* sql`SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)`
-  const changed: Array<string> = []
-  for (const { name, text } of sqlFunctions) {
-    const checksum = hash("sha256", text, "hex")
-    if (applied.get(name) === checksum) continue
-    yield* sql.unsafe(text)
-    yield* sql`
+    const rows = yield* sql`SELECT name, checksum FROM schema_functions`.pipe(
+      Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(AppliedFunction)))
+    )
+    const applied = new Map(rows.map((row) => [row.name, row.checksum]))
+    // What `SET search_path FROM CURRENT` pins a SECURITY DEFINER function to: this schema, then pg_temp.
+    yield* sql`SELECT set_config('search_path', quote_ident(current_schema()) || ', pg_temp', true)`
+    const changed: Array<string> = []
+    for (const { name, text } of functions) {
+      const checksum = hash("sha256", text, "hex")
+      if (applied.get(name) === checksum) continue
+      yield* sql.unsafe(text)
+      yield* sql`
       INSERT INTO schema_functions (name, checksum) VALUES (${name}, ${checksum})
       ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_at = now()`
-    changed.push(name)
-  }
-  return changed
-})
+      changed.push(name)
+    }
+    return changed
+  })
 
 const migrationsTable = "schema_migrations"
 
@@ -79,7 +83,7 @@ const lockPolled = Effect.gen(function* () {
   )
 })
 
-type MigrationName = keyof typeof migrations
+export type MigrationName = keyof typeof migrations
 
 /** One migration, recorded in `schema_migrations` (the table Effect's migrator kept) once it succeeded. */
 const apply = (name: MigrationName) =>
@@ -97,39 +101,45 @@ const apply = (name: MigrationName) =>
 
 /**
  * Every migration this code knows and the database has not applied, in order (one numbered below
- * the newest applied included: branches merged in another order than they were numbered).
+ * the newest applied included: branches merged in another order than they were numbered), up to
+ * `through` when given.
  */
-const pendingNames = Effect.map(appliedRows, (rows) => {
-  const applied = new Set(rows.map((row) => row.migration_id))
-  return (Object.keys(migrations) as Array<MigrationName>).filter((name) => !applied.has(idOf(name)))
-})
+const pendingNames = (through: MigrationName | undefined) =>
+  Effect.map(appliedRows, (rows) => {
+    const applied = new Set(rows.map((row) => row.migration_id))
+    return (Object.keys(migrations) as Array<MigrationName>).filter(
+      (name) => !applied.has(idOf(name)) && (through === undefined || idOf(name) <= idOf(through))
+    )
+  })
 
 /**
- * The pending migrations up to the first that runs outside a transaction, applied in one
- * transaction; then, when none is left after them, the SQL functions. Returns that next migration.
+ * The pending migrations (up to `through`) up to the first that runs outside a transaction, applied
+ * in one transaction; then, when none is left after them, the SQL functions `functions`. Returns
+ * that next migration.
  */
-const migrateInTransaction = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  return yield* sql.withTransaction(
-    Effect.gen(function* () {
-      // A migration may take longer than the service's statements, and wait for another start's.
-      yield* sql`SET LOCAL statement_timeout = 0`
-      yield* sql`SET LOCAL lock_timeout = 0`
-      yield* sql`
+const migrateInTransaction = (through: MigrationName | undefined, functions: ReadonlyArray<SqlFunction>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql.withTransaction(
+      Effect.gen(function* () {
+        // A migration may take longer than the service's statements, and wait for another start's.
+        yield* sql`SET LOCAL statement_timeout = 0`
+        yield* sql`SET LOCAL lock_timeout = 0`
+        yield* sql`
         CREATE TABLE IF NOT EXISTS schema_migrations (
           migration_id integer PRIMARY KEY,
           created_at timestamptz NOT NULL DEFAULT now(),
           name text NOT NULL
         )`
-      const pending = yield* pendingNames
-      const outsideAt = pending.findIndex((name) => runsOutsideTransaction(migrations[name]))
-      const now = outsideAt === -1 ? pending : pending.slice(0, outsideAt)
-      for (const name of now) yield* apply(name)
-      const functions = outsideAt === -1 ? yield* applyFunctions : []
-      return { applied: now as ReadonlyArray<string>, functions, outside: pending[outsideAt] }
-    })
-  )
-})
+        const pending = yield* pendingNames(through)
+        const outsideAt = pending.findIndex((name) => runsOutsideTransaction(migrations[name]))
+        const now = outsideAt === -1 ? pending : pending.slice(0, outsideAt)
+        for (const name of now) yield* apply(name)
+        const changed = outsideAt === -1 ? yield* applyFunctions(functions) : []
+        return { applied: now as ReadonlyArray<string>, functions: changed, outside: pending[outsideAt] }
+      })
+    )
+  })
 
 /**
  * One migration that runs outside a transaction, with no statement or lock timeout, recorded once it
@@ -150,35 +160,47 @@ const migrateOutsideTransaction = (name: MigrationName) =>
     )
   })
 
+const migrateWith = (through: MigrationName | undefined, functions: ReadonlyArray<SqlFunction>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const connection = yield* sql.reserve
+      const steps = Effect.gen(function* () {
+        yield* lockPolled
+        const applied: Array<string> = []
+        while (true) {
+          const step = yield* migrateInTransaction(through, functions)
+          applied.push(...step.applied)
+          if (step.functions.length > 0)
+            yield* Effect.logInfo("SQL functions applied").pipe(
+              Effect.annotateLogs({ functions: step.functions })
+            )
+          if (step.outside === undefined) return applied
+          yield* migrateOutsideTransaction(step.outside)
+          applied.push(step.outside)
+        }
+      }).pipe(Effect.ensuring(Effect.ignore(sql`SELECT pg_advisory_unlock(${migrationLockKey})`)))
+      // Every statement on that one connection; depth -1: no transaction is open there yet, so the
+      // next `withTransaction` begins one (rather than a savepoint) on it.
+      return yield* Effect.provideService(steps, sql.transactionService, [connection, -1])
+    })
+  )
+
 /**
  * Applies pending migrations, then the SQL functions whose text changed; the migration lock makes
  * concurrent starts wait for each other. Migrations run in order, in one transaction per run of
  * them between those that run outside a transaction (`migrations/outsideTransaction.ts`).
  */
-export const migrate = Effect.scoped(
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const connection = yield* sql.reserve
-    const steps = Effect.gen(function* () {
-      yield* lockPolled
-      const applied: Array<string> = []
-      while (true) {
-        const step = yield* migrateInTransaction
-        applied.push(...step.applied)
-        if (step.functions.length > 0)
-          yield* Effect.logInfo("SQL functions applied").pipe(
-            Effect.annotateLogs({ functions: step.functions })
-          )
-        if (step.outside === undefined) return applied
-        yield* migrateOutsideTransaction(step.outside)
-        applied.push(step.outside)
-      }
-    }).pipe(Effect.ensuring(Effect.ignore(sql`SELECT pg_advisory_unlock(${migrationLockKey})`)))
-    // Every statement on that one connection; depth -1: no transaction is open there yet, so the
-    // next `withTransaction` begins one (rather than a savepoint) on it.
-    return yield* Effect.provideService(steps, sql.transactionService, [connection, -1])
-  })
-).pipe(Effect.withSpan("Migrations.migrate"))
+export const migrate = migrateWith(undefined, sqlFunctions).pipe(Effect.withSpan("Migrations.migrate"))
+
+/**
+ * The pending migrations up to `last` only, as `migrate` applies them, then `functions` (none by
+ * default) instead of today's: those are written for today's schema, where they may name what a
+ * later migration adds. With an older release's `migrations/functions.ts` as `functions`, this makes
+ * that release's database (`scripts/rehearse-migrations.ts`); `migrate` then upgrades it.
+ */
+export const migrateThrough = (last: MigrationName, functions: ReadonlyArray<SqlFunction> = []) =>
+  migrateWith(last, functions).pipe(Effect.withSpan("Migrations.migrateThrough", { attributes: { last } }))
 
 export const layerMigrated = Layer.effectDiscard(
   Effect.gen(function* () {

@@ -4,6 +4,7 @@ import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import pg from "pg"
 import { describe, expect, it } from "vitest"
+import { sqlFunctions } from "../../migrations/functions.ts"
 import { migrations } from "../../migrations/index.ts"
 import { runsOutsideTransaction } from "../../migrations/outsideTransaction.ts"
 import * as Migrations from "../../src/Platform/Migrations.ts"
@@ -16,7 +17,8 @@ import { createDatabase, databaseUrl } from "../support/Database.ts"
  * TEST_DATABASE_URL): a migration declared outside a transaction (0017, `CREATE INDEX CONCURRENTLY`)
  * is applied once, by one of two concurrent migrators, and run again after a build interrupted
  * part-way it rebuilds the invalid index it left; `migrate --status` tells applied, pending and
- * newer-than-this-code apart.
+ * newer-than-this-code apart; `migrateThrough` makes an older release's database, which `migrate`
+ * then brings up to date.
  */
 
 const concurrent = "0017_leads_assignee_index"
@@ -28,6 +30,14 @@ const migrate = (url: string) =>
   withSql(url, (sql) => Effect.provideService(Migrations.migrate, SqlClient.SqlClient, sql))
 const status = (url: string) =>
   withSql(url, (sql) => Effect.provideService(Migrations.status, SqlClient.SqlClient, sql))
+const migrateThrough = (
+  url: string,
+  last: Migrations.MigrationName,
+  functions?: ReadonlyArray<Migrations.SqlFunction>
+) =>
+  withSql(url, (sql) =>
+    Effect.provideService(Migrations.migrateThrough(last, functions), SqlClient.SqlClient, sql)
+  )
 
 /** On a pool whose sessions carry timeouts shorter than the wait below, as the service's do. */
 const migrateUnderServiceTimeouts = (url: string) =>
@@ -124,6 +134,31 @@ describe("migrations", () => {
     await writer.end()
     expect(await migrating).toEqual([concurrent])
     expect(await indexValidity(url)).toEqual([true])
+  })
+
+  it("migrateThrough: the migrations up to one and the functions given, the later ones pending until migrate", async () => {
+    const url = await freshUrl()
+    const names = Object.keys(migrations)
+    const before = names.indexOf(concurrent) - 1
+    const older = sqlFunctions.filter((fn) => fn.name === "lead_match_key")
+    const appliedFunctions = async () =>
+      (await query<{ name: string }>(url, "SELECT name FROM schema_functions")).map((row) => row.name).sort()
+
+    expect(await migrateThrough(url, names[before] as Migrations.MigrationName, older)).toEqual(
+      names.slice(0, before + 1)
+    )
+    expect((await status(url)).pending).toEqual(names.slice(before + 1))
+    expect(await appliedFunctions()).toEqual(["lead_match_key"])
+    expect(await indexValidity(url)).toEqual([])
+
+    // The next one alone, outside a transaction as migrate runs it; nothing else, no function.
+    expect(await migrateThrough(url, concurrent)).toEqual([concurrent])
+    expect(await indexValidity(url)).toEqual([true])
+    expect((await status(url)).pending).toEqual(names.slice(before + 2))
+    expect(await appliedFunctions()).toEqual(["lead_match_key"])
+
+    expect(await migrate(url)).toEqual(names.slice(before + 2))
+    expect(await appliedFunctions()).toEqual(sqlFunctions.map((fn) => fn.name).sort())
   })
 
   it("migrate --status (text and --json): applied and pending by name, a schema newer than the code, and a gap applied", {
