@@ -16,14 +16,20 @@ import * as Migrations from "../../src/Platform/Migrations.ts"
 
 const databaseName = "lead_intake"
 
-/** An embedded PostgreSQL of its own in a temporary directory, with the service's database migrated. */
-export interface ScratchDatabase {
+/** An embedded PostgreSQL of its own in a temporary directory, with an empty database: nothing migrated. */
+export interface ScratchCluster {
   readonly dataDir: string
   readonly port: number
-  /** Changes when the cluster is restarted. */
-  postmasterPid: number
+  readonly postmasterPid: number
   /** `DATABASE_URL` for the database, through another port (a proxy) when given. */
   readonly url: (port?: number) => string
+  readonly close: (options?: { readonly keep?: boolean }) => Promise<void>
+}
+
+/** An embedded PostgreSQL of its own in a temporary directory, with the service's database migrated. */
+export interface ScratchDatabase extends Omit<ScratchCluster, "postmasterPid"> {
+  /** Changes when the cluster is restarted. */
+  postmasterPid: number
   readonly runtime: ManagedRuntime.ManagedRuntime<
     Layer.Success<typeof layerServices> | SqlClient.SqlClient,
     never
@@ -33,7 +39,7 @@ export interface ScratchDatabase {
 
 const log = (line: string) => process.stderr.write(`[postgres] ${line}\n`)
 
-export const startScratchDatabase = async (): Promise<ScratchDatabase> => {
+export const startScratchCluster = async (): Promise<ScratchCluster> => {
   const dataDir = await mkdtemp(path.join(tmpdir(), "lead-intake-bench-"))
   const cluster = await acquireEmbeddedCluster(dataDir, log)
   const url = (port = cluster.port) =>
@@ -52,16 +58,6 @@ export const startScratchDatabase = async (): Promise<ScratchDatabase> => {
       })
     ).pipe(Effect.provide(Reactivity.layer))
   )
-  const runtime = ManagedRuntime.make(
-    layerServices.pipe(
-      Layer.provideMerge(Migrations.layer),
-      Layer.provide(
-        AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(url())), databasePoolSize: 4 })
-      ),
-      Layer.orDie
-    )
-  )
-  await runtime.runPromise(Effect.void)
   const postmasterPid = Number(
     (await readFile(path.join(cluster.clusterDir, "postmaster.pid"), "utf8")).split("\n")[0]
   )
@@ -70,11 +66,32 @@ export const startScratchDatabase = async (): Promise<ScratchDatabase> => {
     port: cluster.port,
     postmasterPid,
     url,
+    close: async (options) => {
+      await cluster.release()
+      if (options?.keep !== true) await rm(dataDir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** A scratch cluster with the service's database migrated, and the request path's services on it. */
+export const startScratchDatabase = async (): Promise<ScratchDatabase> => {
+  const cluster = await startScratchCluster()
+  const runtime = ManagedRuntime.make(
+    layerServices.pipe(
+      Layer.provideMerge(Migrations.layer),
+      Layer.provide(
+        AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(cluster.url())), databasePoolSize: 4 })
+      ),
+      Layer.orDie
+    )
+  )
+  await runtime.runPromise(Effect.void)
+  return {
+    ...cluster,
     runtime,
     close: async (options) => {
       await runtime.dispose()
-      await cluster.release()
-      if (options?.keep !== true) await rm(dataDir, { recursive: true, force: true })
+      await cluster.close(options)
     }
   }
 }
