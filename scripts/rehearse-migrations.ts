@@ -23,13 +23,14 @@ import { type Probe, startLoad } from "./lib/rehearsalLoad.ts"
 import { machine, megabytes, table } from "./lib/report.ts"
 
 /**
- * Rehearses this checkout's migrations on a live database with data (docs/sre.md#upgrades-and-migrations):
- * the database of the release before them (the migrations through `--from`, then that release's SQL
- * functions, read from git), filled with `--leads` leads and what hangs on them, then brought up to
- * this checkout one migration at a time, each as `migrate` runs it, and this checkout's SQL functions
- * last, while the request path's statements run beside it. For each step: how long it took, the
- * longest any other session waited for a lock the migration held (or was queued for), and the
- * requests' latency and errors meanwhile; a table on stdout, the same as JSON in bench-results/.
+ * Rehearses this checkout's migrations on a live database with data
+ * (docs/sre.md#rehearsing-migrations-on-a-database-with-data). The database of the release before
+ * them (the migrations through `--from`, then that release's SQL functions, read from git), filled
+ * with `--leads` leads and what hangs on them, is brought up to this checkout one migration at a
+ * time, each as `migrate` runs it, then this checkout's SQL functions, while the request path's
+ * statements run beside it. For each step: how long it took, the longest any other session waited
+ * for a lock the migration held (or was queued for), and the requests' latency and errors meanwhile;
+ * a table on stdout, the same as JSON in bench-results/.
  *
  *   npm run rehearse:migrations -- [--from NNNN] [--release REV] [--leads 1000000] [--organizations 20]
  *     [--rate 100] [--workers 8] [--baseline 5] [--database-url URL] [--fill-only] [--keep]
