@@ -63,7 +63,7 @@ const cleanups: Array<() => Promise<unknown>> = []
 /** The release to start from, and its newest migration as this checkout names it. */
 const startingPoint = async () => {
   const named = options.get("release")
-  const through = options.has("from") ? Number(options.get("from")) : undefined
+  const through = options.has("from") ? Number.parseInt(options.get("from")!, 10) : undefined
   let release: Release | undefined
   if (named !== undefined) release = await releaseAt(named)
   else if (through === undefined) release = await previousRelease(newest)
