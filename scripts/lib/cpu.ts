@@ -68,6 +68,38 @@ export const cpuShare = (before: CpuSnapshot, after: CpuSnapshot, seconds: numbe
   }
 }
 
+/**
+ * CPU seconds used so far by each process tree, keyed by its root's PID: the root and every live
+ * descendant, plus what the exited ones used (a parent's `cutime` and `cstime` once it has reaped
+ * them), so a PostgreSQL backend or a Citus connection that ends between two snapshots still counts.
+ * Also this process's finished children (the load generator) and the machine's busy time.
+ */
+export const treeCpuSnapshot = (roots: ReadonlyArray<number>) => {
+  const ticks = new Map<number, number>()
+  const children = new Map<number, Array<number>>()
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid)) continue
+    const info = statFields(pid)
+    if (info === undefined) continue
+    const [utime, stime, cutime, cstime] = info.fields.slice(11, 15).map(Number)
+    ticks.set(pid, utime! + stime! + cutime! + cstime!)
+    const parent = Number(info.fields[1])
+    children.set(parent, [...(children.get(parent) ?? []), pid])
+  }
+  const treeTicks = (root: number): number =>
+    (ticks.get(root) ?? 0) + (children.get(root) ?? []).reduce((sum, child) => sum + treeTicks(child), 0)
+  const self = statFields("self")
+  const { idle, total } = machineTicks()
+  return {
+    trees: new Map(roots.map((root) => [root, treeTicks(root) / ticksPerSecond])),
+    load: self === undefined ? 0 : (Number(self.fields[13]) + Number(self.fields[14])) / ticksPerSecond,
+    busy: (total - idle) / ticksPerSecond
+  }
+}
+
+export type TreeCpuSnapshot = ReturnType<typeof treeCpuSnapshot>
+
 const machineTicks = () => {
   const cpu = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).slice(1).map(Number)
   const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0)
