@@ -39,6 +39,25 @@ export interface ScratchDatabase extends Omit<ScratchCluster, "postmasterPid"> {
 
 const log = (line: string) => process.stderr.write(`[postgres] ${line}\n`)
 
+/**
+ * The request path's services (and the SQL client) on the database at `url`, four connections, to
+ * provision fixtures with; `migrate: false` only checks that the schema is current.
+ */
+export const servicesOn = (url: string, options: { readonly migrate: boolean }) =>
+  ManagedRuntime.make(
+    layerServices.pipe(
+      Layer.provideMerge(Migrations.layer),
+      Layer.provide(
+        AppConfig.layerWith({
+          databaseUrl: Option.some(Redacted.make(url)),
+          databasePoolSize: 4,
+          migrateOnStart: options.migrate
+        })
+      ),
+      Layer.orDie
+    )
+  )
+
 export const startScratchCluster = async (): Promise<ScratchCluster> => {
   const dataDir = await mkdtemp(path.join(tmpdir(), "lead-intake-bench-"))
   const cluster = await acquireEmbeddedCluster(dataDir, log)
@@ -76,15 +95,7 @@ export const startScratchCluster = async (): Promise<ScratchCluster> => {
 /** A scratch cluster with the service's database migrated, and the request path's services on it. */
 export const startScratchDatabase = async (): Promise<ScratchDatabase> => {
   const cluster = await startScratchCluster()
-  const runtime = ManagedRuntime.make(
-    layerServices.pipe(
-      Layer.provideMerge(Migrations.layer),
-      Layer.provide(
-        AppConfig.layerWith({ databaseUrl: Option.some(Redacted.make(cluster.url())), databasePoolSize: 4 })
-      ),
-      Layer.orDie
-    )
-  )
+  const runtime = servicesOn(cluster.url(), { migrate: true })
   await runtime.runPromise(Effect.void)
   return {
     ...cluster,
@@ -107,13 +118,17 @@ export interface Provisioned {
  * One organization as a real customer would have it: two agents, a round-robin capture rule, a
  * property, and `origins` origins whose per-minute limit is raised so the limit is never reached.
  */
-export const provision = (options: { readonly origins: number; readonly rateLimit: number }) =>
+export const provision = (options: {
+  readonly origins: number
+  readonly rateLimit: number
+  readonly name?: string
+}) =>
   Effect.gen(function* () {
     const organizations = yield* Organizations
     const keys = yield* KeyStore
     const rules = yield* CaptureRules
     const catalog = yield* PropertyCatalog
-    const organization = yield* organizations.create({ name: "Bench Realty", country: "MX" })
+    const organization = yield* organizations.create({ name: options.name ?? "Bench Realty", country: "MX" })
     const ana = yield* rules.addAgent({ organizationId: organization.id, name: "Ana" })
     const luis = yield* rules.addAgent({ organizationId: organization.id, name: "Luis" })
     yield* rules.addRule({
