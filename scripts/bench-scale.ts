@@ -1,133 +1,766 @@
-import { mkdir } from "node:fs/promises"
+import { execFile } from "node:child_process"
+import { appendFile, mkdir, writeFile } from "node:fs/promises"
 import * as path from "node:path"
+import type pg from "pg"
 import { generateApiKey } from "../src/Domain/ApiKey.ts"
+import { sessionSettings } from "../src/Platform/Sql.ts"
 import { numberOption, parseArgs } from "./lib/args.ts"
-import { cpuShare, cpuSnapshot } from "./lib/cpu.ts"
-import { provision, startScratchDatabase } from "./lib/database.ts"
+import { ensureBundle } from "./lib/bundle.ts"
+import {
+  type CiServer,
+  openClient,
+  pidIn,
+  startCiServer,
+  withClient,
+  withDatabase,
+  withHost
+} from "./lib/clusters.ts"
+import { treeCpuSnapshot } from "./lib/cpu.ts"
+import { type Provisioned, provision, servicesOn } from "./lib/database.ts"
 import { drive } from "./lib/drive.ts"
-import { seed } from "./lib/fixture.ts"
 import type { LoadPlan, LoadResult } from "./lib/load.ts"
-import { table } from "./lib/report.ts"
+import { type Cleanups, helpRequested, runCleanups, runMain, sleep } from "./lib/main.ts"
+import { machine, table } from "./lib/report.ts"
 import { type ServerProcess, startServer } from "./lib/server.ts"
 
-/**
- * Creates against one service instance, then against two instances on the same PostgreSQL at once
- * (the same total connections split between them): what an added instance buys on this machine.
- *   npm run bench:scale -- [--duration 10] [--connections 32] [--pool N]
- */
+const targetIds = ["postgres", "postgres-2", "citus", "pgbouncer", "pgbouncer-citus"] as const
+type TargetId = (typeof targetIds)[number]
+
+const usage = `npm run bench:scale -- [options]
+  Creates (POST /v1/leads, each a new lead with an Idempotency-Key) from the same connections for the
+  same time on every target, in one run on this machine, round after round:
+    postgres         Debian's PostgreSQL 15 (.ci/postgres), one instance of the service
+    postgres-2       the same database, two instances (the connections split between them)
+    citus            a Citus 13.2 cluster on PostgreSQL 15, a coordinator and two workers (.ci/citus)
+    pgbouncer        PgBouncer 1.18, transaction mode (.ci/pgbouncer), in front of the PostgreSQL 15
+    pgbouncer-citus  PgBouncer the same way in front of the Citus coordinator
+  Each target but postgres-2 gets a database of its own, created on the server itself and migrated by
+  \`lead-intake migrate\`, then served by \`serve --no-migrate\` (behind PgBouncer with
+  DATABASE_PREPARE=false), with the same organizations and origins. Every database has the service's
+  session settings and synchronous_commit=off as its defaults (PgBouncer ignores startup parameters;
+  the clusters are throwaway ones, fsync off). Over each measurement the run reads the CPU of every
+  process tree (each instance; each node's postmaster and all its children; PgBouncer), the machine's
+  busy time, and each node's pg_stat_database.
+  --duration S        measured seconds per target and round (10)
+  --warmup S          unmeasured seconds of load on each target before the first round (2)
+  Before the rounds, each single-instance target also answers creates one at a time for the warm-up's
+  seconds: its p50 at one connection, the hops without queueing.
+  --idle S            seconds without load on any target, before the rounds: what the processes and
+                      databases use anyway, subtracted from the CPU and statistics per create (5)
+  --rounds N          measure every target N times, in alternating order: medians of the rounds,
+                      CPU and statistics pooled over them (2)
+  --connections N     concurrent keep-alive connections on every target (32)
+  --organizations N   organizations on each target, their origins spread over the connections (8)
+  --origins N         origins in all (32)
+  --pool N            DATABASE_POOL_SIZE of every instance (unset: the service's default)
+  --only a,b          only these targets (${targetIds.join(", ")})
+  --out FILE          JSON results (bench-results/scale-<time>/scale.json)`
+
 const options = parseArgs(process.argv.slice(2))
-const duration = numberOption(options, "duration", 10)
-const connections = numberOption(options, "connections", 32)
-const pool = options.get("pool")
+helpRequested(options, usage)
+const settings = {
+  duration: numberOption(options, "duration", 10),
+  warmup: numberOption(options, "warmup", 2),
+  idle: numberOption(options, "idle", 5),
+  rounds: numberOption(options, "rounds", 2),
+  connections: numberOption(options, "connections", 32),
+  organizations: numberOption(options, "organizations", 8),
+  origins: numberOption(options, "origins", 32),
+  pool: options.get("pool"),
+  only: (options.get("only")?.split(",") ?? [...targetIds]) as ReadonlyArray<TargetId>
+}
+for (const id of settings.only) {
+  if (!targetIds.includes(id)) {
+    process.stderr.write(`--only: unknown target ${id} (${targetIds.join(", ")})\n`)
+    process.exit(1)
+  }
+}
+if (settings.origins % settings.organizations !== 0 || settings.connections % 2 !== 0) {
+  process.stderr.write("--origins must be a multiple of --organizations, and --connections even\n")
+  process.exit(1)
+}
 const stamp = new Date().toISOString().replace(/[:.]/g, "-")
 const resultsDir = path.join("bench-results", `scale-${stamp}`)
-const log = (line: string) => process.stderr.write(`${line}\n`)
+const serversLog = path.join(resultsDir, "servers.log")
+const began = performance.now()
+const log = (line: string) =>
+  process.stderr.write(`[${Math.round((performance.now() - began) / 1000)} s] ${line}\n`)
+/** Long enough for the request log's batches and PostgreSQL's statistics (flushed at most every second) to land. */
+const settleMillis = 1_500
 
-const cleanups: Array<() => Promise<unknown>> = []
+type Role = "server" | "coordinator" | "worker1" | "worker2" | "pgbouncer"
+const roles: ReadonlyArray<Role> = ["server", "coordinator", "worker1", "worker2", "pgbouncer"]
 
-const main = async () => {
-  await mkdir(resultsDir, { recursive: true })
-  const database = await startScratchDatabase()
-  cleanups.push(() => database.close())
-  const fixture = await database.runtime.runPromise(provision({ origins: 32, rateLimit: 100_000_000 }))
-  const keys = fixture.origins.map((origin) => origin.key)
-  // Two instances on one host: only the API listens, or the second would find the first's console and probe ports.
-  const env = {
-    DATABASE_URL: database.url(),
-    ADMIN_PORT: "off",
-    HEALTH_PORT: "off",
-    ...(pool === undefined ? {} : { DATABASE_POOL_SIZE: pool })
-  }
-  const instances: Array<ServerProcess> = []
-  for (const name of ["a", "b"]) {
-    const server = await startServer({ env, logFile: path.join(resultsDir, `${name}.log`) })
-    cleanups.push(() => server.stop())
-    instances.push(server)
-  }
-  const { existingPhones, replays } = await seed(instances[0]!.url, keys, fixture.propertyCodigo, connections)
-  let phoneBase = 5_600_000_000
-  const plan = (url: string, conns: number, seconds: number): LoadPlan => {
-    phoneBase += 10_000_000
-    return {
-      url,
-      scenario: "create",
-      connections: conns,
-      duration: seconds,
-      keys,
-      propertyCodigo: fixture.propertyCodigo,
-      tag: `scale-${phoneBase}`,
-      phoneBase,
-      existingPhones,
-      replays,
-      unknownKey: generateApiKey().key
-    }
-  }
-  const rows: Array<Array<string | number>> = [
-    [
-      "instances",
-      "connections each",
-      "creates/s total",
-      "p50 ms",
-      "p99 ms",
-      "PostgreSQL % of a core",
-      "creates per PostgreSQL core-second",
-      "other processes % (contention)"
-    ]
-  ]
-  // PostgreSQL's CPU (postmaster and backends) over each phase: creates per core of it.
-  const measured = async (phase: () => Promise<ReadonlyArray<LoadResult>>) => {
-    const before = cpuSnapshot(instances[0]!.pid, database.postmasterPid)
-    const started = performance.now()
-    const results = await phase()
-    return {
-      results,
-      cpu: cpuShare(
-        before,
-        cpuSnapshot(instances[0]!.pid, database.postmasterPid),
-        (performance.now() - started) / 1000
-      )
-    }
-  }
-  const record = (
-    count: number,
-    { results, cpu }: { results: ReadonlyArray<LoadResult>; cpu: ReturnType<typeof cpuShare> }
-  ) => {
-    const total = results.reduce((sum, r) => sum + r.requestsPerSecond, 0)
-    rows.push([
-      count,
-      connections / count,
-      total,
-      Math.max(...results.map((r) => r.latencyMs.p50)),
-      Math.max(...results.map((r) => r.latencyMs.p99)),
-      cpu.postgres,
-      cpu.postgres === 0 ? "-" : Math.round(total / (cpu.postgres / 100)),
-      cpu.others
-    ])
-    return total
-  }
-  await Promise.all(instances.map((server) => drive(plan(server.url, connections / 2, 2))))
-  log(`one instance: ${duration} s`)
-  const one = record(
-    1,
-    await measured(async () => [await drive(plan(instances[0]!.url, connections, duration))])
-  )
-  log(`two instances: ${duration} s`)
-  const two = record(
-    2,
-    await measured(() =>
-      Promise.all(instances.map((server) => drive(plan(server.url, connections / 2, duration))))
-    )
-  )
-  process.stdout.write(
-    `\n${table(rows)}\n\nsecond instance: ${two - one >= 0 ? "+" : ""}${two - one} creates/s (${Math.round((two / one) * 100)} % of one)\n`
-  )
+/** A process tree whose CPU is read: a PostgreSQL node (with a session for its statistics) or PgBouncer. */
+interface Node {
+  readonly role: Role
+  readonly pid: number
+  readonly statistics?: pg.Client
 }
 
-await main()
-  .catch((error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-    process.exitCode = 1
+/** A database created and migrated for the run, with its fixture. */
+interface Prepared {
+  readonly name: string
+  readonly migrateSeconds: number
+  readonly catalog: Record<string, unknown> | null
+  readonly keys: ReadonlyArray<string>
+  readonly propertyCodigo: string
+}
+
+interface Target {
+  readonly id: TargetId
+  readonly name: string
+  readonly database: Prepared
+  readonly instances: ReadonlyArray<ServerProcess>
+  readonly nodes: ReadonlyArray<Node>
+}
+
+interface NodeStatistics {
+  readonly commits: number
+  readonly rowsWritten: number
+  readonly backends: number
+}
+
+type Part = Role | "service"
+
+/** What a target's processes and databases did over an interval: CPU seconds by part, statistics by node. */
+interface Usage {
+  readonly cpu: Partial<Record<Part, number>>
+  readonly cpuSeconds: number
+  readonly statistics: Partial<Record<Role, NodeStatistics>>
+  readonly statisticsSeconds: number
+}
+
+interface Window extends Usage {
+  readonly round: number
+  readonly results: ReadonlyArray<LoadResult>
+  readonly creates: number
+  readonly unexpected: number
+  readonly createsPerSecond: number
+  readonly p50: number
+  readonly p99: number
+  readonly loadPercent: number
+  readonly othersPercent: number
+}
+
+const names: Record<TargetId, string> = {
+  postgres: "PostgreSQL 15",
+  "postgres-2": "PostgreSQL 15, 2 instances",
+  citus: "Citus, coordinator + 2 workers",
+  pgbouncer: "PgBouncer -> PostgreSQL 15",
+  "pgbouncer-citus": "PgBouncer -> Citus coordinator"
+}
+
+const wanted = (...ids: ReadonlyArray<TargetId>) => ids.some((id) => settings.only.includes(id))
+
+const runMigrate = (url: string) =>
+  new Promise<void>((resolve, reject) => {
+    const { MIGRATE_DATABASE_URL: _, ...inherited } = process.env
+    execFile(
+      "bin/lead-intake.js",
+      ["migrate"],
+      { env: { ...inherited, DATABASE_URL: url } },
+      (error, stdout, stderr) => {
+        void appendFile(
+          serversLog,
+          `$ lead-intake migrate (${new URL(url).pathname})\n${stdout}${stderr}`
+        ).finally(() =>
+          error === null ? resolve() : reject(new Error(`lead-intake migrate failed; see ${serversLog}`))
+        )
+      }
+    )
   })
-  .finally(async () => {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {})
+
+/** What `migrate` made of the database on Citus (none of it on plain PostgreSQL): read, never acted on. */
+const citusCatalog = (client: pg.Client) =>
+  client
+    .query<{ citus: boolean }>("SELECT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') AS citus")
+    .then(async ({ rows }) => {
+      if (!rows[0]!.citus) return null
+      const tables = await client.query<{ type: string; count: number }>(
+        "SELECT citus_table_type AS type, count(*)::int AS count FROM citus_tables GROUP BY 1 ORDER BY 1"
+      )
+      const functions = await client.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM pg_dist_object WHERE distribution_argument_index IS NOT NULL"
+      )
+      const local = await client.query<{ count: number }>(
+        `SELECT count(*)::int AS count FROM pg_tables
+         WHERE schemaname = 'public' AND NOT EXISTS (SELECT FROM citus_tables WHERE table_name::text = tablename)`
+      )
+      return {
+        tables: Object.fromEntries(tables.rows.map((row) => [row.type, row.count])),
+        localTables: local.rows[0]!.count,
+        distributedFunctions: functions.rows[0]!.count
+      }
+    })
+    .catch((error: unknown) => ({ unreadable: String(error) }))
+
+/**
+ * A database of its own on `serverUrl`'s server: created there, migrated by the service's own
+ * `migrate`, given the session defaults every target shares, and provisioned through the services.
+ */
+const prepareDatabase = async (serverUrl: string, name: string): Promise<Prepared> => {
+  log(`${name}: creating and migrating`)
+  await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`))
+  const url = withDatabase(serverUrl, name)
+  const started = performance.now()
+  await runMigrate(url)
+  const migrateSeconds = Math.round((performance.now() - started) / 100) / 10
+  const catalog = await withClient(url, async (client) => {
+    for (const [setting, value] of Object.entries({ ...sessionSettings, synchronous_commit: "off" }))
+      await client.query(`ALTER DATABASE ${name} SET ${setting} = '${value}'`)
+    return citusCatalog(client)
   })
+  const runtime = servicesOn(url, { migrate: false })
+  try {
+    const perOrganization = settings.origins / settings.organizations
+    const fixtures: Array<Provisioned> = []
+    for (let index = 0; index < settings.organizations; index++)
+      fixtures.push(
+        await runtime.runPromise(
+          provision({ origins: perOrganization, rateLimit: 100_000_000, name: `Bench Realty ${index + 1}` })
+        )
+      )
+    // Origin-major order, so consecutive connections land on different organizations.
+    const keys = Array.from({ length: perOrganization }, (_, origin) =>
+      fixtures.map((fixture) => fixture.origins[origin]!.key)
+    ).flat()
+    return { name, migrateSeconds, catalog, keys, propertyCodigo: fixtures[0]!.propertyCodigo }
+  } finally {
+    await runtime.dispose()
+  }
+}
+
+const startInstance = async (url: string, name: string, pooled: boolean, cleanups: Cleanups) => {
+  const server = await startServer({
+    env: {
+      DATABASE_URL: url,
+      MIGRATE_ON_START: "false",
+      // Several instances on one host: only the API listens.
+      ADMIN_PORT: "off",
+      HEALTH_PORT: "off",
+      ...(pooled ? { DATABASE_PREPARE: "false" } : {}),
+      ...(settings.pool === undefined ? {} : { DATABASE_POOL_SIZE: settings.pool })
+    },
+    logFile: path.join(resultsDir, `${name}.log`)
+  })
+  cleanups.push(() => server.stop())
+  return server
+}
+
+let phoneBase = 5_600_000_000
+const plan = (target: Target, instance: number, overrides: Partial<LoadPlan>): LoadPlan => {
+  phoneBase += 1_000_000
+  const share = settings.connections / target.instances.length
+  // Each instance's connections take the next keys, so every organization gets the same share.
+  const keys = target.database.keys
+  const rotated = [...keys.slice(instance * share), ...keys.slice(0, instance * share)]
+  return {
+    url: target.instances[instance]!.url,
+    scenario: "create",
+    connections: share,
+    duration: settings.duration,
+    keys: rotated,
+    propertyCodigo: target.database.propertyCodigo,
+    tag: `scale-${target.id}-${phoneBase}`,
+    phoneBase,
+    existingPhones: [],
+    replays: [],
+    unknownKey: generateApiKey().key,
+    ...overrides
+  }
+}
+
+const load = (target: Target, overrides: Partial<LoadPlan>) =>
+  Promise.all(target.instances.map((_, instance) => drive(plan(target, instance, overrides))))
+
+const statisticsOf = async (target: Target) => {
+  const entries = await Promise.all(
+    target.nodes.flatMap((node) =>
+      node.statistics === undefined
+        ? []
+        : [
+            node.statistics
+              .query<NodeStatistics>(
+                `SELECT xact_commit::float8 AS commits,
+                        (tup_inserted + tup_updated + tup_deleted)::float8 AS "rowsWritten",
+                        numbackends AS backends
+                 FROM pg_stat_database WHERE datname = $1`,
+                [target.database.name]
+              )
+              .then(({ rows }) => [node.role, rows[0]!] as const)
+          ]
+    )
+  )
+  return Object.fromEntries(entries) as Partial<Record<Role, NodeStatistics>>
+}
+
+/** One target after the other: targets on one cluster share its statistics session. */
+const statisticsOfEach = async (targets: ReadonlyArray<Target>) => {
+  const all: Array<Partial<Record<Role, NodeStatistics>>> = []
+  for (const target of targets) all.push(await statisticsOf(target))
+  return all
+}
+
+const median = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
+const rootsOf = (target: Target) => [
+  ...target.instances.map((instance) => instance.pid),
+  ...target.nodes.map((node) => node.pid)
+]
+
+/**
+ * Runs `during` and reads what each target used meanwhile: CPU from its start to its end, the
+ * databases' statistics from a moment before to a moment after (they are flushed at most every
+ * second), with the machine's busy time and the load generator's CPU.
+ */
+const observe = async <A>(targets: ReadonlyArray<Target>, during: () => Promise<A>) => {
+  const roots = [...new Set(targets.flatMap(rootsOf))]
+  await sleep(settleMillis)
+  const statisticsBefore = await statisticsOfEach(targets)
+  const statisticsStarted = performance.now()
+  const before = treeCpuSnapshot(roots)
+  const started = performance.now()
+  const value = await during()
+  const after = treeCpuSnapshot(roots)
+  const cpuSeconds = (performance.now() - started) / 1000
+  await sleep(settleMillis)
+  const statisticsAfter = await statisticsOfEach(targets)
+  const statisticsSeconds = (performance.now() - statisticsStarted) / 1000
+  const used = (pid: number) => (after.trees.get(pid) ?? 0) - (before.trees.get(pid) ?? 0)
+  const usages = targets.map((target, index): Usage => {
+    const cpu: Usage["cpu"] = {
+      service: target.instances.reduce((sum, instance) => sum + used(instance.pid), 0)
+    }
+    for (const node of target.nodes) cpu[node.role] = used(node.pid)
+    const statistics: Usage["statistics"] = {}
+    for (const [role, end] of Object.entries(statisticsAfter[index]!) as Array<[Role, NodeStatistics]>) {
+      const start = statisticsBefore[index]![role]!
+      statistics[role] = {
+        commits: end.commits - start.commits,
+        rowsWritten: end.rowsWritten - start.rowsWritten,
+        backends: end.backends
+      }
+    }
+    return { cpu, cpuSeconds, statistics, statisticsSeconds }
+  })
+  const percent = (seconds: number) => Math.round((seconds / cpuSeconds) * 100)
+  const ours = roots.reduce((sum, pid) => sum + used(pid), 0)
+  const loadGenerator = after.load - before.load
+  return {
+    value,
+    usages,
+    loadPercent: percent(loadGenerator),
+    othersPercent: Math.max(0, percent(after.busy - before.busy - ours - loadGenerator))
+  }
+}
+
+const measure = async (target: Target, round: number): Promise<Window> => {
+  log(`round ${round + 1}: ${target.name}, ${settings.duration} s`)
+  const {
+    value: results,
+    usages,
+    loadPercent,
+    othersPercent
+  } = await observe([target], () => load(target, {}))
+  return {
+    round,
+    ...usages[0]!,
+    results,
+    creates: results.reduce((sum, result) => sum + (result.statusCodes["201"] ?? 0), 0),
+    unexpected: results.reduce((sum, result) => sum + result.unexpected, 0),
+    createsPerSecond: Math.round(
+      results.reduce((sum, result) => sum + (result.statusCodes["201"] ?? 0) / result.durationSeconds, 0)
+    ),
+    p50: Math.max(...results.map((result) => result.latencyMs.p50)),
+    p99: Math.max(...results.map((result) => result.latencyMs.p99)),
+    loadPercent,
+    othersPercent
+  }
+}
+
+/**
+ * Medians of the rounds; CPU and statistics per create pooled over them (total over total), less
+ * what the same processes and databases do with no load at all (`idle`: pollers, Citus's
+ * maintenance, the other targets' idle instances on the same cluster), which is given apart.
+ */
+const summarise = (windows: ReadonlyArray<Window>, idle: Usage) => {
+  const creates = windows.reduce((sum, window) => sum + window.creates, 0)
+  const perCreate = (value: number, scale: number) =>
+    creates === 0 ? null : Math.round((Math.max(0, value) / creates) * scale * 100) / 100
+  const busy = (window: Window, part: Part) =>
+    (window.cpu[part] ?? 0) - ((idle.cpu[part] ?? 0) / idle.cpuSeconds) * window.cpuSeconds
+  const parts = (["service", ...roles] as const).filter((part) => windows[0]!.cpu[part] !== undefined)
+  const cpuMsPerCreate: Partial<Record<Part | "total", number | null>> = {}
+  for (const part of parts)
+    cpuMsPerCreate[part] = perCreate(
+      windows.reduce((sum, window) => sum + busy(window, part), 0),
+      1000
+    )
+  cpuMsPerCreate.total = perCreate(
+    windows.reduce((sum, window) => sum + parts.reduce((all, part) => all + busy(window, part), 0), 0),
+    1000
+  )
+  const idlePercent: Partial<Record<Part, number>> = {}
+  for (const part of parts)
+    idlePercent[part] = Math.round(((idle.cpu[part] ?? 0) / idle.cpuSeconds) * 1000) / 10
+  const perNode: Partial<
+    Record<Role, { commits: number | null; rowsWritten: number | null; backends: number }>
+  > = {}
+  for (const role of Object.keys(windows[0]!.statistics) as Array<Role>) {
+    const total = (field: "commits" | "rowsWritten") =>
+      windows.reduce(
+        (sum, window) =>
+          sum +
+          (window.statistics[role]?.[field] ?? 0) -
+          ((idle.statistics[role]?.[field] ?? 0) / idle.statisticsSeconds) * window.statisticsSeconds,
+        0
+      )
+    perNode[role] = {
+      commits: perCreate(total("commits"), 1),
+      rowsWritten: perCreate(total("rowsWritten"), 1),
+      backends: Math.max(...windows.map((window) => window.statistics[role]?.backends ?? 0))
+    }
+  }
+  return {
+    createsPerSecond: Math.round(median(windows.map((window) => window.createsPerSecond))),
+    p50: median(windows.map((window) => window.p50)),
+    p99: median(windows.map((window) => window.p99)),
+    unexpected: windows.reduce((sum, window) => sum + window.unexpected, 0),
+    cpuMsPerCreate,
+    idlePercent,
+    perNode,
+    loadPercent: median(windows.map((window) => window.loadPercent)),
+    othersPercent: median(windows.map((window) => window.othersPercent))
+  }
+}
+
+type Summary = ReturnType<typeof summarise>
+
+const cell = (value: number | null | undefined) => (value === null || value === undefined ? "-" : value)
+const signed = (value: number) => `${value >= 0 ? "+" : ""}${Math.round(value * 100) / 100}`
+
+const report = (
+  targets: ReadonlyArray<Target>,
+  summaries: ReadonlyMap<TargetId, Summary>,
+  serial: ReadonlyMap<TargetId, LoadResult>
+) => {
+  const lines: Array<string> = [
+    "Creates/s and latency at the run's connections; CPU ms per create above idle, by process tree; others: the rest of the machine"
+  ]
+  lines.push(
+    table([
+      [
+        "target",
+        "creates/s",
+        "p50 ms",
+        "p99 ms",
+        "p50 ms, 1 conn",
+        "not 201",
+        "CPU ms/create: service",
+        "server or coordinator",
+        "worker1",
+        "worker2",
+        "pgbouncer",
+        "all",
+        "others % of a core"
+      ],
+      ...targets.map((target) => {
+        const summary = summaries.get(target.id)!
+        const cpu = summary.cpuMsPerCreate
+        return [
+          target.name,
+          summary.createsPerSecond,
+          summary.p50,
+          summary.p99,
+          cell(serial.get(target.id)?.latencyMs.p50),
+          summary.unexpected,
+          cell(cpu.service),
+          cell(cpu.server ?? cpu.coordinator),
+          cell(cpu.worker1),
+          cell(cpu.worker2),
+          cell(cpu.pgbouncer),
+          cell(cpu.total),
+          summary.othersPercent
+        ]
+      })
+    ])
+  )
+  lines.push(
+    "",
+    "Idle: CPU with no load on any target, % of a core (subtracted above and below)",
+    table([
+      ["target", "service", "server or coordinator", "worker1", "worker2", "pgbouncer"],
+      ...targets.map((target) => {
+        const idle = summaries.get(target.id)!.idlePercent
+        return [
+          target.name,
+          cell(idle.service),
+          cell(idle.server ?? idle.coordinator),
+          cell(idle.worker1),
+          cell(idle.worker2),
+          cell(idle.pgbouncer)
+        ]
+      })
+    ])
+  )
+  lines.push(
+    "",
+    "Per create on each node (pg_stat_database of the target's database): transactions committed, rows written; server connections at the end",
+    table([
+      [
+        "target",
+        "commits: server or coordinator",
+        "worker1",
+        "worker2",
+        "rows written: server or coordinator",
+        "worker1",
+        "worker2",
+        "connections: server or coordinator",
+        "worker1",
+        "worker2"
+      ],
+      ...targets.map((target) => {
+        const nodes = summaries.get(target.id)!.perNode
+        const front = nodes.server ?? nodes.coordinator
+        return [
+          target.name,
+          cell(front?.commits),
+          cell(nodes.worker1?.commits),
+          cell(nodes.worker2?.commits),
+          cell(front?.rowsWritten),
+          cell(nodes.worker1?.rowsWritten),
+          cell(nodes.worker2?.rowsWritten),
+          cell(front?.backends),
+          cell(nodes.worker1?.backends),
+          cell(nodes.worker2?.backends)
+        ]
+      })
+    ])
+  )
+  const base = summaries.get("postgres")
+  if (base !== undefined) {
+    const others = targets.filter((target) => target.id !== "postgres")
+    const database = (summary: Summary) =>
+      (["server", "coordinator", "worker1", "worker2", "pgbouncer"] as const).reduce(
+        (sum, role) => sum + (summary.cpuMsPerCreate[role] ?? 0),
+        0
+      )
+    lines.push(
+      "",
+      "Where the extra time goes, against PostgreSQL 15 (CPU ms per create; p50 at one connection: the hops without queueing)",
+      table([
+        [
+          "target",
+          "creates/s",
+          "p50 ms, 1 conn",
+          "CPU: service",
+          "database side",
+          "server or coordinator",
+          "workers",
+          "pgbouncer"
+        ],
+        ...others.map((target) => {
+          const summary = summaries.get(target.id)!
+          const cpu = summary.cpuMsPerCreate
+          const oneConnection = serial.get(target.id)?.latencyMs.p50
+          const baseOne = serial.get("postgres")?.latencyMs.p50
+          return [
+            target.name,
+            `${Math.round((summary.createsPerSecond / base.createsPerSecond) * 100)} %`,
+            oneConnection === undefined || baseOne === undefined ? "-" : signed(oneConnection - baseOne),
+            signed((cpu.service ?? 0) - (base.cpuMsPerCreate.service ?? 0)),
+            signed(database(summary) - database(base)),
+            signed((cpu.server ?? cpu.coordinator ?? 0) - (base.cpuMsPerCreate.server ?? 0)),
+            signed((cpu.worker1 ?? 0) + (cpu.worker2 ?? 0)),
+            signed(cpu.pgbouncer ?? 0)
+          ]
+        })
+      ])
+    )
+  }
+  lines.push("")
+  for (const target of targets) {
+    if (target.id === "postgres-2") continue
+    const catalog = target.database.catalog
+    lines.push(
+      `${target.name}: migrate ${target.database.migrateSeconds} s${catalog === null ? "" : `; Citus catalog after migrate: ${JSON.stringify(catalog)}`}`
+    )
+  }
+  return lines.join("\n")
+}
+
+await runMain(async (cleanups) => {
+  await mkdir(resultsDir, { recursive: true })
+  const entry = await ensureBundle(".")
+  log(`entry ${entry}`)
+  const nodeOf = async (role: Role, pidFile: string, url?: string): Promise<Node> => ({
+    role,
+    pid: await pidIn(pidFile),
+    ...(url === undefined ? {} : { statistics: await openClient(url, cleanups) })
+  })
+  const bouncer = async (upstream: CiServer) => {
+    log(`starting PgBouncer in front of ${new URL(upstream.env.TEST_DATABASE_URL!).host}`)
+    const server = await startCiServer("pgbouncer", {
+      env: { TEST_DATABASE_URL: upstream.env.TEST_DATABASE_URL!, TEST_DML_ROLE: upstream.env.TEST_DML_ROLE! },
+      logFile: serversLog,
+      cleanups
+    })
+    return { server, node: await nodeOf("pgbouncer", path.join(server.dir, "pgbouncer.pid")) }
+  }
+  const versions: Array<string> = []
+  const targets: Array<Target> = []
+
+  if (wanted("postgres", "postgres-2", "pgbouncer")) {
+    log("starting PostgreSQL 15 (.ci/postgres)")
+    const postgres = await startCiServer("postgres", { logFile: serversLog, cleanups })
+    const url = postgres.env.TEST_DATABASE_URL!
+    versions.push(postgres.env.TEST_POSTGRES_VERSION ?? "PostgreSQL")
+    const server = await nodeOf("server", path.join(postgres.dir, "data", "postmaster.pid"), url)
+    if (wanted("postgres", "postgres-2")) {
+      const database = await prepareDatabase(url, "bench_postgres")
+      const first = await startInstance(withDatabase(url, database.name), "postgres-a", false, cleanups)
+      if (wanted("postgres"))
+        targets.push({ id: "postgres", name: names.postgres, database, instances: [first], nodes: [server] })
+      if (wanted("postgres-2")) {
+        const second = await startInstance(withDatabase(url, database.name), "postgres-b", false, cleanups)
+        targets.push({
+          id: "postgres-2",
+          name: names["postgres-2"],
+          database,
+          instances: [first, second],
+          nodes: [server]
+        })
+      }
+    }
+    if (wanted("pgbouncer")) {
+      const database = await prepareDatabase(url, "bench_pgbouncer")
+      const pooler = await bouncer(postgres)
+      versions.push(pooler.server.env.TEST_PGBOUNCER ?? "PgBouncer")
+      const instance = await startInstance(
+        withDatabase(pooler.server.env.TEST_DATABASE_URL!, database.name),
+        "pgbouncer",
+        true,
+        cleanups
+      )
+      targets.push({
+        id: "pgbouncer",
+        name: names.pgbouncer,
+        database,
+        instances: [instance],
+        nodes: [server, pooler.node]
+      })
+    }
+  }
+
+  if (wanted("citus", "pgbouncer-citus")) {
+    log("starting Citus: a coordinator and two workers (.ci/citus)")
+    const citus = await startCiServer("citus", { logFile: serversLog, cleanups })
+    const url = citus.env.TEST_DATABASE_URL!
+    versions.push(citus.env.TEST_POSTGRES_VERSION ?? "Citus")
+    const workers = citus.env.TEST_CITUS_WORKERS!.split(",")
+    const nodes = [
+      await nodeOf("coordinator", path.join(citus.dir, "coordinator", "postmaster.pid"), url),
+      ...(await Promise.all(
+        workers.map((host, index) =>
+          nodeOf(
+            index === 0 ? "worker1" : "worker2",
+            path.join(citus.dir, `worker${index + 1}`, "postmaster.pid"),
+            withHost(url, host)
+          )
+        )
+      ))
+    ]
+    if (wanted("citus")) {
+      const database = await prepareDatabase(url, "bench_citus")
+      const instance = await startInstance(withDatabase(url, database.name), "citus", false, cleanups)
+      targets.push({ id: "citus", name: names.citus, database, instances: [instance], nodes })
+    }
+    if (wanted("pgbouncer-citus")) {
+      const database = await prepareDatabase(url, "bench_pgbouncer_citus")
+      const pooler = await bouncer(citus)
+      if (!wanted("pgbouncer")) versions.push(pooler.server.env.TEST_PGBOUNCER ?? "PgBouncer")
+      const instance = await startInstance(
+        withDatabase(pooler.server.env.TEST_DATABASE_URL!, database.name),
+        "pgbouncer-citus",
+        true,
+        cleanups
+      )
+      targets.push({
+        id: "pgbouncer-citus",
+        name: names["pgbouncer-citus"],
+        database,
+        instances: [instance],
+        nodes: [...nodes, pooler.node]
+      })
+    }
+  }
+  targets.sort((a, b) => targetIds.indexOf(a.id) - targetIds.indexOf(b.id))
+
+  const serial = new Map<TargetId, LoadResult>()
+  for (const target of targets) {
+    log(`warm-up: ${target.name}, ${settings.warmup} s`)
+    await load(target, { duration: settings.warmup })
+    if (target.instances.length === 1)
+      serial.set(target.id, (await load(target, { connections: 1, duration: settings.warmup }))[0]!)
+  }
+  log(`idle: ${settings.idle} s without load, for what every process and database does anyway`)
+  const idle = await observe(targets, () => sleep(settings.idle * 1000))
+  const idleOf = new Map(targets.map((target, index) => [target.id, idle.usages[index]!]))
+  const windows = new Map<TargetId, Array<Window>>(targets.map((target) => [target.id, []]))
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const target of round % 2 === 0 ? targets : [...targets].reverse())
+      windows.get(target.id)!.push(await measure(target, round))
+  }
+  const summaries = new Map(
+    targets.map((target) => [target.id, summarise(windows.get(target.id)!, idleOf.get(target.id)!)])
+  )
+  await runCleanups(cleanups)
+
+  const m = machine(versions.join("; "))
+  const out = options.get("out") ?? path.join(resultsDir, "scale.json")
+  await writeFile(
+    out,
+    `${JSON.stringify(
+      {
+        at: new Date().toISOString(),
+        machine: m,
+        settings,
+        entry,
+        targets: targets.map((target) => ({
+          id: target.id,
+          name: target.name,
+          database: {
+            name: target.database.name,
+            migrateSeconds: target.database.migrateSeconds,
+            catalog: target.database.catalog
+          },
+          instances: target.instances.length,
+          summary: summaries.get(target.id),
+          oneConnection: serial.get(target.id) ?? null,
+          idle: idleOf.get(target.id),
+          windows: windows.get(target.id)
+        }))
+      },
+      null,
+      2
+    )}\n`
+  )
+  process.stdout.write(
+    [
+      "",
+      `${m.cores} x ${m.cpu}, ${m.memoryGiB} GiB, Linux ${m.kernel}, Node ${m.node}`,
+      m.postgres,
+      `${settings.connections} connections and ${settings.duration} s on every target, ${settings.rounds} round(s) in alternating order (medians; CPU per create pooled over the rounds), after ${settings.warmup} s of warm-up; ${settings.organizations} organizations, ${settings.origins} origins; ${entry}`,
+      "",
+      report(targets, summaries, serial),
+      "",
+      `JSON and the servers' logs: ${resultsDir}`,
+      ""
+    ].join("\n")
+  )
+})
