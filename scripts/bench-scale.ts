@@ -196,12 +196,29 @@ const citusCatalog = (client: pg.Client) =>
     .catch((error: unknown) => ({ unreadable: String(error) }))
 
 /**
+ * `CREATE DATABASE` copies template1, which no other session may hold: on a Citus cluster that has
+ * just started, the coordinator may still be syncing its metadata into the workers' template1 for
+ * a while (SQLSTATE 55006, object in use), so that is tried again.
+ */
+const createDatabase = async (serverUrl: string, name: string) => {
+  const deadline = performance.now() + 60_000
+  while (true) {
+    try {
+      return await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`))
+    } catch (error) {
+      if ((error as { code?: string }).code !== "55006" || performance.now() > deadline) throw error
+      await sleep(500)
+    }
+  }
+}
+
+/**
  * A database of its own on `serverUrl`'s server: created there, migrated by the service's own
  * `migrate`, given the session defaults every target shares, and provisioned through the services.
  */
 const prepareDatabase = async (serverUrl: string, name: string): Promise<Prepared> => {
   log(`${name}: creating and migrating`)
-  await withClient(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`))
+  await createDatabase(serverUrl, name)
   const url = withDatabase(serverUrl, name)
   const started = performance.now()
   await runMigrate(url)
