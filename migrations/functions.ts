@@ -7,47 +7,11 @@
  * one by a versioned migration that adds the new function beside the old) and stays correct for
  * the code of the release before.
  *
- * The functions that create, drop and read each capture rule's sequence run as their owner
- * (`SECURITY DEFINER`, migration 0013), so `serve` needs DML rights only; they are created with
- * `search_path` pinned to the schema and `pg_temp` (`FROM CURRENT`, which the migrator sets).
+ * Every function a request calls takes the organization first and touches that organization's rows
+ * only (each statement names `organization_id`), so Citus runs the whole call on the node that holds
+ * the organization (`Migrations.distribute`); no triggers, no sequences made on the fly.
  */
 export const sqlFunctions: ReadonlyArray<{ readonly name: string; readonly text: string }> = [
-  {
-    name: "capture_rule_turns_sequence",
-    text: `
-CREATE OR REPLACE FUNCTION capture_rule_turns_sequence(p_rule_id uuid) RETURNS text
-LANGUAGE sql IMMUTABLE AS $fn$ SELECT 'capture_rule_turns_' || replace(p_rule_id::text, '-', '') $fn$`
-  },
-  {
-    name: "capture_rule_take_turn",
-    text: `
-CREATE OR REPLACE FUNCTION capture_rule_take_turn(p_rule_id uuid) RETURNS bigint
-LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$ SELECT nextval(capture_rule_turns_sequence(p_rule_id)::regclass) $fn$`
-  },
-  {
-    name: "capture_rule_turns_taken",
-    text: `
-CREATE OR REPLACE FUNCTION capture_rule_turns_taken(p_rule_id uuid) RETURNS bigint
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
-  SELECT COALESCE(s.last_value, 0) FROM pg_sequences s
-  WHERE s.schemaname = current_schema() AND s.sequencename = capture_rule_turns_sequence(p_rule_id)
-$fn$`
-  },
-  {
-    name: "capture_rules_turns",
-    text: `
-CREATE OR REPLACE FUNCTION capture_rules_turns() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
-BEGIN
-  IF TG_OP = 'INSERT' THEN
-    EXECUTE format('CREATE SEQUENCE %I', capture_rule_turns_sequence(NEW.id));
-    RETURN NEW;
-  END IF;
-  EXECUTE format('DROP SEQUENCE IF EXISTS %I', capture_rule_turns_sequence(OLD.id));
-  RETURN OLD;
-END
-$fn$`
-  },
   {
     // A phone can exist once per mode: a test lead's match key is its phone's, marked, so the unique
     // index on (organization_id, phone_key) keeps the modes apart (docs/contract.md#10-test-mode, migration 0015).
@@ -59,11 +23,99 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
 $fn$`
   },
   {
+    // An API key by its public id (docs/contract.md#6-keys), read before the organization is
+    // known: the global directory names the organization, then that organization's key, origin and
+    // country. One round trip; on Citus the directory is a reference table and the second read goes to
+    // the one node holding the organization.
+    name: "api_key_by_public_id",
+    text: `
+CREATE OR REPLACE FUNCTION api_key_by_public_id(p_public_id text)
+RETURNS TABLE (key_id uuid, key_hash text, revoked boolean, livemode boolean, origin_id uuid, label text,
+               rate_limit integer, organization_id uuid, country text)
+LANGUAGE plpgsql STABLE AS $fn$
+DECLARE
+  v_entry record;
+BEGIN
+  SELECT d.organization_id, d.key_id INTO v_entry FROM api_key_directory d WHERE d.public_id = p_public_id;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  RETURN QUERY
+  SELECT k.id, k.key_hash, k.revoked_at IS NOT NULL, k.livemode, o.id, o.label, o.rate_limit, g.id, g.country::text
+  FROM api_keys k
+  JOIN origins o ON o.organization_id = k.organization_id AND o.id = k.origin_id
+  JOIN organizations g ON g.id = k.organization_id
+  WHERE k.organization_id = v_entry.organization_id AND k.id = v_entry.key_id;
+END
+$fn$`
+  },
+  {
+    // An event of the outbox and its webhook deliveries (docs/webhooks.md): the payload an endpoint
+    // receives is snapshotted now (the lead as this write left it, `p_filled` the fields an enrichment
+    // filled), only when an enabled endpoint of the organization takes the event; a test event names its
+    // endpoint in `p_snapshot`. Every writer of the outbox calls this.
+    name: "add_outbox_event",
+    text: `
+CREATE OR REPLACE FUNCTION add_outbox_event(
+  p_organization_id uuid, p_lead_id uuid, p_type text, p_payload jsonb, p_now timestamptz, p_livemode boolean,
+  p_filled jsonb, p_snapshot jsonb
+) RETURNS TABLE (id bigint, event_id uuid)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_snapshot jsonb := p_snapshot;
+  v_id bigint;
+  v_event_id uuid;
+BEGIN
+  IF v_snapshot IS NULL
+     AND EXISTS (SELECT 1 FROM webhook_endpoints e
+                 WHERE e.organization_id = p_organization_id
+                   AND (e.disabled_at IS NULL OR e.disabled_reason = 'operator')
+                   AND p_type = ANY (e.events) AND (p_livemode OR e.test_events)) THEN
+    IF p_type = 'lead.erased' THEN
+      v_snapshot := '{}'::jsonb;
+    ELSE
+      SELECT jsonb_build_object(
+        'origin', jsonb_build_object('id', o.id, 'label', o.label),
+        'request_id', p_payload ->> 'request_id',
+        'lead', jsonb_build_object('nombre', l.nombre, 'telefono', l.telefono, 'email', l.email,
+                                   'property_id', l.property_id, 'assignee_id', l.assignee_id),
+        'filled', CASE WHEN p_type = 'lead.enriched' THEN COALESCE(p_filled, '[]'::jsonb) ELSE '[]'::jsonb END)
+      INTO v_snapshot
+      FROM leads l
+      JOIN origins o ON o.organization_id = l.organization_id
+                    AND o.id = COALESCE((p_payload ->> 'origin_id')::uuid, l.origin_id)
+      WHERE l.organization_id = p_organization_id AND l.id = p_lead_id;
+    END IF;
+  END IF;
+
+  INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode, webhook_snapshot)
+  VALUES (p_organization_id, p_lead_id, p_type, p_payload, p_now, p_livemode, v_snapshot)
+  RETURNING outbox_events.id, outbox_events.event_id INTO v_id, v_event_id;
+
+  IF v_snapshot IS NOT NULL THEN
+    INSERT INTO webhook_deliveries (organization_id, endpoint_id, event_id, outbox_id, type, next_attempt_at, created_at)
+    SELECT e.organization_id, e.id, v_event_id, v_id, p_type, p_now, p_now
+    FROM webhook_endpoints e
+    WHERE e.organization_id = p_organization_id
+      -- An endpoint an operator disabled keeps getting its events: they wait for enable.
+      AND CASE WHEN p_type = 'webhook.test' THEN e.id = (v_snapshot ->> 'endpoint_id')::uuid
+               ELSE (e.disabled_at IS NULL OR e.disabled_reason = 'operator')
+                    AND p_type = ANY (e.events) AND (p_livemode OR e.test_events) END
+    -- Until migration 0026 drops it, the previous release's trigger has fanned the same rows out.
+    ON CONFLICT DO NOTHING;
+    PERFORM pg_notify('lead_intake_webhooks', '');
+  END IF;
+  RETURN QUERY SELECT v_id, v_event_id;
+END
+$fn$`
+  },
+  {
     // A write with an Idempotency-Key commits only with its key's completion: a reservation released
     // meanwhile (a lost answer settled by `IdempotencyStore.settle`, a lease run out) makes it roll
     // back, so a released key always means nothing was written (docs/contract.md#5-idempotency).
     // A completed key keeps the token of the reservation that completed it, so that settling a lost
-    // answer tells this request's completion from another's.
+    // answer tells this request's completion from another's. A round-robin rule's turn is taken last
+    // among the lead's own rows and rolls back with the write.
     name: "create_or_enrich_lead(livemode)",
     text: `
 CREATE OR REPLACE FUNCTION create_or_enrich_lead(
@@ -89,6 +141,7 @@ DECLARE
   v_created boolean := false;
   v_filled text[] := '{}';
   v_rule record;
+  v_turn bigint;
   v_before record;
   v_attempt integer := 0;
   v_match_key text := lead_match_key(p_phone_key, p_livemode);
@@ -120,14 +173,17 @@ BEGIN
     LIMIT 1;
     IF FOUND THEN
       IF v_rule.round_robin THEN
-        v_assignee := v_rule.agent_ids[((capture_rule_take_turn(v_rule.id) - 1) % cardinality(v_rule.agent_ids)) + 1];
+        UPDATE capture_rules r SET turns_taken = r.turns_taken + 1
+        WHERE r.organization_id = p_organization_id AND r.id = v_rule.id
+        RETURNING r.turns_taken INTO v_turn;
+        v_assignee := v_rule.agent_ids[((v_turn - 1) % cardinality(v_rule.agent_ids)) + 1];
       ELSE
         v_assignee := v_rule.agent_ids[1];
       END IF;
-      UPDATE leads l SET assignee_id = v_assignee WHERE l.id = v_lead_id;
+      UPDATE leads l SET assignee_id = v_assignee WHERE l.organization_id = p_organization_id AND l.id = v_lead_id;
     END IF;
-    INSERT INTO lead_tasks (lead_id, kind, assignee_id, due_at, created_at)
-    VALUES (v_lead_id, 'first_contact', v_assignee, p_due_at, p_now);
+    INSERT INTO lead_tasks (organization_id, lead_id, kind, assignee_id, due_at, created_at)
+    VALUES (p_organization_id, v_lead_id, 'first_contact', v_assignee, p_due_at, p_now);
   END IF;
 
   IF v_lead_id IS NULL THEN
@@ -145,7 +201,7 @@ BEGIN
     SET email = COALESCE(l.email, p_email),
         property_id = COALESCE(l.property_id, p_property_id),
         updated_at = p_now
-    WHERE l.id = v_before.id
+    WHERE l.organization_id = p_organization_id AND l.id = v_before.id
     RETURNING l.id, l.assignee_id INTO v_lead_id, v_assignee;
     IF v_before.email IS NULL AND p_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
     IF v_before.property_id IS NULL AND p_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
@@ -154,16 +210,18 @@ BEGIN
   END LOOP;
 
   IF p_note IS NOT NULL THEN
-    INSERT INTO lead_notes (lead_id, body, request_id, created_at) VALUES (v_lead_id, p_note, p_request_id, p_now);
+    INSERT INTO lead_notes (organization_id, lead_id, body, request_id, created_at)
+    VALUES (p_organization_id, v_lead_id, p_note, p_request_id, p_now);
   END IF;
 
-  INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode)
-  VALUES (
+  PERFORM add_outbox_event(
     p_organization_id, v_lead_id, CASE WHEN v_created THEN 'lead.created' ELSE 'lead.enriched' END,
     jsonb_build_object('lead_id', v_lead_id, 'origin_id', p_origin_id, 'assignee_id', v_assignee,
                        'request_id', p_request_id),
-    p_now, p_livemode
-  );
+    p_now, p_livemode,
+    (SELECT COALESCE(jsonb_agg(CASE f WHEN 'property' THEN 'property_id' ELSE f END), '[]'::jsonb)
+       FROM unnest(v_filled) AS f),
+    NULL);
 
   IF p_idempotency_key IS NOT NULL AND p_livemode THEN
     UPDATE idempotency_keys k
@@ -172,7 +230,8 @@ BEGIN
         response = jsonb_build_object('lead_id', v_lead_id,
                                       'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
         completed_at = p_now, lease_expires_at = NULL
-    WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.lease_token = p_lease_token;
+    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_idempotency_key
+      AND k.lease_token = p_lease_token;
     IF NOT FOUND THEN
       RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
     END IF;
@@ -183,7 +242,8 @@ BEGIN
         response = jsonb_build_object('lead_id', v_lead_id,
                                       'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
         completed_at = p_now, lease_expires_at = NULL
-    WHERE k.origin_id = p_origin_id AND k.key = p_idempotency_key AND k.lease_token = p_lease_token;
+    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_idempotency_key
+      AND k.lease_token = p_lease_token;
     IF NOT FOUND THEN
       RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
     END IF;
@@ -234,6 +294,234 @@ BEGIN
     RAISE EXCEPTION 'no active property of the organization matches' USING ERRCODE = 'P0005';
   END IF;
   RETURN v_property_id;
+END
+$fn$`
+  },
+  {
+    // The one text of an Idempotency-Key's reservation (docs/contract.md#5-idempotency): a first use,
+    // a lease run out (before `p_now`) or a completion forgotten (before `p_forget_before`) is
+    // reserved for `p_token` until `p_lease_expires_at`; otherwise the key's row as it stands (none:
+    // it was just released, which the caller reads as still in progress). `IdempotencyStore.reserve`
+    // and `reserve_and_write_lead` call it.
+    name: "reserve_idempotency_key(organization)",
+    text: `
+CREATE OR REPLACE FUNCTION reserve_idempotency_key(
+  p_organization_id uuid, p_livemode boolean, p_origin_id uuid, p_key text, p_fingerprint text, p_token uuid, p_now timestamptz,
+  p_lease_expires_at timestamptz, p_forget_before timestamptz
+) RETURNS TABLE (reserved boolean, state text, fingerprint text, response jsonb)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF p_livemode THEN
+    INSERT INTO idempotency_keys AS k (organization_id, origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+    VALUES (p_organization_id, p_origin_id, p_key, p_fingerprint, 'in_progress', p_token, p_lease_expires_at)
+    ON CONFLICT (organization_id, origin_id, key) DO UPDATE
+      SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
+          lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
+      WHERE (k.state = 'in_progress' AND k.lease_expires_at <= p_now)
+         OR (k.state = 'completed' AND k.completed_at <= p_forget_before);
+    IF FOUND THEN
+      RETURN QUERY SELECT true, NULL::text, NULL::text, NULL::jsonb;
+    ELSE
+      RETURN QUERY SELECT false, k.state::text, k.fingerprint, k.response FROM idempotency_keys k
+                   WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_key;
+    END IF;
+  ELSE
+    INSERT INTO test_idempotency_keys AS k (organization_id, origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+    VALUES (p_organization_id, p_origin_id, p_key, p_fingerprint, 'in_progress', p_token, p_lease_expires_at)
+    ON CONFLICT (organization_id, origin_id, key) DO UPDATE
+      SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
+          lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
+      WHERE (k.state = 'in_progress' AND k.lease_expires_at <= p_now)
+         OR (k.state = 'completed' AND k.completed_at <= p_forget_before);
+    IF FOUND THEN
+      RETURN QUERY SELECT true, NULL::text, NULL::text, NULL::jsonb;
+    ELSE
+      RETURN QUERY SELECT false, k.state::text, k.fingerprint, k.response FROM test_idempotency_keys k
+                   WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_key;
+    END IF;
+  END IF;
+END
+$fn$`
+  },
+  {
+    // The one text of freeing a reservation: deleted only while it is still `p_token`'s and in
+    // progress (a completed key, or one reserved anew after its lease, stays). True when it was.
+    // `IdempotencyStore.settle` and `reserve_and_write_lead` call it.
+    name: "release_idempotency_key(organization)",
+    text: `
+CREATE OR REPLACE FUNCTION release_idempotency_key(
+  p_organization_id uuid, p_livemode boolean, p_origin_id uuid, p_key text, p_token uuid
+)
+RETURNS boolean
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF p_livemode THEN
+    DELETE FROM idempotency_keys k
+    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_key AND k.state = 'in_progress' AND k.lease_token = p_token;
+  ELSE
+    DELETE FROM test_idempotency_keys k
+    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_key AND k.state = 'in_progress' AND k.lease_token = p_token;
+  END IF;
+  RETURN FOUND;
+END
+$fn$`
+  },
+  {
+    // `create_or_enrich_lead` with the property as the request names it, resolved in the same
+    // statement (one round trip less per create that names one): `required_property`. One value
+    // (`{lead_id, created, assignee_id, filled}`), so that a caller's `SELECT write_lead_json(…)` is a
+    // call Citus hands whole to the node holding the organization.
+    name: "write_lead_json",
+    text: `
+CREATE OR REPLACE FUNCTION write_lead_json(
+  p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
+  p_property_by text, p_property_value text, p_note text, p_request_id text, p_now timestamptz,
+  p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid, p_livemode boolean
+) RETURNS jsonb
+LANGUAGE sql AS $fn$
+  SELECT to_jsonb(w) FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
+                                      required_property(p_organization_id, p_property_by, p_property_value),
+                                      p_note, p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token,
+                                      p_livemode) w
+$fn$`
+  },
+  {
+    // A create or enrichment behind its Idempotency-Key in one round trip (docs/contract.md#5-idempotency):
+    // the key reserved and committed on its own first, as `IdempotencyStore.reserve` does, so that a
+    // request with the same key meanwhile answers 409 in progress; a key that is not free comes back as
+    // its row, and nothing is written. Then `write_lead` with that reservation. A write that fails
+    // (an unknown property, a cancel, a lock wait run out, a bug) frees the key in the same transaction
+    // that rolls the write back, and comes back as `failed_state`/`failed_message`: nothing of the
+    // request is left, and the caller has nothing to release (a cancel landing inside that handler
+    // itself, a window of microseconds, leaves the key to its 30 s lease). Called outside a
+    // transaction only (it commits the reservation).
+    name: "reserve_and_write_lead",
+    text: `
+CREATE OR REPLACE PROCEDURE reserve_and_write_lead(
+  p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
+  p_property_by text, p_property_value text, p_note text, p_request_id text, p_now timestamptz,
+  p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid, p_livemode boolean, p_fingerprint text,
+  p_lease_expires_at timestamptz, p_forget_before timestamptz,
+  INOUT reserved boolean DEFAULT NULL, INOUT key_state text DEFAULT NULL, INOUT key_fingerprint text DEFAULT NULL,
+  INOUT key_response jsonb DEFAULT NULL, INOUT lead_id uuid DEFAULT NULL, INOUT created boolean DEFAULT NULL,
+  INOUT assignee_id uuid DEFAULT NULL, INOUT filled text[] DEFAULT NULL, INOUT failed_state text DEFAULT NULL,
+  INOUT failed_message text DEFAULT NULL
+)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  SELECT r.reserved, r.state, r.fingerprint, r.response INTO reserved, key_state, key_fingerprint, key_response
+  FROM reserve_idempotency_key(p_organization_id, p_livemode, p_origin_id, p_idempotency_key, p_fingerprint, p_lease_token, p_now,
+                               p_lease_expires_at, p_forget_before) r;
+  IF reserved IS NOT TRUE THEN
+    reserved := false;
+    RETURN;
+  END IF;
+  COMMIT;
+  BEGIN
+    SELECT w.lead_id, w.created, w.assignee_id, w.filled INTO lead_id, created, assignee_id, filled
+    FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
+                               required_property(p_organization_id, p_property_by, p_property_value), p_note,
+                               p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token, p_livemode) w;
+  EXCEPTION WHEN OTHERS OR query_canceled THEN
+    failed_state := SQLSTATE;
+    failed_message := SQLERRM;
+    PERFORM release_idempotency_key(p_organization_id, p_livemode, p_origin_id, p_idempotency_key, p_lease_token);
+  END;
+END
+$fn$`
+  },
+  {
+    // A rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue): the very write of
+    // `POST /v1/leads`, done only while the request-log row still keeps its body and names no lead,
+    // and then marked on that row in the same transaction. The row lock makes two rescues of one
+    // request take turns; the second finds the body gone and writes nothing (no row returned).
+    name: "rescue_lead",
+    text: `
+CREATE OR REPLACE FUNCTION rescue_lead(
+  p_request_log_id bigint,
+  p_organization_id uuid,
+  p_origin_id uuid,
+  p_nombre text,
+  p_telefono text,
+  p_phone_key text,
+  p_email text,
+  p_property_id uuid,
+  p_note text,
+  p_request_id text,
+  p_now timestamptz,
+  p_due_at timestamptz,
+  p_livemode boolean
+) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_written record;
+BEGIN
+  PERFORM 1 FROM request_log r
+  WHERE r.organization_id = p_organization_id AND r.id = p_request_log_id AND r.origin_id = p_origin_id AND r.kept_body IS NOT NULL
+    AND r.rescued_lead_id IS NULL
+  FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  SELECT * INTO v_written
+  FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
+                             p_property_id, p_note, p_request_id, p_now, p_due_at, NULL, NULL, p_livemode) w;
+  UPDATE request_log r SET rescued_lead_id = v_written.lead_id, kept_body = NULL WHERE r.organization_id = p_organization_id AND r.id = p_request_log_id;
+  RETURN QUERY SELECT v_written.lead_id, v_written.created, v_written.assignee_id, v_written.filled;
+END
+$fn$`
+  },
+  {
+    // `rescue_lead` with the property as the kept request names it: `required_property` first,
+    // whatever the row's state.
+    name: "rescue_write_lead",
+    text: `
+CREATE OR REPLACE FUNCTION rescue_write_lead(
+  p_request_log_id bigint, p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text,
+  p_phone_key text, p_email text, p_property_by text, p_property_value text, p_note text, p_request_id text,
+  p_now timestamptz, p_due_at timestamptz, p_livemode boolean
+) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+LANGUAGE sql AS $fn$
+  SELECT * FROM rescue_lead(p_request_log_id, p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key,
+                            p_email, required_property(p_organization_id, p_property_by, p_property_value),
+                            p_note, p_request_id, p_now, p_due_at, p_livemode)
+$fn$`
+  },
+  // The previous release's functions (before migration 0022), as it last applied them, for its
+  // instances during a deploy and for what its triggers do meanwhile: migration 0026 drops them.
+  {
+    name: "capture_rule_turns_sequence",
+    text: `
+CREATE OR REPLACE FUNCTION capture_rule_turns_sequence(p_rule_id uuid) RETURNS text
+LANGUAGE sql IMMUTABLE AS $fn$ SELECT 'capture_rule_turns_' || replace(p_rule_id::text, '-', '') $fn$`
+  },
+  {
+    name: "capture_rule_take_turn",
+    text: `
+CREATE OR REPLACE FUNCTION capture_rule_take_turn(p_rule_id uuid) RETURNS bigint
+LANGUAGE sql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$ SELECT nextval(capture_rule_turns_sequence(p_rule_id)::regclass) $fn$`
+  },
+  {
+    name: "capture_rule_turns_taken",
+    text: `
+CREATE OR REPLACE FUNCTION capture_rule_turns_taken(p_rule_id uuid) RETURNS bigint
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
+  SELECT COALESCE(s.last_value, 0) FROM pg_sequences s
+  WHERE s.schemaname = current_schema() AND s.sequencename = capture_rule_turns_sequence(p_rule_id)
+$fn$`
+  },
+  {
+    name: "capture_rules_turns",
+    text: `
+CREATE OR REPLACE FUNCTION capture_rules_turns() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $fn$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    EXECUTE format('CREATE SEQUENCE %I', capture_rule_turns_sequence(NEW.id));
+    RETURN NEW;
+  END IF;
+  EXECUTE format('DROP SEQUENCE IF EXISTS %I', capture_rule_turns_sequence(OLD.id));
+  RETURN OLD;
 END
 $fn$`
   },
@@ -319,108 +607,6 @@ LANGUAGE sql AS $fn$
                                       required_property(p_organization_id, p_property_by, p_property_value),
                                       p_note, p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token,
                                       p_livemode)
-$fn$`
-  },
-  {
-    // A create or enrichment behind its Idempotency-Key in one round trip (docs/contract.md#5-idempotency):
-    // the key reserved and committed on its own first, as `IdempotencyStore.reserve` does, so that a
-    // request with the same key meanwhile answers 409 in progress; a key that is not free comes back as
-    // its row, and nothing is written. Then `write_lead` with that reservation. A write that fails
-    // (an unknown property, a cancel, a lock wait run out, a bug) frees the key in the same transaction
-    // that rolls the write back, and comes back as `failed_state`/`failed_message`: nothing of the
-    // request is left, and the caller has nothing to release (a cancel landing inside that handler
-    // itself, a window of microseconds, leaves the key to its 30 s lease). Called outside a
-    // transaction only (it commits the reservation).
-    name: "reserve_and_write_lead",
-    text: `
-CREATE OR REPLACE PROCEDURE reserve_and_write_lead(
-  p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
-  p_property_by text, p_property_value text, p_note text, p_request_id text, p_now timestamptz,
-  p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid, p_livemode boolean, p_fingerprint text,
-  p_lease_expires_at timestamptz, p_forget_before timestamptz,
-  INOUT reserved boolean DEFAULT NULL, INOUT key_state text DEFAULT NULL, INOUT key_fingerprint text DEFAULT NULL,
-  INOUT key_response jsonb DEFAULT NULL, INOUT lead_id uuid DEFAULT NULL, INOUT created boolean DEFAULT NULL,
-  INOUT assignee_id uuid DEFAULT NULL, INOUT filled text[] DEFAULT NULL, INOUT failed_state text DEFAULT NULL,
-  INOUT failed_message text DEFAULT NULL
-)
-LANGUAGE plpgsql AS $fn$
-BEGIN
-  SELECT r.reserved, r.state, r.fingerprint, r.response INTO reserved, key_state, key_fingerprint, key_response
-  FROM reserve_idempotency_key(p_livemode, p_origin_id, p_idempotency_key, p_fingerprint, p_lease_token, p_now,
-                               p_lease_expires_at, p_forget_before) r;
-  IF reserved IS NOT TRUE THEN
-    reserved := false;
-    RETURN;
-  END IF;
-  COMMIT;
-  BEGIN
-    SELECT w.lead_id, w.created, w.assignee_id, w.filled INTO lead_id, created, assignee_id, filled
-    FROM write_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email, p_property_by,
-                    p_property_value, p_note, p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token,
-                    p_livemode) w;
-  EXCEPTION WHEN OTHERS OR query_canceled THEN
-    failed_state := SQLSTATE;
-    failed_message := SQLERRM;
-    PERFORM release_idempotency_key(p_livemode, p_origin_id, p_idempotency_key, p_lease_token);
-  END;
-END
-$fn$`
-  },
-  {
-    // A rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue): the very write of
-    // `POST /v1/leads`, done only while the request-log row still keeps its body and names no lead,
-    // and then marked on that row in the same transaction. The row lock makes two rescues of one
-    // request take turns; the second finds the body gone and writes nothing (no row returned).
-    name: "rescue_lead",
-    text: `
-CREATE OR REPLACE FUNCTION rescue_lead(
-  p_request_log_id bigint,
-  p_organization_id uuid,
-  p_origin_id uuid,
-  p_nombre text,
-  p_telefono text,
-  p_phone_key text,
-  p_email text,
-  p_property_id uuid,
-  p_note text,
-  p_request_id text,
-  p_now timestamptz,
-  p_due_at timestamptz,
-  p_livemode boolean
-) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_written record;
-BEGIN
-  PERFORM 1 FROM request_log r
-  WHERE r.id = p_request_log_id AND r.origin_id = p_origin_id AND r.kept_body IS NOT NULL
-    AND r.rescued_lead_id IS NULL
-  FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN;
-  END IF;
-  SELECT * INTO v_written
-  FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
-                             p_property_id, p_note, p_request_id, p_now, p_due_at, NULL, NULL, p_livemode) w;
-  UPDATE request_log r SET rescued_lead_id = v_written.lead_id, kept_body = NULL WHERE r.id = p_request_log_id;
-  RETURN QUERY SELECT v_written.lead_id, v_written.created, v_written.assignee_id, v_written.filled;
-END
-$fn$`
-  },
-  {
-    // `rescue_lead` with the property as the kept request names it: `required_property` first,
-    // whatever the row's state.
-    name: "rescue_write_lead",
-    text: `
-CREATE OR REPLACE FUNCTION rescue_write_lead(
-  p_request_log_id bigint, p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text,
-  p_phone_key text, p_email text, p_property_by text, p_property_value text, p_note text, p_request_id text,
-  p_now timestamptz, p_due_at timestamptz, p_livemode boolean
-) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
-LANGUAGE sql AS $fn$
-  SELECT * FROM rescue_lead(p_request_log_id, p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key,
-                            p_email, required_property(p_organization_id, p_property_by, p_property_value),
-                            p_note, p_request_id, p_now, p_due_at, p_livemode)
 $fn$`
   },
   {

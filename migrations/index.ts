@@ -18,6 +18,10 @@ import requestLogRowKeys from "./0018_request_log_row_keys.ts"
 import consoleLanguageAndTimeZone from "./0019_console_language_and_time_zone.ts"
 import webhookAttempts from "./0020_webhook_attempts.ts"
 import rejectedBodies from "./0021_rejected_bodies.ts"
+import organizationColumns from "./0022_organization_columns.ts"
+import organizationBackfill from "./0023_organization_backfill.ts"
+import organizationForeignKeys from "./0024_organization_foreign_keys.ts"
+import organizationKeysValidated from "./0025_organization_keys_validated.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -39,5 +43,9 @@ export const migrations = {
   "0018_request_log_row_keys": requestLogRowKeys,
   "0019_console_language_and_time_zone": consoleLanguageAndTimeZone,
   "0020_webhook_attempts": webhookAttempts,
-  "0021_rejected_bodies": rejectedBodies
+  "0021_rejected_bodies": rejectedBodies,
+  "0022_organization_columns": organizationColumns,
+  "0023_organization_backfill": organizationBackfill,
+  "0024_organization_foreign_keys": organizationForeignKeys,
+  "0025_organization_keys_validated": organizationKeysValidated
 }

@@ -22,7 +22,11 @@ export const runsOutsideTransaction = (migration: unknown): boolean =>
  * leaves an invalid index under that name (unused by queries, still maintained by writes), which is
  * dropped and built again; a valid one is kept.
  */
-export const createIndexConcurrently = (name: string, definition: string) =>
+export const createIndexConcurrently = (
+  name: string,
+  definition: string,
+  options?: { readonly unique?: boolean }
+) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const [existing] = yield* sql<{ valid: boolean }>`
@@ -34,5 +38,7 @@ export const createIndexConcurrently = (name: string, definition: string) =>
       )
       yield* sql.unsafe(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`)
     }
-    yield* sql.unsafe(`CREATE INDEX CONCURRENTLY ${name} ON ${definition}`)
+    yield* sql.unsafe(
+      `CREATE ${options?.unique === true ? "UNIQUE " : ""}INDEX CONCURRENTLY ${name} ON ${definition}`
+    )
   })

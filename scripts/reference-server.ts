@@ -72,9 +72,9 @@ const create = async (request: IncomingMessage, response: ServerResponse, reques
   const now = new Date()
   const windowStart = new Date(Math.floor(now.getTime() / 60_000) * 60_000)
   const counted = await db.query<{ count: number }>(
-    `INSERT INTO rate_limit_windows AS w (origin_id, window_start, count) VALUES ($1, $2, 1)
-     ON CONFLICT (origin_id, window_start) DO UPDATE SET count = w.count + 1 RETURNING count`,
-    [caller.origin_id, windowStart]
+    `INSERT INTO rate_limit_windows AS w (organization_id, origin_id, window_start, count) VALUES ($1, $2, $3, 1)
+     ON CONFLICT (organization_id, origin_id, window_start) DO UPDATE SET count = w.count + 1 RETURNING count`,
+    [caller.organization_id, caller.origin_id, windowStart]
   )
   if (counted.rows[0]!.count > caller.rate_limit) return fail(response, 429, "rate_limited", requestId)
   const phoneKey = phoneMatchKey(body.telefono, caller.country)
@@ -101,13 +101,13 @@ const create = async (request: IncomingMessage, response: ServerResponse, reques
       )
     ).rows[0]!
     await client.query(
-      "INSERT INTO lead_notes (lead_id, body, request_id, created_at) VALUES ($1, $2, $3, $4)",
-      [lead.id, body.mensaje ?? `Lead from ${body.nombre}`, requestId, now]
+      "INSERT INTO lead_notes (organization_id, lead_id, body, request_id, created_at) VALUES ($1, $2, $3, $4, $5)",
+      [caller.organization_id, lead.id, body.mensaje ?? `Lead from ${body.nombre}`, requestId, now]
     )
     if (lead.created) {
       await client.query(
-        "INSERT INTO lead_tasks (lead_id, kind, due_at, created_at) VALUES ($1, 'first_contact', $2, $3)",
-        [lead.id, new Date(now.getTime() + firstContactMillis), now]
+        "INSERT INTO lead_tasks (organization_id, lead_id, kind, due_at, created_at) VALUES ($1, $2, 'first_contact', $3, $4)",
+        [caller.organization_id, lead.id, new Date(now.getTime() + firstContactMillis), now]
       )
     }
     await client.query(
@@ -121,9 +121,10 @@ const create = async (request: IncomingMessage, response: ServerResponse, reques
       ]
     )
     await client.query(
-      `INSERT INTO request_log (request_id, at, origin_id, status, outcome, lead_id, duration_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      `INSERT INTO request_log (organization_id, request_id, at, origin_id, status, outcome, lead_id, duration_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [
+        caller.organization_id,
         requestId,
         now,
         caller.origin_id,

@@ -139,26 +139,32 @@ export class KeyStore extends Context.Service<
         Request: Schema.String,
         Result: KeyRow,
         execute: (publicId) => read`
-          SELECT k.id AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, k.livemode, o.id AS origin_id, o.label,
-                 o.rate_limit, g.id AS organization_id, g.country
-          FROM api_keys k
-          JOIN origins o ON o.id = k.origin_id
-          JOIN organizations g ON g.id = o.organization_id
-          WHERE k.public_id = ${publicId}`
+          SELECT key_id, key_hash, revoked, livemode, origin_id, label, rate_limit, organization_id, country
+          FROM api_key_by_public_id(${publicId})`
       })
 
-      const insertKey = (originId: string, mode: KeyMode) => {
+      /** A key of the origin, and its entry in the global directory, in the caller's transaction. */
+      const insertKey = (organizationId: string, originId: string, mode: KeyMode) => {
         const issued = generateApiKey(mode)
         return sql`
-          INSERT INTO api_keys (origin_id, public_id, prefix, key_hash, livemode)
-          VALUES (${originId}, ${issued.publicId}, ${issued.prefix}, ${issued.hash}, ${mode === "live"})`.pipe(
+          WITH key AS (
+            INSERT INTO api_keys (organization_id, origin_id, public_id, prefix, key_hash, livemode)
+            VALUES (${organizationId}, ${originId}, ${issued.publicId}, ${issued.prefix}, ${issued.hash}, ${mode === "live"})
+            RETURNING id
+          )
+          INSERT INTO api_key_directory (public_id, organization_id, key_id)
+          SELECT ${issued.publicId}, ${organizationId}, id FROM key`.pipe(
           Effect.as({ key: issued.key, prefix: issued.prefix })
         )
       }
 
+      /** The origin's organization, its row locked for the caller's transaction. */
       const requireOrigin = Effect.fn("KeyStore.requireOrigin")(function* (id: string) {
-        const row = yield* sql`SELECT id FROM origins WHERE id = ${id} FOR UPDATE`.pipe(decodeFirst(IdRow))
+        const row = yield* sql`SELECT organization_id AS id FROM origins WHERE id = ${id} FOR UPDATE`.pipe(
+          decodeFirst(IdRow)
+        )
         if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "origin", id })
+        return row.value.id
       })
 
       /**
@@ -168,19 +174,23 @@ export class KeyStore extends Context.Service<
       const revokingActive = <A, E>(
         originId: string,
         mode: KeyMode,
-        then: (revoked: Option.Option<typeof RevokedRow.Type>) => Effect.Effect<A, E | SqlError.SqlError>
+        then: (
+          revoked: Option.Option<typeof RevokedRow.Type>,
+          organizationId: string
+        ) => Effect.Effect<A, E | SqlError.SqlError>
       ) =>
         Effect.gen(function* () {
           const now = new Date(yield* Clock.currentTimeMillis)
           return yield* sql
             .withTransaction(
               Effect.gen(function* () {
-                yield* requireOrigin(originId)
+                const organizationId = yield* requireOrigin(originId)
                 const row = yield* sql`
                   UPDATE api_keys SET revoked_at = ${now}
-                  WHERE origin_id = ${originId} AND livemode = ${mode === "live"} AND revoked_at IS NULL
+                  WHERE organization_id = ${organizationId} AND origin_id = ${originId}
+                    AND livemode = ${mode === "live"} AND revoked_at IS NULL
                   RETURNING prefix, revoked_at`.pipe(decodeFirst(RevokedRow))
-                return yield* then(row)
+                return yield* then(row, organizationId)
               })
             )
             .pipe(Effect.catchTag("SqlError", Effect.die))
@@ -206,7 +216,7 @@ export class KeyStore extends Context.Service<
                   RETURNING id, label, rate_limit`.pipe(
                   Effect.flatMap(([row]) => Effect.orDie(decodeOrigin(row)))
                 )
-                const issued = yield* insertKey(origin.id, "live")
+                const issued = yield* insertKey(input.organizationId, origin.id, "live")
                 return { id: origin.id, label: origin.label, rateLimit: origin.rate_limit, ...issued }
               })
             )
@@ -238,14 +248,18 @@ export class KeyStore extends Context.Service<
           return yield* sql`
             SELECT o.id, o.label, k.prefix, o.created_at, o.rate_limit,
                    (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked,
-                   (SELECT max(at) FROM request_log r WHERE r.origin_id = o.id AND r.livemode) AS last_used_at,
+                   (SELECT max(at) FROM request_log r
+                    WHERE r.organization_id = o.organization_id AND r.origin_id = o.id AND r.livemode) AS last_used_at,
                    (SELECT count(*)::int FROM request_log r
-                    WHERE r.origin_id = o.id AND r.livemode AND r.at > ${since}) AS requests_24h,
+                    WHERE r.organization_id = o.organization_id AND r.origin_id = o.id AND r.livemode
+                      AND r.at > ${since}) AS requests_24h,
                    (SELECT t.prefix FROM api_keys t
-                    WHERE t.origin_id = o.id AND NOT t.livemode AND t.revoked_at IS NULL) AS test_prefix
+                    WHERE t.organization_id = o.organization_id AND t.origin_id = o.id AND NOT t.livemode
+                      AND t.revoked_at IS NULL) AS test_prefix
             FROM origins o
             LEFT JOIN LATERAL (
-              SELECT id, prefix, revoked_at FROM api_keys WHERE origin_id = o.id AND livemode
+              SELECT id, prefix, revoked_at FROM api_keys
+              WHERE organization_id = o.organization_id AND origin_id = o.id AND livemode
               ORDER BY created_at DESC, id LIMIT 1
             ) k ON true
             WHERE o.organization_id = ${organizationId}
@@ -253,7 +267,9 @@ export class KeyStore extends Context.Service<
         }),
 
         rotate: Effect.fn("KeyStore.rotate")(function* (originId, mode = "live") {
-          return yield* revokingActive(originId, mode, () => insertKey(originId, mode))
+          return yield* revokingActive(originId, mode, (_, organizationId) =>
+            insertKey(organizationId, originId, mode)
+          )
         }),
 
         revoke: Effect.fn("KeyStore.revoke")(function* (originId, mode = "live") {

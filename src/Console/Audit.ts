@@ -61,19 +61,34 @@ export class Audit extends Context.Service<
       return Audit.of({
         record: Effect.fn("Audit.record")(function* (event) {
           const now = new Date(yield* Clock.currentTimeMillis)
-          yield* sql`
-            INSERT INTO audit_log (at, organization_id, operator_id, operator_email, action, target, ip)
-            VALUES (${now}, ${event.organizationId}, ${event.operatorId}, ${event.operatorEmail}, ${event.action},
-                    ${event.target}, ${event.ip})`.pipe(Effect.orDie)
+          // An action of no organization (a platform administrator's) has a table of its own (migration 0022).
+          yield* (
+            event.organizationId === null
+              ? sql`
+                INSERT INTO platform_audit_log (at, operator_id, operator_email, action, target, ip)
+                VALUES (${now}, ${event.operatorId}, ${event.operatorEmail}, ${event.action}, ${event.target},
+                        ${event.ip})`
+              : sql`
+                INSERT INTO audit_log (at, organization_id, operator_id, operator_email, action, target, ip)
+                VALUES (${now}, ${event.organizationId}, ${event.operatorId}, ${event.operatorEmail},
+                        ${event.action}, ${event.target}, ${event.ip})`
+          ).pipe(Effect.orDie)
         }),
         list: Effect.fn("Audit.list")(function* (scope, options) {
           const before = cursorOf(options.cursor)
           const rows = yield* sql`
-            SELECT id::text, at, organization_id, operator_id, operator_email, action, target, ip FROM audit_log
-            WHERE (organization_id = ${scope.organizationId}
-                   ${scope.includePlatform ? sql`OR organization_id IS NULL` : sql``})
-              ${before === null ? sql`` : sql`AND audit_log.id < ${before}::bigint`}
-            ORDER BY audit_log.id DESC
+            SELECT id::text, at, organization_id, operator_id, operator_email, action, target, ip FROM (
+              (SELECT id, at, organization_id, operator_id, operator_email, action, target, ip FROM audit_log
+               WHERE organization_id = ${scope.organizationId}
+                 ${before === null ? sql`` : sql`AND id < ${before}::bigint`}
+               ORDER BY id DESC LIMIT ${options.limit + 1})
+              UNION ALL
+              (SELECT id, at, NULL::uuid, operator_id, operator_email, action, target, ip FROM platform_audit_log
+               WHERE ${scope.includePlatform ? sql`true` : sql`false`}
+                 ${before === null ? sql`` : sql`AND id < ${before}::bigint`}
+               ORDER BY id DESC LIMIT ${options.limit + 1})
+            ) entries
+            ORDER BY entries.id DESC
             LIMIT ${options.limit + 1}`.pipe(decodeRows(AuditRecord))
           const items = rows.slice(0, options.limit).map((row) => ({
             id: row.id,

@@ -135,6 +135,7 @@ export const reserveIn = (
 }
 
 export interface IdempotencySlot {
+  readonly organizationId: string
   readonly originId: string
   /** A test key's idempotency keys are its own (docs/contract.md#10-test-mode). */
   readonly livemode: boolean
@@ -184,13 +185,13 @@ export class IdempotencyStore extends Context.Service<
       const settleOnce = (slot: IdempotencySlot, token: string) =>
         Effect.gen(function* () {
           const [released] = yield* sql<{ readonly released: boolean }>`
-            SELECT release_idempotency_key(${slot.livemode}, ${slot.originId}, ${slot.key}, ${token}::uuid) AS released`.pipe(
-            availableOrFail("IdempotencyStore.settle")
-          )
+            SELECT release_idempotency_key(
+              ${slot.organizationId}, ${slot.livemode}, ${slot.originId}, ${slot.key}, ${token}::uuid
+            ) AS released`.pipe(availableOrFail("IdempotencyStore.settle"))
           if (released?.released === true) return { _tag: "Released" } as const
           const [row] = yield* sql`
             SELECT state, response, lease_token FROM ${tableOf(slot)}
-            WHERE origin_id = ${slot.originId} AND key = ${slot.key}`.pipe(
+            WHERE organization_id = ${slot.organizationId} AND origin_id = ${slot.originId} AND key = ${slot.key}`.pipe(
             Effect.flatMap(decodeSettleRows),
             availableOrFail("IdempotencyStore.settle")
           )
@@ -274,7 +275,7 @@ export class IdempotencyStore extends Context.Service<
           const times = reservationTimes(now)
           const rows = yield* sql`
             SELECT reserved, state, fingerprint, response FROM reserve_idempotency_key(
-              ${slot.livemode}, ${slot.originId}, ${slot.key}, ${fingerprint}, ${token}::uuid, ${times.now},
+              ${slot.organizationId}, ${slot.livemode}, ${slot.originId}, ${slot.key}, ${fingerprint}, ${token}::uuid, ${times.now},
               ${times.leaseExpiresAt}, ${times.forgetBefore}
             )`.pipe(
             Effect.flatMap(decodeReserveRow),

@@ -195,7 +195,12 @@ export class LeadIntake extends Context.Service<
         const token = crypto.randomUUID()
         const reservedAt = yield* Clock.currentTimeMillis
         const reservation = { key, token }
-        const slot = { originId: writer.originId, livemode: writer.livemode, key }
+        const slot = {
+          organizationId: writer.organizationId,
+          originId: writer.originId,
+          livemode: writer.livemode,
+          key
+        }
         return yield* leads
           .createOrEnrichKeyed({
             ...writeOf(writer, input, requestId, reservation),

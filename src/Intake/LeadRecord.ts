@@ -62,9 +62,9 @@ export const readLead = Effect.fn("LeadRecord.read")(function* (id: string) {
            END AS property,
            l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at, l.erased_at, l.livemode
     FROM leads l
-    JOIN origins o ON o.id = l.origin_id
-    LEFT JOIN properties p ON p.id = l.property_id
-    LEFT JOIN agents a ON a.id = l.assignee_id
+    JOIN origins o ON o.id = l.origin_id AND o.organization_id = l.organization_id
+    LEFT JOIN properties p ON p.id = l.property_id AND p.organization_id = l.organization_id
+    LEFT JOIN agents a ON a.id = l.assignee_id AND a.organization_id = l.organization_id
     WHERE l.id = ${id}`.pipe(decodeFirst(LeadRow))
   if (Option.isNone(found)) return Option.none<LeadRecord>()
   const notes = yield* sql`
@@ -73,7 +73,7 @@ export const readLead = Effect.fn("LeadRecord.read")(function* (id: string) {
   )
   const tasks = yield* sql`
     SELECT t.kind, t.assignee_id, a.name AS assignee_name, t.due_at, t.created_at
-    FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id
+    FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id AND a.organization_id = t.organization_id
     WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`.pipe(decodeRows(TaskRow))
   const events = yield* sql`
     SELECT type, payload, created_at, published_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`.pipe(

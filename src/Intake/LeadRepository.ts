@@ -128,7 +128,7 @@ const SummaryRow = Schema.Struct({
 const unknownPropertyState = "P0005"
 
 /**
- * Leads and everything a write sets off. `createOrEnrich` is one round trip (`write_lead` in
+ * Leads and everything a write sets off. `createOrEnrich` is one round trip (`write_lead_json` in
  * migrations/functions.ts: the request's property resolved, then `create_or_enrich_lead`), so a
  * lead, its note, task, outbox event, capture assignment and stored idempotent response commit
  * together or not at all, and a property that does not resolve writes nothing (`UnknownProperty`);
@@ -211,14 +211,14 @@ export class LeadRepository extends Context.Service<
         )
       const write = (lead: LeadWrite, now: Date) => {
         const property = propertyOf(lead)
-        return sql`
-          SELECT lead_id, created, assignee_id, filled FROM write_lead(
+        return sql<{ readonly written: unknown }>`
+          SELECT write_lead_json(
             ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
             ${lead.input.email}, ${property.by}::text, ${property.value}::text, ${noteBody(lead.input)}::text,
             ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
             ${lead.idempotency?.key ?? null}::text, ${lead.idempotency?.token ?? null}::uuid, ${lead.livemode}
-          )`.pipe(
-          Effect.flatMap(([row]) => decodeWritten(row)),
+          ) AS written`.pipe(
+          Effect.flatMap(([row]) => decodeWritten(row?.written)),
           propertyResolved
         )
       }
@@ -297,7 +297,7 @@ export class LeadRepository extends Context.Service<
         Result: SummaryRow,
         execute: ({ organizationId, limit, livemode }) => sql`
           SELECT l.id, l.nombre, l.telefono, l.email, o.label AS origin, l.created_at
-          FROM leads l JOIN origins o ON o.id = l.origin_id
+          FROM leads l JOIN origins o ON o.id = l.origin_id AND o.organization_id = l.organization_id
           WHERE l.organization_id = ${organizationId} AND l.livemode = ${livemode}
           ORDER BY l.created_at DESC, l.id
           LIMIT ${limit}`
@@ -517,7 +517,12 @@ export class LeadRepository extends Context.Service<
         createOrEnrich,
         createOrEnrichKeyed: Effect.fn("LeadRepository.createOrEnrichKeyed")(function* (write) {
           const now = yield* Clock.currentTimeMillis
-          const slot = { originId: write.originId, livemode: write.livemode, key: write.idempotency.key }
+          const slot = {
+            organizationId: write.organizationId,
+            originId: write.originId,
+            livemode: write.livemode,
+            key: write.idempotency.key
+          }
           const found = reserveIn(store, slot, write.fingerprint, write.idempotency.token, now)
           if (found._tag !== "Reserved") return yield* annotated(found)
           const exit = yield* Effect.exit(createOrEnrich(write))

@@ -17,6 +17,7 @@ export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("
 }) {}
 
 export interface RateSubject {
+  readonly organizationId: string
   readonly originId: string
   /** A test key counts in its own window, with the origin's limit (docs/contract.md#10-test-mode). */
   readonly livemode: boolean
@@ -52,23 +53,32 @@ export class RateLimiter extends Context.Service<
       // Live and test windows are counted in tables of the same shape (migration 0015).
       const countIn = (table: "rate_limit_windows" | "test_rate_limit_windows") =>
         SqlSchema.findAll({
-          Request: Schema.Struct({ originId: Schema.String, windowStart: Schema.Date, limit: Schema.Number }),
+          Request: Schema.Struct({
+            organizationId: Schema.String,
+            originId: Schema.String,
+            windowStart: Schema.Date,
+            limit: Schema.Number
+          }),
           Result: Schema.Struct({ count: Schema.Number }),
-          execute: ({ originId, windowStart, limit }) => sql`
-            INSERT INTO ${sql(table)} AS w (origin_id, window_start, count)
-            VALUES (${originId}, ${windowStart}, 1)
-            ON CONFLICT (origin_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count < ${limit}
+          execute: ({ organizationId, originId, windowStart, limit }) => sql`
+            INSERT INTO ${sql(table)} AS w (organization_id, origin_id, window_start, count)
+            VALUES (${organizationId}, ${originId}, ${windowStart}, 1)
+            ON CONFLICT (organization_id, origin_id, window_start) DO UPDATE SET count = w.count + 1
+            WHERE w.count < ${limit}
             RETURNING count`
         })
       const live = countIn("rate_limit_windows")
       const test = countIn("test_rate_limit_windows")
       return RateLimiter.of({
-        consume: fn("RateLimiter.consume")(function* ({ originId, livemode, rateLimit }) {
+        consume: fn("RateLimiter.consume")(function* ({ organizationId, originId, livemode, rateLimit }) {
           const now = yield* Clock.currentTimeMillis
           const count = livemode ? live : test
-          const [row] = yield* count({ originId, windowStart: windowStartOf(now), limit: rateLimit }).pipe(
-            orFail("RateLimiter.consume")
-          )
+          const [row] = yield* count({
+            organizationId,
+            originId,
+            windowStart: windowStartOf(now),
+            limit: rateLimit
+          }).pipe(orFail("RateLimiter.consume"))
           return yield* decide(windowOf(now, rateLimit, row?.count ?? null))
         })
       })

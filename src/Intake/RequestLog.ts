@@ -119,18 +119,44 @@ export class RequestLog extends Context.Service<
       const waiting: Array<Waiting> = []
       let dropped = 0
 
-      const insert = (rows: ReadonlyArray<Waiting>) => sql`
-        INSERT INTO request_log (row_key, request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key,
-                                 duration_ms, livemode, kept_body)
-        SELECT r.row_key, r.request_id, r.at,
-               COALESCE(r.origin_id, (SELECT origin_id FROM api_keys WHERE public_id = substr(r.key_prefix, 9))),
-               r.key_prefix, r.status, r.outcome, r.lead_id, r.idempotency_key, r.duration_ms, r.livemode, r.kept_body
-        FROM jsonb_to_recordset(${JSON.stringify(rows.map((row, seq) => ({ ...toRecord(row), seq })))}::jsonb) AS r(
-          seq integer, row_key uuid, request_id text, at timestamptz, origin_id uuid, key_prefix text, status integer,
-          outcome text, lead_id uuid, idempotency_key text, duration_ms double precision, livemode boolean,
-          kept_body text)
-        ORDER BY r.seq
-        ON CONFLICT (row_key) DO NOTHING`
+      /**
+       * A row lands under its origin's organization: the origin the request was answered for, else the
+       * one its key prefix names in the global directory (a request whose key the instance could not
+       * check); a row of neither lands in `unattributed_requests` (migration 0022). One transaction.
+       */
+      const insert = (rows: ReadonlyArray<Waiting>) => {
+        const batch = JSON.stringify(rows.map((row, seq) => ({ ...toRecord(row), seq })))
+        const input = sql`
+          SELECT r.seq, r.row_key, r.request_id, r.at, o.organization_id, o.id AS origin_id, r.key_prefix, r.status,
+                 r.outcome, r.lead_id, r.idempotency_key, r.duration_ms, r.livemode, r.kept_body
+          FROM jsonb_to_recordset(${batch}::jsonb) AS r(
+            seq integer, row_key uuid, request_id text, at timestamptz, origin_id uuid, key_prefix text,
+            status integer, outcome text, lead_id uuid, idempotency_key text, duration_ms double precision,
+            livemode boolean, kept_body text)
+          LEFT JOIN api_key_directory d ON d.public_id = substr(r.key_prefix, 9)
+          LEFT JOIN api_keys k ON k.organization_id = d.organization_id AND k.id = d.key_id
+          LEFT JOIN origins o ON o.id = COALESCE(r.origin_id, k.origin_id)`
+        return sql.withTransaction(
+          Effect.andThen(
+            sql`
+              INSERT INTO request_log (organization_id, row_key, request_id, at, origin_id, key_prefix, status, outcome,
+                                       lead_id, idempotency_key, duration_ms, livemode, kept_body)
+              SELECT i.organization_id, i.row_key, i.request_id, i.at, i.origin_id, i.key_prefix, i.status, i.outcome,
+                     i.lead_id, i.idempotency_key, i.duration_ms, i.livemode, i.kept_body
+              FROM (${input}) i WHERE i.organization_id IS NOT NULL
+              ORDER BY i.seq
+              ON CONFLICT (organization_id, row_key) DO NOTHING`,
+            sql`
+              INSERT INTO unattributed_requests (row_key, request_id, at, key_prefix, status, outcome, idempotency_key,
+                                                 duration_ms, livemode)
+              SELECT i.row_key, i.request_id, i.at, i.key_prefix, i.status, i.outcome, i.idempotency_key,
+                     i.duration_ms, i.livemode
+              FROM (${input}) i WHERE i.organization_id IS NULL
+              ORDER BY i.seq
+              ON CONFLICT (row_key) DO NOTHING`
+          )
+        )
+      }
 
       const reportDropped = Effect.suspend(() => {
         const lost = dropped
@@ -204,14 +230,24 @@ export class RequestLog extends Context.Service<
           if ("originId" in scope) {
             yield* requireExisting(sql, "origin", scope.originId)
           }
-          const rows = yield* sql`
-            SELECT request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms,
-                   livemode, kept_body IS NOT NULL AS kept, rescued_lead_id
-            FROM request_log
-            WHERE ${"originId" in scope ? sql`origin_id = ${scope.originId}` : sql`origin_id IS NULL`}
-              ${listing?.keptOnly === true ? sql`AND kept_body IS NOT NULL` : sql``}
-            ORDER BY at DESC, id DESC
-            LIMIT ${limit}`.pipe(decodeRows(LogRow))
+          const rows = yield* (
+            "originId" in scope
+              ? sql`
+                SELECT request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms,
+                       livemode, kept_body IS NOT NULL AS kept, rescued_lead_id
+                FROM request_log
+                WHERE origin_id = ${scope.originId}
+                  ${listing?.keptOnly === true ? sql`AND kept_body IS NOT NULL` : sql``}
+                ORDER BY at DESC, id DESC
+                LIMIT ${limit}`
+              : sql`
+                SELECT request_id, at, NULL::uuid AS origin_id, key_prefix, status, outcome, NULL::uuid AS lead_id,
+                       idempotency_key, duration_ms, livemode, false AS kept, NULL::uuid AS rescued_lead_id
+                FROM unattributed_requests
+                WHERE ${listing?.keptOnly === true ? sql`false` : sql`true`}
+                ORDER BY at DESC, id DESC
+                LIMIT ${limit}`
+          ).pipe(decodeRows(LogRow))
           return rows.map((row) => ({
             requestId: row.request_id,
             at: row.at.getTime(),

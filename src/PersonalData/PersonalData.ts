@@ -401,7 +401,7 @@ export class PersonalData extends Context.Service<
       const keptBodiesOf = (organizationId: string) =>
         sql`
           SELECT r.id::text AS id, r.request_id, r.at, r.origin_id, r.livemode, r.kept_body AS body
-          FROM request_log r JOIN origins o ON o.id = r.origin_id
+          FROM request_log r JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
           WHERE o.organization_id = ${organizationId} AND r.kept_body IS NOT NULL
           ORDER BY r.at, r.id`.pipe(decodeRows(KeptBodyRow))
 
@@ -505,14 +505,14 @@ export class PersonalData extends Context.Service<
               SELECT d.endpoint_id, w.url, d.event_id, d.type, d.state, d.attempts, d.last_status, d.last_error,
                      d.created_at, d.last_attempt_at, d.next_attempt_at, d.delivered_at
               FROM webhook_deliveries d
-              JOIN outbox_events o ON o.id = d.outbox_id
-              JOIN webhook_endpoints w ON w.id = d.endpoint_id
+              JOIN outbox_events o ON o.id = d.outbox_id AND o.organization_id = d.organization_id
+              JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.organization_id = d.organization_id
               WHERE o.lead_id = ${leadId}
               ORDER BY d.created_at, d.outbox_id, w.created_at, d.endpoint_id`.pipe(decodeRows(DeliveryRow))
             const attempts = yield* sql`
               SELECT a.endpoint_id, a.event_id, a.at, a.status, a.error, a.duration_ms
               FROM webhook_deliveries d
-              JOIN outbox_events o ON o.id = d.outbox_id
+              JOIN outbox_events o ON o.id = d.outbox_id AND o.organization_id = d.organization_id
               JOIN webhook_attempts a ON a.organization_id = o.organization_id
                 AND a.endpoint_id = d.endpoint_id AND a.event_id = d.event_id
               WHERE o.lead_id = ${leadId}
@@ -614,9 +614,10 @@ export class PersonalData extends Context.Service<
               VALUES (${request.leadId}, ${lead.organization_id}, ${now}, ${request.actor.trim()},
                       ${request.reason.trim()}, ${JSON.stringify(removed)}::jsonb)`.pipe(Effect.orDie)
             yield* sql`
-              INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode)
-              VALUES (${lead.organization_id}, ${request.leadId}, 'lead.erased', '{"erased": true}'::jsonb, ${now},
-                      ${lead.livemode})`.pipe(Effect.orDie)
+              SELECT id FROM add_outbox_event(${lead.organization_id}, ${request.leadId}, 'lead.erased',
+                                      '{"erased": true}'::jsonb, ${now}, ${lead.livemode}, NULL, NULL)`.pipe(
+              Effect.orDie
+            )
             return { id: request.leadId, erased_at: iso(now), already_erased: false } satisfies Erased
           })
           const erased = yield* sql.withTransaction(erase).pipe(Effect.catchTag("SqlError", Effect.die))

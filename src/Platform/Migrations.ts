@@ -114,8 +114,9 @@ const pendingNames = (through: MigrationName | undefined) =>
 
 /**
  * The pending migrations (up to `through`) up to the first that runs outside a transaction, applied
- * in one transaction; then, when none is left after them, the SQL functions `functions`. Returns
- * that next migration.
+ * in one transaction; then, when only migrations outside a transaction are left after them (index
+ * builds, validations: nothing a function's text depends on), the SQL functions `functions`, in the
+ * same transaction as the schema they are written for. Returns that next migration.
  */
 const migrateInTransaction = (through: MigrationName | undefined, functions: ReadonlyArray<SqlFunction>) =>
   Effect.gen(function* () {
@@ -135,7 +136,10 @@ const migrateInTransaction = (through: MigrationName | undefined, functions: Rea
         const outsideAt = pending.findIndex((name) => runsOutsideTransaction(migrations[name]))
         const now = outsideAt === -1 ? pending : pending.slice(0, outsideAt)
         for (const name of now) yield* apply(name)
-        const changed = outsideAt === -1 ? yield* applyFunctions(functions) : []
+        const lastInTransaction = pending
+          .slice(now.length)
+          .every((name) => runsOutsideTransaction(migrations[name]))
+        const changed = lastInTransaction ? yield* applyFunctions(functions) : []
         return { applied: now as ReadonlyArray<string>, functions: changed, outside: pending[outsideAt] }
       })
     )

@@ -364,7 +364,7 @@ export class WebhookDeliveries extends Context.Service<
               Effect.gen(function* () {
                 const [row] = yield* sql`
                   SELECT o.webhook_snapshot AS snapshot
-                  FROM webhook_deliveries d JOIN outbox_events o ON o.id = d.outbox_id
+                  FROM webhook_deliveries d JOIN outbox_events o ON o.id = d.outbox_id AND o.organization_id = d.organization_id
                   WHERE d.endpoint_id = ${claimed.endpointId} AND d.event_id = ${claimed.event.eventId}
                     AND d.state = 'pending' AND d.lease_token = ${claimed.token}
                   FOR SHARE OF d`.pipe(
@@ -437,11 +437,10 @@ export class WebhookDeliveries extends Context.Service<
         sendTest: Effect.fn("WebhookDeliveries.sendTest")(function* (endpointId) {
           const now = new Date(yield* Clock.currentTimeMillis)
           const rows = yield* sql`
-            INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, webhook_snapshot)
-            SELECT e.organization_id, NULL, 'webhook.test', '{}'::jsonb, ${now},
-                   jsonb_build_object('endpoint_id', e.id)
-            FROM webhook_endpoints e WHERE e.id = ${endpointId}
-            RETURNING event_id`.pipe(decodeRows(Schema.Struct({ event_id: Schema.String })))
+            SELECT added.event_id FROM webhook_endpoints e
+            CROSS JOIN LATERAL add_outbox_event(e.organization_id, NULL, 'webhook.test', '{}'::jsonb, ${now}, true, NULL,
+                                                jsonb_build_object('endpoint_id', e.id)) AS added
+            WHERE e.id = ${endpointId}`.pipe(decodeRows(Schema.Struct({ event_id: Schema.String })))
           const [row] = rows
           if (row === undefined) return yield* new UnknownEntity({ entity: "webhook", id: endpointId })
           yield* Effect.annotateCurrentSpan({

@@ -30,10 +30,11 @@ describe("CSV exports from the command line", { timeout: 300_000 }, () => {
     db = inProcess(url)
     await db.sql(
       (sql) => sql`
-        INSERT INTO request_log (request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms, livemode)
-        VALUES ('req-1', '2026-11-20T10:00:00Z', ${origin}, 'lk_live_ab', 201, 'created', '=HYPERLINK("http://x","y")', 3.5, true),
-               ('req-2', '2026-11-20T11:00:00Z', ${origin}, 'lk_test_cd', 422, 'validation_error', 'con "comillas"', 1, false),
-               ('req-3', '2026-11-20T12:00:00Z', ${otherOrigin}, 'lk_live_ef', 201, 'created', NULL, 2, true)
+        INSERT INTO request_log (organization_id, request_id, at, origin_id, key_prefix, status, outcome, idempotency_key,
+                                 duration_ms, livemode)
+        VALUES (${org}, 'req-1', '2026-11-20T10:00:00Z', ${origin}, 'lk_live_ab', 201, 'created', '=HYPERLINK("http://x","y")', 3.5, true),
+               (${org}, 'req-2', '2026-11-20T11:00:00Z', ${origin}, 'lk_test_cd', 422, 'validation_error', 'con "comillas"', 1, false),
+               (${org}, 'req-3', '2026-11-20T12:00:00Z', ${otherOrigin}, 'lk_live_ef', 201, 'created', NULL, 2, true)
         RETURNING id`
     )
     await db.sql(
@@ -106,8 +107,9 @@ describe("CSV exports from the command line", { timeout: 300_000 }, () => {
   it("streams a large export: 50,000 rows arrive in many chunks, none holding the file", async () => {
     await db.sql(
       (sql) => sql`
-        INSERT INTO request_log (request_id, at, origin_id, key_prefix, status, outcome, duration_ms, livemode)
-        SELECT 'bulk-' || n, timestamptz '2026-11-01T00:00:00Z' + n * interval '1 second', ${otherOrigin},
+        INSERT INTO request_log (organization_id, request_id, at, origin_id, key_prefix, status, outcome, duration_ms,
+                                 livemode)
+        SELECT ${org}, 'bulk-' || n, timestamptz '2026-11-01T00:00:00Z' + n * interval '1 second', ${otherOrigin},
                'lk_live_ef', 201, 'created', 1, true
         FROM generate_series(1, 50000) AS n`
     )

@@ -93,8 +93,9 @@ describe("a reservation left by a worker that died", () => {
     try {
       await database(
         (sql) => sql`
-          INSERT INTO idempotency_keys (origin_id, key, fingerprint, state, lease_token, lease_expires_at)
-          VALUES (${origin.id}, 'dead-worker', ${requestFingerprint(body)}, 'in_progress', gen_random_uuid(),
+          INSERT INTO idempotency_keys (organization_id, origin_id, key, fingerprint, state, lease_token,
+                                        lease_expires_at)
+          VALUES (${organization}, ${origin.id}, 'dead-worker', ${requestFingerprint(body)}, 'in_progress', gen_random_uuid(),
                   now() + interval '5 seconds')`
       )
       const blocked = await post(server.url, origin.key, body, { "idempotency-key": "dead-worker" })

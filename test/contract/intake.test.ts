@@ -82,7 +82,15 @@ const suite: Parameters<ReturnType<typeof layer<Contract, never>>>[1] = (it) => 
       const fixture = yield* seedWith()
       const held = yield* withServices(
         Effect.flatMap(IdempotencyStore, (store) =>
-          store.reserve({ originId: fixture.originId, livemode: true, key: "intake-busy" }, "c".repeat(64))
+          store.reserve(
+            {
+              organizationId: fixture.organizationId,
+              originId: fixture.originId,
+              livemode: true,
+              key: "intake-busy"
+            },
+            "c".repeat(64)
+          )
         )
       )
       assert.strictEqual(held._tag, "Reserved")

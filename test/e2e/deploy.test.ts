@@ -446,7 +446,7 @@ describe("deploy artefacts: the image's install, run in a clean directory", {
     // The service's role reads and writes rows and nothing else: no table of its own, none of the owner's dropped.
     expect(await sqlStateOf(urls.app, "CREATE TABLE intruder (id int)")).toBe("42501")
     expect(await sqlStateOf(urls.app, "DROP TABLE leads")).toBe("42501")
-    expect(await sqlStateOf(urls.app, "DROP FUNCTION capture_rule_take_turn(uuid)")).toBe("42501")
+    expect(await sqlStateOf(urls.app, "DROP FUNCTION lead_match_key(text, boolean)")).toBe("42501")
     expect(await sqlStateOf(urls.app, "CREATE SCHEMA intruder")).toBe("42501")
     expect(await sqlStateOf(urls.app, "SELECT count(*) FROM leads")).toBe("")
 

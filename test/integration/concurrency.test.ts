@@ -75,7 +75,7 @@ describe("concurrent writes (postgres)", () => {
         // next new lead goes to the other agent.
         assert.strictEqual(
           yield* count(
-            sql`SELECT capture_rule_turns_taken(id)::int AS n FROM capture_rules WHERE organization_id = ${organizationId}`
+            sql`SELECT turns_taken::int AS n FROM capture_rules WHERE organization_id = ${organizationId}`
           ),
           1
         )

@@ -71,13 +71,13 @@ describe("failures while saving (postgres)", () => {
             count(sql`SELECT count(*)::int AS n FROM outbox_events`)
           ])
         assert.deepStrictEqual(yield* leftBehind(), [0, 0, 0, 0])
-        // The write failed after the lead took its round-robin turn: the turn is spent (a sequence
-        // does not roll back), so the retry's lead goes to the second agent.
+        // The write failed after the lead took its round-robin turn: the turn rolled back with it, so
+        // the retry's lead goes to the first agent.
         assert.strictEqual(
           yield* count(
-            sql`SELECT capture_rule_turns_taken(id)::int AS n FROM capture_rules WHERE organization_id = ${organizationId}`
+            sql`SELECT turns_taken::int AS n FROM capture_rules WHERE organization_id = ${organizationId}`
           ),
-          1
+          0
         )
 
         yield* sql.unsafe("DROP TRIGGER fail_marked_write ON outbox_events").pipe(Effect.orDie)
@@ -98,7 +98,7 @@ describe("failures while saving (postgres)", () => {
         assert.deepStrictEqual(yield* leftBehind(), [1, 1, 1, 1])
         const [lead] = yield* sql<{ assignee_id: string }>`
         SELECT assignee_id FROM leads WHERE id = ${created.body.lead_id}`.pipe(Effect.orDie)
-        assert.strictEqual(lead?.assignee_id, fixture.agentIds[1])
+        assert.strictEqual(lead?.assignee_id, fixture.agentIds[0])
       })
   )
 

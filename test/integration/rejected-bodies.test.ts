@@ -17,8 +17,10 @@ const setUp = Effect.gen(function* () {
   const keptOf = (requestId: string) =>
     Effect.gen(function* () {
       yield* log.flush
+      // A request whose key names no origin is logged unattributed, where nothing is ever kept.
       const rows = yield* harness.sql<{ kept_body: string | null }>`
-        SELECT kept_body FROM request_log WHERE request_id = ${requestId}`.pipe(Effect.orDie)
+        SELECT kept_body FROM request_log WHERE request_id = ${requestId}
+        UNION ALL SELECT NULL FROM unattributed_requests WHERE request_id = ${requestId}`.pipe(Effect.orDie)
       assert.strictEqual(rows.length, 1, `one request-log row for ${requestId}`)
       return rows[0]!.kept_body
     })

@@ -35,16 +35,17 @@ layer(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       yield* TestClock.setTime(now)
-      const [origin] = yield* sql<{ id: string }>`
+      const [origin] = yield* sql<{ id: string; organization_id: string }>`
         WITH org AS (INSERT INTO organizations (name) VALUES ('Retención') RETURNING id)
-        INSERT INTO origins (organization_id, label) SELECT id, 'web' FROM org RETURNING id`
+        INSERT INTO origins (organization_id, label) SELECT id, 'web' FROM org RETURNING id, organization_id`
       const originId = origin!.id
+      const organizationId = origin!.organization_id
       const logRow = (at: number, requestId: string) => sql`
-        INSERT INTO request_log (request_id, at, origin_id, status, outcome, duration_ms)
-        VALUES (${requestId}, ${new Date(at)}, ${originId}, 201, 'created', 1)`
+        INSERT INTO request_log (organization_id, request_id, at, origin_id, status, outcome, duration_ms)
+        VALUES (${organizationId}, ${requestId}, ${new Date(at)}, ${originId}, 201, 'created', 1)`
       yield* sql`
-        INSERT INTO request_log (request_id, at, origin_id, status, outcome, duration_ms)
-        SELECT 'old-' || n, ${new Date(now - 45 * day)}, ${originId}, 201, 'created', 1
+        INSERT INTO request_log (organization_id, request_id, at, origin_id, status, outcome, duration_ms)
+        SELECT ${organizationId}, 'old-' || n, ${new Date(now - 45 * day)}, ${originId}, 201, 'created', 1
         FROM generate_series(1, 12000) AS n`
       yield* logRow(now - 30 * day - 1_000, "just-past")
       yield* logRow(now - 30 * day + 60_000, "just-within")
@@ -52,15 +53,17 @@ layer(
       // Live and test keys' records alike (test mode's own tables, migration 0015).
       for (const table of ["idempotency_keys", "test_idempotency_keys"]) {
         const completed = (key: string, at: number) => sql`
-          INSERT INTO ${sql(table)} (origin_id, key, fingerprint, state, http_status, response, completed_at)
-          VALUES (${originId}, ${key}, 'f', 'completed', 201, '{"lead_id":"x"}'::jsonb, ${new Date(at)})`
+          INSERT INTO ${sql(table)} (organization_id, origin_id, key, fingerprint, state, http_status, response,
+                                     completed_at)
+          VALUES (${organizationId}, ${originId}, ${key}, 'f', 'completed', 201, '{"lead_id":"x"}'::jsonb, ${new Date(at)})`
         yield* completed("day-old", now - day - 1_000)
         yield* completed("fresh", now - day + 60_000)
       }
       for (const table of ["rate_limit_windows", "test_rate_limit_windows"]) {
         yield* sql`
-          INSERT INTO ${sql(table)} (origin_id, window_start, count)
-          VALUES (${originId}, ${new Date(now - 11 * 60_000)}, 3), (${originId}, ${new Date(now - 60_000)}, 2)`
+          INSERT INTO ${sql(table)} (organization_id, origin_id, window_start, count)
+          VALUES (${organizationId}, ${originId}, ${new Date(now - 11 * 60_000)}, 3),
+                 (${organizationId}, ${originId}, ${new Date(now - 60_000)}, 2)`
       }
 
       const result = yield* sweep
@@ -108,13 +111,13 @@ layer(
         INSERT INTO webhook_endpoints (organization_id, url, events, secret, created_at)
         VALUES (${organizationId}, 'https://hooks.example.com/x', ARRAY['lead.created', 'lead.enriched'],
                 'whsec_x', ${new Date(now - 90 * day)})`
-      // The endpoint's trigger queues a delivery for each event, as a write would.
+      // Each event queues a delivery to the endpoint, as a write's would.
       const event = (name: string, age: number) =>
         sql<{ id: string }>`
-          INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at)
-          VALUES (${organizationId}, ${lead!.id}, 'lead.enriched', ${JSON.stringify({ name })}::jsonb,
-                  ${new Date(now - age)})
-          RETURNING id`.pipe(Effect.map((rows) => rows[0]!.id))
+          SELECT id::text FROM add_outbox_event(${organizationId}, ${lead!.id}, 'lead.enriched',
+                                                ${JSON.stringify({ name })}::jsonb, ${new Date(now - age)}, true, NULL, NULL)`.pipe(
+          Effect.map((rows) => rows[0]!.id)
+        )
       const delivered = yield* event("old-delivered", 40 * day)
       yield* event("old-pending", 40 * day)
       yield* event("recent-delivered", day)
@@ -122,9 +125,9 @@ layer(
         UPDATE webhook_deliveries SET state = 'delivered', next_attempt_at = NULL, delivered_at = created_at
         WHERE (SELECT payload ->> 'name' FROM outbox_events o WHERE o.id = outbox_id) LIKE '%-delivered'`
       yield* sql`
-        INSERT INTO request_log (request_id, at, origin_id, status, outcome, duration_ms, lead_id)
-        VALUES ('hooks-old', ${new Date(now - 40 * day)}, ${originId}, 201, 'created', 1, ${lead!.id}),
-               ('hooks-recent', ${new Date(now - day)}, ${originId}, 201, 'created', 1, ${lead!.id})`
+        INSERT INTO request_log (organization_id, request_id, at, origin_id, status, outcome, duration_ms, lead_id)
+        VALUES (${organizationId}, 'hooks-old', ${new Date(now - 40 * day)}, ${originId}, 201, 'created', 1, ${lead!.id}),
+               (${organizationId}, 'hooks-recent', ${new Date(now - day)}, ${originId}, 201, 'created', 1, ${lead!.id})`
 
       const [janitor, webhooks] = yield* Effect.all([sweep, deliveries.prune(now - 30 * day)], {
         concurrency: "unbounded"
@@ -171,12 +174,12 @@ layer(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       yield* TestClock.setTime(now)
-      const [origin] = yield* sql<{ id: string }>`
+      const [origin] = yield* sql<{ id: string; organization_id: string }>`
         WITH org AS (INSERT INTO organizations (name) VALUES ('Rescate') RETURNING id)
-        INSERT INTO origins (organization_id, label) SELECT id, 'web' FROM org RETURNING id`
+        INSERT INTO origins (organization_id, label) SELECT id, 'web' FROM org RETURNING id, organization_id`
       const kept = (requestId: string, at: number) => sql`
-        INSERT INTO request_log (request_id, at, origin_id, status, outcome, duration_ms, kept_body)
-        VALUES (${requestId}, ${new Date(at)}, ${origin!.id}, 400, 'validation_error', 1, '{"telefono":"551234567"}')`
+        INSERT INTO request_log (organization_id, request_id, at, origin_id, status, outcome, duration_ms, kept_body)
+        VALUES (${origin!.organization_id}, ${requestId}, ${new Date(at)}, ${origin!.id}, 400, 'validation_error', 1, '{"telefono":"551234567"}')`
       yield* kept("past", now - 7 * day - 1_000)
       yield* kept("within", now - 7 * day + 60_000)
 

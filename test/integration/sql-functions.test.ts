@@ -35,11 +35,11 @@ layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrati
       assert.deepStrictEqual(yield* Migrations.migrate, [], "nothing left to migrate")
       const sql = yield* SqlClient.SqlClient
       const definers = yield* sql<{ readonly proname: string }>`
-        SELECT proname FROM pg_proc WHERE prosecdef AND proname LIKE 'capture_rule%' ORDER BY proname`
+        SELECT proname FROM pg_proc WHERE prosecdef AND pronamespace = current_schema()::regnamespace`
       assert.deepStrictEqual(
         definers.map((row) => row.proname),
-        ["capture_rule_take_turn", "capture_rule_turns_taken", "capture_rules_turns"],
-        "the sequence functions run as their owner (migration 0013)"
+        [],
+        "no function runs as its owner: round-robin turns are a column now, not sequences made at run time"
       )
       assert.deepStrictEqual(yield* applied, rows, "an unchanged text is not applied again")
     })
@@ -49,28 +49,19 @@ layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrati
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       yield* sql`
-        CREATE OR REPLACE FUNCTION create_or_enrich_lead(
-          p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text,
-          p_email text, p_property_id uuid, p_note text, p_request_id text, p_now timestamptz,
-          p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid
-        ) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+        CREATE OR REPLACE FUNCTION resolve_property(p_organization_id uuid, p_by text, p_value text) RETURNS uuid
         LANGUAGE plpgsql AS $fn$ BEGIN RAISE EXCEPTION 'an old text'; END $fn$`
-      yield* sql`UPDATE schema_functions SET checksum = 'old' WHERE name = 'create_or_enrich_lead'`
+      yield* sql`UPDATE schema_functions SET checksum = 'old' WHERE name = 'resolve_property'`
       const before = yield* applied
-      assert.include(yield* definitionOf("create_or_enrich_lead", 13), "an old text")
+      assert.include(yield* definitionOf("resolve_property", 3), "an old text")
 
       yield* Migrations.migrate
       const after = yield* applied
-      // The previous release's signature is today a live write through the one with the mode (0015).
-      assert.notInclude(yield* definitionOf("create_or_enrich_lead", 13), "an old text")
-      assert.include(yield* definitionOf("create_or_enrich_lead", 13), "p_lease_token, true)")
-      assert.include(
-        yield* definitionOf("create_or_enrich_lead", 14),
-        "lead_match_key(p_phone_key, p_livemode)"
-      )
+      assert.notInclude(yield* definitionOf("resolve_property", 3), "an old text")
+      assert.include(yield* definitionOf("resolve_property", 3), "p.codigo = p_value")
       for (const row of after) {
         const was = before.find((old) => old.name === row.name)
-        if (row.name === "create_or_enrich_lead") assert.notStrictEqual(row.checksum, "old")
+        if (row.name === "resolve_property") assert.notStrictEqual(row.checksum, "old")
         else assert.deepStrictEqual(row, was, `${row.name} untouched`)
       }
     })

@@ -47,7 +47,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         }
         const [lookup] = statementsUnder(tree, "KeyStore.authenticate")
         assert.strictEqual(lookup!.attributes["db.system.name"], "postgresql")
-        assert.match(String(lookup!.attributes["db.query.text"]), /WHERE k\.public_id = \$1/)
+        assert.match(String(lookup!.attributes["db.query.text"]), /FROM api_key_by_public_id\(\$1\)/)
         const [write] = statementsUnder(tree, "LeadRepository.createOrEnrichKeyed")
         assert.match(String(write!.attributes["db.query.text"]), /CALL reserve_and_write_lead\(/)
 

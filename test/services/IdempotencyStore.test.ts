@@ -20,8 +20,8 @@ acrossLayers("IdempotencyStore", (it) => {
   it.effect("reserves a new key once; while it runs every other attempt is in progress", () =>
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
-      const { originId } = yield* seed()
-      const slot = { originId, livemode: true, key: "order-1" }
+      const { organizationId, originId } = yield* seed()
+      const slot = { organizationId, originId, livemode: true, key: "order-1" }
 
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
       assert.isString(token)
@@ -33,8 +33,8 @@ acrossLayers("IdempotencyStore", (it) => {
   it.effect("frees a reservation whose 30 s lease ran out, with a new token", () =>
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
-      const { originId } = yield* seed()
-      const slot = { originId, livemode: true, key: "order-2" }
+      const { organizationId, originId } = yield* seed()
+      const slot = { organizationId, originId, livemode: true, key: "order-2" }
       yield* setClock("2026-06-01T08:00:00.000Z")
 
       const first = reservedToken(yield* store.reserve(slot, fingerprint))
@@ -53,10 +53,16 @@ acrossLayers("IdempotencyStore", (it) => {
       const first = yield* seed()
       const second = yield* seed()
       reservedToken(
-        yield* store.reserve({ originId: first.originId, livemode: true, key: "shared" }, fingerprint)
+        yield* store.reserve(
+          { organizationId: first.organizationId, originId: first.originId, livemode: true, key: "shared" },
+          fingerprint
+        )
       )
       reservedToken(
-        yield* store.reserve({ originId: second.originId, livemode: true, key: "shared" }, fingerprint)
+        yield* store.reserve(
+          { organizationId: second.organizationId, originId: second.originId, livemode: true, key: "shared" },
+          fingerprint
+        )
       )
     })
   )
@@ -68,7 +74,12 @@ acrossLayers("IdempotencyStore", (it) => {
         const store = yield* IdempotencyStore
         const leads = yield* LeadRepository
         const fixture = yield* seed()
-        const slot = { originId: fixture.originId, livemode: true, key: "order-3" }
+        const slot = {
+          organizationId: fixture.organizationId,
+          originId: fixture.originId,
+          livemode: true,
+          key: "order-3"
+        }
         yield* setClock("2026-06-01T09:00:00.000Z")
 
         const token = reservedToken(yield* store.reserve(slot, fingerprint))
@@ -99,7 +110,12 @@ acrossLayers("IdempotencyStore", (it) => {
       const store = yield* IdempotencyStore
       const leads = yield* LeadRepository
       const fixture = yield* seed()
-      const slot = { originId: fixture.originId, livemode: true, key: "order-4" }
+      const slot = {
+        organizationId: fixture.organizationId,
+        originId: fixture.originId,
+        livemode: true,
+        key: "order-4"
+      }
       const created = yield* leads.createOrEnrich(
         leadWrite(fixture, { nombre: "Ana", telefono: "55 3333 4444" })
       )
@@ -124,7 +140,12 @@ acrossLayers("IdempotencyStore", (it) => {
       const store = yield* IdempotencyStore
       const leads = yield* LeadRepository
       const fixture = yield* seed()
-      const slot = { originId: fixture.originId, livemode: true, key: "order-5" }
+      const slot = {
+        organizationId: fixture.organizationId,
+        originId: fixture.originId,
+        livemode: true,
+        key: "order-5"
+      }
       yield* setClock("2026-06-01T10:00:00.000Z")
 
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
@@ -152,8 +173,8 @@ acrossLayers("IdempotencyStore", (it) => {
   it.effect("frees a reservation only with its own token", () =>
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
-      const { originId } = yield* seed()
-      const slot = { originId, livemode: true, key: "order-6" }
+      const { organizationId, originId } = yield* seed()
+      const slot = { organizationId, originId, livemode: true, key: "order-6" }
 
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
       yield* store.settle(slot, crypto.randomUUID(), 0)
@@ -169,7 +190,12 @@ acrossLayers("IdempotencyStore", (it) => {
       const store = yield* IdempotencyStore
       const leads = yield* LeadRepository
       const fixture = yield* seed()
-      const slot = { originId: fixture.originId, livemode: true, key: "order-7" }
+      const slot = {
+        organizationId: fixture.organizationId,
+        originId: fixture.originId,
+        livemode: true,
+        key: "order-7"
+      }
       yield* setClock("2026-06-01T11:00:00.000Z")
 
       const stale = reservedToken(yield* store.reserve(slot, fingerprint))
@@ -208,7 +234,12 @@ acrossLayers("IdempotencyStore", (it) => {
       const store = yield* IdempotencyStore
       const leads = yield* LeadRepository
       const fixture = yield* seed()
-      const slot = { originId: fixture.originId, livemode: true, key: "lost-1" }
+      const slot = {
+        organizationId: fixture.organizationId,
+        originId: fixture.originId,
+        livemode: true,
+        key: "lost-1"
+      }
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
       const written = yield* leads.createOrEnrich(
         leadWrite(
@@ -231,7 +262,12 @@ acrossLayers("IdempotencyStore", (it) => {
       const store = yield* IdempotencyStore
       const leads = yield* LeadRepository
       const fixture = yield* seed()
-      const slot = { originId: fixture.originId, livemode: true, key: "lost-2" }
+      const slot = {
+        organizationId: fixture.organizationId,
+        originId: fixture.originId,
+        livemode: true,
+        key: "lost-2"
+      }
       const token = reservedToken(yield* store.reserve(slot, fingerprint))
       assert.deepStrictEqual(yield* store.settle(slot, token, 0), { _tag: "Released" })
       assert.deepStrictEqual(yield* store.settle(slot, token, 0), { _tag: "Released" })

@@ -409,7 +409,12 @@ acrossLayers("LeadRepository", (it) => {
         const idempotency = { key, token: crypto.randomUUID() }
         return { ...leadWrite(fixture, input, { idempotency, livemode }), idempotency, fingerprint }
       }
-      const slot = (key: string, livemode = true) => ({ originId: fixture.originId, livemode, key })
+      const slot = (key: string, livemode = true) => ({
+        organizationId: fixture.organizationId,
+        originId: fixture.originId,
+        livemode,
+        key
+      })
       const leadCount = Effect.map(leads.list(fixture.organizationId, 100), (all) => all.length)
 
       const first = keyed("k-1", { nombre: "Ana", telefono: "55 9300 0001" })

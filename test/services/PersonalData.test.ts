@@ -60,7 +60,12 @@ const createdAndEnriched = (fixture: Fixture) =>
     const idempotency = yield* IdempotencyStore
     const log = yield* RequestLog
     const createdAt = yield* setClock("2026-09-01T10:00:00.000Z")
-    const slot = { originId: fixture.originId, livemode: true, key: "partner-order-77" }
+    const slot = {
+      organizationId: fixture.organizationId,
+      originId: fixture.originId,
+      livemode: true,
+      key: "partner-order-77"
+    }
     const reservation = yield* idempotency.reserve(slot, fingerprint)
     assert.strictEqual(reservation._tag, "Reserved")
     const token = (reservation as Extract<Reservation, { _tag: "Reserved" }>).token

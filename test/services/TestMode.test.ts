@@ -103,9 +103,9 @@ acrossLayers("Test mode", (it) => {
   it.effect("the same Idempotency-Key is a different key in each mode", () =>
     Effect.gen(function* () {
       const store = yield* IdempotencyStore
-      const { originId } = yield* seed()
-      const live = { originId, livemode: true, key: "order-7" }
-      const test = { originId, livemode: false, key: "order-7" }
+      const { organizationId, originId } = yield* seed()
+      const live = { organizationId, originId, livemode: true, key: "order-7" }
+      const test = { organizationId, originId, livemode: false, key: "order-7" }
       const liveToken = tokenOf(yield* store.reserve(live, fingerprint))
       const testToken = tokenOf(yield* store.reserve(test, fingerprint))
       assert.deepStrictEqual(yield* store.reserve(test, fingerprint), { _tag: "InProgress" })
@@ -178,7 +178,12 @@ acrossLayers("Test mode", (it) => {
       const live = yield* leads.createOrEnrich(
         leadWrite(fixture, { nombre: "Viva", telefono: "55 7000 0002" })
       )
-      const slot = { originId: fixture.originId, livemode: false, key: "purge-1" }
+      const slot = {
+        organizationId: fixture.organizationId,
+        originId: fixture.originId,
+        livemode: false,
+        key: "purge-1"
+      }
       const token = tokenOf(yield* idempotency.reserve(slot, fingerprint))
       yield* leads.createOrEnrich(
         leadWrite(

@@ -594,8 +594,8 @@ const writeTestModeEvent = (fixture: { organizationId: string }, leadId: string)
     const now = new Date(yield* Clock.currentTimeMillis)
     const sql = yield* SqlClient.SqlClient
     yield* sql`
-      INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode)
-      VALUES (${fixture.organizationId}, ${leadId}, 'lead.created', '{}'::jsonb, ${now}, false)`
+      SELECT id FROM add_outbox_event(${fixture.organizationId}, ${leadId}, 'lead.created', '{}'::jsonb, ${now}, false, NULL,
+                              NULL)`
   })
 
 acrossLayers((test) => {

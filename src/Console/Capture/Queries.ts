@@ -21,11 +21,11 @@ export const listRules = Effect.fn("Capture.rules")(function* (organizationId: s
            CASE WHEN r.property_id IS NULL THEN NULL
                 ELSE json_build_object('id', r.property_id, 'codigo', COALESCE(p.codigo, '')) END AS property,
            COALESCE((SELECT jsonb_agg(jsonb_build_object('id', a.id, 'name', a.name) ORDER BY x.ord)
-                     FROM unnest(r.agent_ids) WITH ORDINALITY AS x(id, ord) JOIN agents a ON a.id = x.id),
+                     FROM unnest(r.agent_ids) WITH ORDINALITY AS x(id, ord) JOIN agents a ON a.organization_id = r.organization_id AND a.id = x.id),
                     '[]'::jsonb) AS agents
     FROM capture_rules r
-    LEFT JOIN origins o ON o.id = r.origin_id
-    LEFT JOIN properties p ON p.id = r.property_id
+    LEFT JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
+    LEFT JOIN properties p ON p.id = r.property_id AND p.organization_id = r.organization_id
     WHERE r.organization_id = ${organizationId}
     ORDER BY r.priority, r.created_at, r.id`.pipe(decodeItems(Rule))
 })

@@ -41,7 +41,7 @@ export const listLeads = Effect.fn("Leads.list")(function* (
   const after = decodeCursor(page.cursor, "lead")
   const rows = yield* sql`
     SELECT ${leadColumns(sql)}
-    FROM leads l JOIN origins o ON o.id = l.origin_id
+    FROM leads l JOIN origins o ON o.id = l.origin_id AND o.organization_id = l.organization_id
     WHERE ${matching(sql, organization, query, livemode)}
       ${Option.match(after, {
         onNone: () => sql``,
@@ -58,7 +58,7 @@ export const streamLeads = (organization: OrganizationRow, query: string, livemo
     Effect.map(Effect.service(SqlClient.SqlClient), (sql) =>
       sql`
         SELECT ${leadColumns(sql)}
-        FROM leads l JOIN origins o ON o.id = l.origin_id
+        FROM leads l JOIN origins o ON o.id = l.origin_id AND o.organization_id = l.organization_id
         WHERE ${matching(sql, organization, query, livemode)}
         ORDER BY l.created_at DESC, l.id DESC`.stream.pipe(
         Stream.orDie,

@@ -34,6 +34,22 @@ const columns = (
   r.idempotency_key, r.duration_ms, r.origin_id, o.label AS origin_label, r.livemode,
   r.kept_body IS NOT NULL AS kept, r.rescued_lead_id`
 
+/**
+ * The table a scope reads: the request log, or `unattributed_requests` (rows whose key prefix named no
+ * key: no organization, origin, lead or kept body) in the request log's shape.
+ */
+const sourceOf = (sql: SqlClient.SqlClient, unattributed: boolean) =>
+  unattributed
+    ? sql`(SELECT id, NULL::uuid AS organization_id, request_id, at, status, outcome, NULL::uuid AS lead_id, key_prefix,
+                 idempotency_key, duration_ms, NULL::uuid AS origin_id, livemode, NULL::text AS kept_body,
+                 NULL::uuid AS rescued_lead_id
+          FROM unattributed_requests) r`
+    : sql`request_log r`
+
+/** The origin a row names, in the row's organization. */
+const withOrigin = (sql: SqlClient.SqlClient) =>
+  sql`LEFT JOIN origins o ON o.organization_id = r.organization_id AND o.id = r.origin_id`
+
 /** The rows of `scope` that `filter` keeps: the one rule the page, the CLI and the CSV export share. */
 const filtered = (sql: SqlClient.SqlClient, scope: RequestScope, filter: RequestFilter) => {
   const low = filter.statusClass === undefined ? undefined : Number(filter.statusClass[0]) * 100
@@ -41,8 +57,8 @@ const filtered = (sql: SqlClient.SqlClient, scope: RequestScope, filter: Request
     scope._tag === "origin"
       ? sql`r.origin_id = ${scope.originId}`
       : scope._tag === "unattributed"
-        ? sql`r.origin_id IS NULL`
-        : sql`r.origin_id IN (SELECT id FROM origins WHERE organization_id = ${scope.organizationId})`,
+        ? sql`true`
+        : sql`r.organization_id = ${scope.organizationId}`,
     low === undefined ? sql`true` : sql`r.status BETWEEN ${low} AND ${low + 99}`,
     filter.outcome === undefined ? sql`true` : sql`r.outcome = ${filter.outcome}`,
     filter.from === undefined ? sql`true` : sql`r.at >= ${filter.from}`,
@@ -70,7 +86,7 @@ export const listRequests = Effect.fn("Requests.list")(function* (
   ])
   const rows = yield* sql`
     SELECT ${columns(sql)}, r.id::text AS seq
-    FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+    FROM ${sourceOf(sql, scope._tag === "unattributed")} ${withOrigin(sql)}
     WHERE ${where}
     ORDER BY r.at DESC, r.id DESC
     LIMIT ${page.limit + 1}`.pipe(decodeItems(KeyedRequest))
@@ -87,7 +103,7 @@ export const streamRequests = (scope: RequestScope, filter: RequestFilter) =>
     Effect.map(Effect.service(SqlClient.SqlClient), (sql) =>
       sql`
         SELECT ${columns(sql)}
-        FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+        FROM ${sourceOf(sql, scope._tag === "unattributed")} ${withOrigin(sql)}
         WHERE ${sql.and(filtered(sql, scope, filter))}
         ORDER BY r.at DESC, r.id DESC`.stream.pipe(
         Stream.orDie,
@@ -97,9 +113,9 @@ export const streamRequests = (scope: RequestScope, filter: RequestFilter) =>
   )
 
 /** Request-log rows as the console shows them, with their origin's label, picked by `where`. */
-const requestsWhere = (sql: SqlClient.SqlClient, where: Statement.Fragment) => sql`
+const requestsWhere = (sql: SqlClient.SqlClient, where: Statement.Fragment, unattributed = false) => sql`
     SELECT ${columns(sql)}
-    FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id
+    FROM ${sourceOf(sql, unattributed)} ${withOrigin(sql)}
     WHERE ${where}`
 
 /** A request of the organization (or, for a platform administrator, an unattributed one). */
@@ -109,10 +125,11 @@ export const findRequest = Effect.fn("Requests.find")(function* (
   includeUnattributed: boolean
 ) {
   const sql = yield* SqlClient.SqlClient
-  const owned = includeUnattributed
-    ? sql`(o.organization_id = ${organizationId} OR r.origin_id IS NULL)`
-    : sql`o.organization_id = ${organizationId}`
-  return yield* sql`${requestsWhere(sql, sql.and([sql`r.request_id = ${requestId}`, owned]))}
+  const owned =
+    yield* sql`${requestsWhere(sql, sql`r.organization_id = ${organizationId} AND r.request_id = ${requestId}`)}
+    ORDER BY r.id DESC LIMIT 1`.pipe(decodeItem(RequestItem))
+  if (Option.isSome(owned) || !includeUnattributed) return owned
+  return yield* sql`${requestsWhere(sql, sql`r.request_id = ${requestId}`, true)}
     ORDER BY r.id DESC LIMIT 1`.pipe(decodeItem(RequestItem))
 })
 
@@ -122,6 +139,6 @@ export const requestsOfLead = Effect.fn("Requests.ofLead")(function* (
   leadId: string
 ) {
   const sql = yield* SqlClient.SqlClient
-  return yield* sql`${requestsWhere(sql, sql`r.lead_id = ${leadId} AND o.organization_id = ${organizationId}`)}
+  return yield* sql`${requestsWhere(sql, sql`r.lead_id = ${leadId} AND r.organization_id = ${organizationId}`)}
     ORDER BY r.at DESC, r.id DESC LIMIT 200`.pipe(decodeItems(RequestItem))
 })
