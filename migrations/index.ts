@@ -22,6 +22,7 @@ import organizationColumns from "./0022_organization_columns.ts"
 import organizationBackfill from "./0023_organization_backfill.ts"
 import organizationForeignKeys from "./0024_organization_foreign_keys.ts"
 import organizationKeysValidated from "./0025_organization_keys_validated.ts"
+import organizationKeys from "./0026_organization_keys.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -47,5 +48,6 @@ export const migrations = {
   "0022_organization_columns": organizationColumns,
   "0023_organization_backfill": organizationBackfill,
   "0024_organization_foreign_keys": organizationForeignKeys,
-  "0025_organization_keys_validated": organizationKeysValidated
+  "0025_organization_keys_validated": organizationKeysValidated,
+  "0026_organization_keys": organizationKeys
 }

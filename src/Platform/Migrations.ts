@@ -1,6 +1,12 @@
 import { hash } from "node:crypto"
 import { Effect, Layer, Schedule, Schema } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
+import {
+  coordinatorTables,
+  distributedFunctions,
+  distributedTables,
+  referenceTables
+} from "../../migrations/distribution.ts"
 import { sqlFunctions } from "../../migrations/functions.ts"
 import { migrations } from "../../migrations/index.ts"
 import { runsOutsideTransaction } from "../../migrations/outsideTransaction.ts"
@@ -179,7 +185,13 @@ const migrateWith = (through: MigrationName | undefined, functions: ReadonlyArra
             yield* Effect.logInfo("SQL functions applied").pipe(
               Effect.annotateLogs({ functions: step.functions })
             )
-          if (step.outside === undefined) return applied
+          if (step.outside === undefined) {
+            // Placed on Citus once the schema is whole (an older release's, `through`, is not placed).
+            const placed = through === undefined ? yield* distribute : []
+            if (placed.length > 0)
+              yield* Effect.logInfo("distributed on Citus").pipe(Effect.annotateLogs({ placed }))
+            return applied
+          }
           yield* migrateOutsideTransaction(step.outside)
           applied.push(step.outside)
         }
@@ -189,6 +201,74 @@ const migrateWith = (through: MigrationName | undefined, functions: ReadonlyArra
       return yield* Effect.provideService(steps, sql.transactionService, [connection, -1])
     })
   )
+
+/**
+ * On a Citus coordinator (the `citus` extension is present), what `migrations/distribution.ts` says and
+ * the cluster does not have yet: the global tables made reference tables, the tenant tables
+ * distributed by `organization_id` in one colocation group (rows already there move to the workers),
+ * the request path's functions distributed by their organization argument. Nothing on a plain
+ * PostgreSQL, and nothing on a cluster that has it all. Returns what it placed.
+ */
+export const distribute = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const [citus] = yield* sql<{
+    present: boolean
+  }>`SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'citus') AS present`
+  if (citus?.present !== true) return []
+  return yield* sql.withTransaction(
+    Effect.gen(function* () {
+      // One transaction that creates shards and then changes the tables again: Citus must do it over
+      // one connection per node.
+      yield* sql`SET LOCAL citus.multi_shard_modify_mode TO 'sequential'`
+      const placed = new Map(
+        (yield* sql<{ name: string; kind: string }>`
+          SELECT table_name::text AS name, citus_table_type AS kind FROM citus_tables`).map((row) => [
+          row.name,
+          row.kind
+        ])
+      )
+      const toReference = referenceTables.filter((table) => placed.get(table) !== "reference")
+      const toDistribute = distributedTables.filter((table) => placed.get(table) !== "distributed")
+      const done: Array<string> = []
+      if (toReference.length > 0 || toDistribute.length > 0) {
+        // Citus places a table only while no local table refers to it, nor it to one: the foreign keys
+        // of the tables to place are set aside meanwhile, and added back once every table is placed.
+        const moving = [...toReference, ...toDistribute]
+        const keys = yield* sql<{ table: string; name: string; definition: string }>`
+          SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS definition
+          FROM pg_constraint
+          WHERE contype = 'f' AND connamespace = current_schema()::regnamespace
+            AND (conrelid::regclass::text IN ${sql.in(moving)} OR confrelid::regclass::text IN ${sql.in(moving)})`
+        for (const key of keys) yield* sql.unsafe(`ALTER TABLE ${key.table} DROP CONSTRAINT ${key.name}`)
+        for (const table of toReference) {
+          yield* sql`SELECT create_reference_table(${table})`
+          done.push(table)
+        }
+        const [anchor] = distributedTables
+        for (const table of toDistribute) {
+          yield* sql`
+            SELECT create_distributed_table(${table}, 'organization_id',
+                                            colocate_with => ${table === anchor ? "default" : anchor})`
+          done.push(table)
+        }
+        for (const key of keys)
+          yield* sql.unsafe(`ALTER TABLE ${key.table} ADD CONSTRAINT ${key.name} ${key.definition}`)
+      }
+      for (const { signature, argument } of distributedFunctions) {
+        const [known] = yield* sql<{ distributed: boolean }>`
+          SELECT EXISTS (SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass
+                         AND objid = ${signature}::regprocedure AND distribution_argument_index IS NOT NULL)
+          AS distributed`
+        if (known?.distributed === true) continue
+        yield* sql`SELECT create_distributed_function(${signature}, ${argument}, colocate_with => ${"leads"})`
+        done.push(signature.slice(0, signature.indexOf("(")))
+      }
+      return done
+    })
+  )
+}).pipe(Effect.withSpan("Migrations.distribute"))
+
+export { coordinatorTables, distributedTables, referenceTables }
 
 /**
  * Applies pending migrations, then the SQL functions whose text changed; the migration lock makes

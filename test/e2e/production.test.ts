@@ -264,26 +264,99 @@ describe("the previous release on this release's schema (real processes)", {
     expect(previousMigrations).toBeLessThan(Object.keys(migrations).length)
     const env = await freshDatabaseEnv()
     expect(json(await run(["migrate", "--json"], { env })).applied).toEqual(Object.keys(migrations))
-    const { key } = json(await cliFor(env)("demo", "--json"))
+    const cli = cliFor(env)
+    const demo = json(await cli("demo", "--json"))
+    const org = demo.organization_id
+    // What both releases' writes set off: a round-robin turn, an event and a webhook delivery.
+    const agent = json(await cli("agent", "add", "--org", org, "--name", "Beto", "--json"))
+    json(
+      await cli(
+        "rule",
+        "add",
+        "--org",
+        org,
+        "--round-robin",
+        `${demo.agent_id},${agent.id}`,
+        "--priority",
+        "1",
+        "--json"
+      )
+    )
+    json(
+      await cli(
+        "webhook",
+        "add",
+        "--org",
+        org,
+        "--url",
+        "https://93.184.215.14/leads",
+        "--events",
+        "lead.created,lead.enriched",
+        "--json"
+      )
+    )
     const [oldPort, newPort] = [await freePort(), await freePort()]
     const previous = await startServer(oldPort, { env, entry: path.join(previousRoot!, "src", "main.ts") })
     const current = await startServer(newPort, {
       env,
       args: ["serve", "--no-migrate", "--port", String(newPort)]
     })
+    const keyed = (name: string) => ({ key: demo.key, headers: { "idempotency-key": name } })
+    const leadIds: Array<string> = []
     try {
-      const first = await postLead(previous.baseUrl, lead, { key })
+      const first = await postLead(previous.baseUrl, lead, keyed("previous-1"))
       expect(first.status, JSON.stringify(first.body)).toBe(201)
-      const again = await postLead(current.baseUrl, { ...lead, email: "ana@example.com" }, { key })
+      const replayed = await postLead(current.baseUrl, lead, keyed("previous-1"))
+      expect(replayed.status, "the new release replays the previous release's key").toBe(201)
+      expect(replayed.body.lead_id).toBe(first.body.lead_id)
+      const again = await postLead(current.baseUrl, { ...lead, email: "ana@example.com" }, keyed("current-1"))
       expect(again.status).toBe(200)
       expect(again.body.lead_id).toBe(first.body.lead_id)
-      const other = await postLead(previous.baseUrl, { ...lead, telefono: "+52 55 8765 4321" }, { key })
+      expect(
+        (await postLead(previous.baseUrl, { ...lead, email: "ana@example.com" }, keyed("current-1"))).status
+      ).toBe(200)
+      const other = await postLead(
+        previous.baseUrl,
+        { ...lead, telefono: "+52 55 8765 4321" },
+        keyed("previous-2")
+      )
       expect(other.status).toBe(201)
+      const third = await postLead(
+        current.baseUrl,
+        { ...lead, telefono: "+52 55 1111 2222" },
+        keyed("current-2")
+      )
+      expect(third.status).toBe(201)
+      const fourth = await postLead(
+        previous.baseUrl,
+        { ...lead, telefono: "+52 55 3333 4444" },
+        { key: demo.key }
+      )
+      expect(fourth.status).toBe(201)
+      leadIds.push(...[first, other, third, fourth].map((answer) => answer.body.lead_id))
     } finally {
       await Promise.all([previous.stop(), current.stop()])
     }
     const [applied] = await query(env.DATABASE_URL!, "SELECT count(*)::int AS n FROM schema_migrations")
     expect(applied!.n, "the previous release migrated nothing").toBe(Object.keys(migrations).length)
+    const [events] = await query(
+      env.DATABASE_URL!,
+      `SELECT (SELECT count(*)::int FROM outbox_events WHERE type IN ('lead.created', 'lead.enriched')) AS events,
+              (SELECT count(*)::int FROM webhook_deliveries) AS deliveries,
+              (SELECT count(*)::int FROM webhook_deliveries WHERE organization_id IS NULL) AS unowned`
+    )
+    const assignees = await query(
+      env.DATABASE_URL!,
+      `SELECT DISTINCT assignee_id::text AS a FROM leads WHERE id IN (${leadIds.map((id) => `'${id}'`).join(", ")})`
+    )
+    expect(new Set(assignees.map((row) => row.a)), "the round robin took turns across both releases").toEqual(
+      new Set([demo.agent_id, agent.id])
+    )
+    expect(events, "one delivery per event, whichever release wrote it").toEqual({
+      events: 5,
+      deliveries: 5,
+      unowned: 0
+    })
   })
 })
 

@@ -1,0 +1,75 @@
+/**
+ * How the schema spreads over a Citus cluster (docs/sre.md#distributing-by-organization-citus): what
+ * `Migrations.distribute` does after the migrations when the `citus` extension is present, and what
+ * the key test holds the schema to on every PostgreSQL.
+ *
+ * - Global tables, few and small, are copied to every node (reference tables): what is read before
+ *   an organization is known (an API key's directory entry, an operator's session) or belongs to none.
+ * - Every other table of the service is a tenant table, distributed by `organization_id` in one
+ *   colocation group: an organization's rows of every table live on the same node.
+ * - The functions a request calls are distributed by their organization argument, colocated with
+ *   `leads`, so Citus runs a whole call on the node that holds the organization.
+ */
+export const referenceTables = [
+  "organizations",
+  "operators",
+  "operator_sessions",
+  "login_throttle",
+  "api_key_directory",
+  "unattributed_requests",
+  "platform_audit_log",
+  "announced_urls"
+] as const
+
+/** Tenant tables in an order where each one's foreign keys point at tables distributed before it. */
+export const distributedTables = [
+  "origins",
+  "properties",
+  "agents",
+  "leads",
+  "capture_rules",
+  "api_keys",
+  "idempotency_keys",
+  "test_idempotency_keys",
+  "rate_limit_windows",
+  "test_rate_limit_windows",
+  "request_log",
+  "lead_notes",
+  "lead_tasks",
+  "lead_erasures",
+  "outbox_events",
+  "webhook_endpoints",
+  "webhook_deliveries",
+  "webhook_attempts",
+  "audit_log"
+] as const
+
+/** The migrator's own bookkeeping, left on the coordinator. */
+export const coordinatorTables = ["schema_migrations", "schema_functions"] as const
+
+/** Each distributed function by its signature, with the argument that names the organization. */
+export const distributedFunctions: ReadonlyArray<{ readonly signature: string; readonly argument: string }> =
+  [
+    {
+      signature:
+        "write_lead_json(uuid, uuid, text, text, text, text, text, text, text, text, timestamptz, timestamptz, text, uuid, boolean)",
+      argument: "p_organization_id"
+    },
+    {
+      signature:
+        "reserve_and_write_lead(uuid, uuid, text, text, text, text, text, text, text, text, timestamptz, timestamptz, text, uuid, boolean, text, timestamptz, timestamptz, boolean, text, text, jsonb, uuid, boolean, uuid, text[], text, text)",
+      argument: "p_organization_id"
+    },
+    {
+      signature:
+        "rescue_write_lead(bigint, uuid, uuid, text, text, text, text, text, text, text, text, timestamptz, timestamptz, boolean)",
+      argument: "p_organization_id"
+    },
+    {
+      signature:
+        "reserve_idempotency_key(uuid, boolean, uuid, text, text, uuid, timestamptz, timestamptz, timestamptz)",
+      argument: "p_organization_id"
+    },
+    { signature: "release_idempotency_key(uuid, boolean, uuid, text, uuid)", argument: "p_organization_id" },
+    { signature: "resolve_property(uuid, text, text)", argument: "p_organization_id" }
+  ]
