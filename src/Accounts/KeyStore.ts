@@ -158,13 +158,18 @@ export class KeyStore extends Context.Service<
         )
       }
 
-      /** The origin's organization, its row locked for the caller's transaction. */
+      /**
+       * The origin's organization, its row locked for the caller's transaction. The organization is
+       * read first and the lock taken by both keys: a lock must name the row's organization on Citus,
+       * where `origins` is distributed by it.
+       */
       const requireOrigin = Effect.fn("KeyStore.requireOrigin")(function* (id: string) {
-        const row = yield* sql`SELECT organization_id AS id FROM origins WHERE id = ${id} FOR UPDATE`.pipe(
+        const owner = yield* sql`SELECT organization_id AS id FROM origins WHERE id = ${id}`.pipe(
           decodeFirst(IdRow)
         )
-        if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "origin", id })
-        return row.value.id
+        if (Option.isNone(owner)) return yield* new UnknownEntity({ entity: "origin", id })
+        yield* sql`SELECT 1 FROM origins WHERE organization_id = ${owner.value.id} AND id = ${id} FOR UPDATE`
+        return owner.value.id
       })
 
       /**

@@ -337,32 +337,35 @@ export class PersonalData extends Context.Service<
        */
       const erasureSteps: ReadonlyArray<{
         readonly table: string
-        readonly erase: (leadId: string) => Effect.Effect<number, unknown>
+        readonly erase: (organizationId: string, leadId: string) => Effect.Effect<number, unknown>
       }> = [
         {
           table: "lead_notes",
-          erase: (leadId) =>
+          erase: (organizationId, leadId) =>
             sql`
-              WITH gone AS (DELETE FROM lead_notes WHERE lead_id = ${leadId} RETURNING 1)
+              WITH gone AS (
+                DELETE FROM lead_notes WHERE organization_id = ${organizationId} AND lead_id = ${leadId} RETURNING 1
+              )
               SELECT count(*)::int AS n FROM gone`.pipe(countOf)
         },
         {
           table: "webhook_deliveries",
-          erase: (leadId) =>
+          erase: (organizationId, leadId) =>
             sql`
               WITH cancelled AS (
                 UPDATE webhook_deliveries d
                 SET state = 'failed', next_attempt_at = NULL, lease_token = NULL,
                     last_error = ${erasedDeliveryError}
                 FROM outbox_events o
-                WHERE o.id = d.outbox_id AND o.lead_id = ${leadId} AND d.state = 'pending'
+                WHERE d.organization_id = ${organizationId} AND o.organization_id = d.organization_id
+                  AND o.id = d.outbox_id AND o.lead_id = ${leadId} AND d.state = 'pending'
                 RETURNING 1
               )
               SELECT count(*)::int AS n FROM cancelled`.pipe(countOf)
         },
         {
           table: "outbox_events",
-          erase: (leadId) =>
+          erase: (organizationId, leadId) =>
             sql`
               WITH scrubbed AS (
                 UPDATE outbox_events e
@@ -372,7 +375,7 @@ export class PersonalData extends Context.Service<
                   WHERE ${JSON.stringify(eventPayloadKeys)}::jsonb ? f.key
                 ) || '{"erased": true}'::jsonb,
                 webhook_snapshot = e.webhook_snapshot || jsonb_build_object('lead', ${JSON.stringify(erasedSnapshotLead)}::jsonb)
-                WHERE e.lead_id = ${leadId}
+                WHERE e.organization_id = ${organizationId} AND e.lead_id = ${leadId}
                 RETURNING 1
               )
               SELECT count(*)::int AS n FROM scrubbed`.pipe(countOf)
@@ -380,7 +383,7 @@ export class PersonalData extends Context.Service<
         {
           // A test lead's replies are kept by the test keys' table (migration 0015).
           table: "idempotency_keys",
-          erase: (leadId) =>
+          erase: (organizationId, leadId) =>
             Effect.forEach(["idempotency_keys", "test_idempotency_keys"], (table) =>
               sql`
                 WITH scrubbed AS (
@@ -390,7 +393,8 @@ export class PersonalData extends Context.Service<
                     FROM jsonb_each(k.response) AS f
                     WHERE ${JSON.stringify(replyKeys)}::jsonb ? f.key
                   )
-                  WHERE k.state = 'completed' AND k.response ->> 'lead_id' = ${leadId}
+                  WHERE k.organization_id = ${organizationId} AND k.state = 'completed'
+                    AND k.response ->> 'lead_id' = ${leadId}
                   RETURNING 1
                 )
                 SELECT count(*)::int AS n FROM scrubbed`.pipe(countOf)
@@ -445,7 +449,9 @@ export class PersonalData extends Context.Service<
           if (gone.length === 0) return 0
           return yield* sql`
             WITH gone AS (
-              UPDATE request_log SET kept_body = NULL WHERE id = ANY(${gone}::bigint[]) RETURNING 1
+              UPDATE request_log SET kept_body = NULL
+              WHERE organization_id = ${organizationId} AND id = ANY(${gone}::bigint[])
+              RETURNING 1
             )
             SELECT count(*)::int AS n FROM gone`.pipe(countOf, Effect.orDie)
         })
@@ -491,15 +497,19 @@ export class PersonalData extends Context.Service<
             const found = yield* readLead(leadId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
             if (Option.isNone(found)) return Option.none()
             const { lead, notes, tasks, events } = found.value
+            const organizationId = lead.organization_id
             const requests = yield* sql`
               SELECT request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms
-              FROM request_log WHERE lead_id = ${leadId} ORDER BY at, id`.pipe(decodeRows(RequestRow))
+              FROM request_log WHERE organization_id = ${organizationId} AND lead_id = ${leadId}
+              ORDER BY at, id`.pipe(decodeRows(RequestRow))
             const replies = yield* sql`
               SELECT origin_id, key, http_status, response, completed_at FROM idempotency_keys
-              WHERE state = 'completed' AND response ->> 'lead_id' = ${leadId}
+              WHERE organization_id = ${organizationId} AND state = 'completed'
+                AND response ->> 'lead_id' = ${leadId}
               UNION ALL
               SELECT origin_id, key, http_status, response, completed_at FROM test_idempotency_keys
-              WHERE state = 'completed' AND response ->> 'lead_id' = ${leadId}
+              WHERE organization_id = ${organizationId} AND state = 'completed'
+                AND response ->> 'lead_id' = ${leadId}
               ORDER BY completed_at, key`.pipe(decodeRows(ReplyRow))
             const deliveries = yield* sql`
               SELECT d.endpoint_id, w.url, d.event_id, d.type, d.state, d.attempts, d.last_status, d.last_error,
@@ -507,7 +517,7 @@ export class PersonalData extends Context.Service<
               FROM webhook_deliveries d
               JOIN outbox_events o ON o.id = d.outbox_id AND o.organization_id = d.organization_id
               JOIN webhook_endpoints w ON w.id = d.endpoint_id AND w.organization_id = d.organization_id
-              WHERE o.lead_id = ${leadId}
+              WHERE d.organization_id = ${organizationId} AND o.lead_id = ${leadId}
               ORDER BY d.created_at, d.outbox_id, w.created_at, d.endpoint_id`.pipe(decodeRows(DeliveryRow))
             const attempts = yield* sql`
               SELECT a.endpoint_id, a.event_id, a.at, a.status, a.error, a.duration_ms
@@ -515,7 +525,7 @@ export class PersonalData extends Context.Service<
               JOIN outbox_events o ON o.id = d.outbox_id AND o.organization_id = d.organization_id
               JOIN webhook_attempts a ON a.organization_id = o.organization_id
                 AND a.endpoint_id = d.endpoint_id AND a.event_id = d.event_id
-              WHERE o.lead_id = ${leadId}
+              WHERE d.organization_id = ${organizationId} AND o.lead_id = ${leadId}
               ORDER BY d.created_at, d.outbox_id, a.endpoint_id, a.attempt`.pipe(decodeRows(AttemptRow))
             const erasure = yield* erasureOf(leadId)
             return Option.some({
@@ -580,9 +590,18 @@ export class PersonalData extends Context.Service<
           yield* validateErasure(request)
           const now = new Date(yield* Clock.currentTimeMillis)
           const erase = Effect.gen(function* () {
+            // The lead's organization first, then its row locked by both keys: a lock names the
+            // row's organization on Citus, where `leads` is distributed by it.
+            const owner =
+              yield* sql`SELECT organization_id AS id FROM leads WHERE id = ${request.leadId}`.pipe(
+                decodeFirst(IdRow)
+              )
+            if (Option.isNone(owner)) return yield* new UnknownEntity({ entity: "lead", id: request.leadId })
             const found = yield* sql`
               SELECT organization_id, nombre, telefono, email, erased_at, livemode FROM leads
-              WHERE id = ${request.leadId} FOR UPDATE`.pipe(decodeFirst(ErasingLeadRow))
+              WHERE organization_id = ${owner.value.id} AND id = ${request.leadId} FOR UPDATE`.pipe(
+              decodeFirst(ErasingLeadRow)
+            )
             if (Option.isNone(found)) return yield* new UnknownEntity({ entity: "lead", id: request.leadId })
             const lead = found.value
             if (lead.erased_at !== null) {
@@ -595,7 +614,7 @@ export class PersonalData extends Context.Service<
             yield* checkReason(request.reason, lead)
             const removed: Record<string, number> = {}
             for (const step of erasureSteps) {
-              removed[step.table] = yield* step.erase(request.leadId).pipe(Effect.orDie)
+              removed[step.table] = yield* step.erase(lead.organization_id, request.leadId).pipe(Effect.orDie)
             }
             const country = yield* countryOf(lead.organization_id)
             removed.kept_bodies = yield* eraseKeptBodies(
@@ -607,7 +626,7 @@ export class PersonalData extends Context.Service<
               UPDATE leads
               SET nombre = NULL, telefono = NULL, phone_key = NULL, email = NULL, property_id = NULL,
                   assignee_id = NULL, erased_at = ${now}, updated_at = ${now}
-              WHERE id = ${request.leadId}`.pipe(Effect.orDie)
+              WHERE organization_id = ${lead.organization_id} AND id = ${request.leadId}`.pipe(Effect.orDie)
             removed.leads = 1
             yield* sql`
               INSERT INTO lead_erasures (lead_id, organization_id, erased_at, erased_by, reason, removed)
