@@ -123,7 +123,7 @@ describe("concurrent writes (postgres)", () => {
         Object.fromEntries(fixture.agentIds.map((id) => [id, 20]))
       )
       const tasksPerAgent = yield* sql<{ assignee_id: string; n: number }>`
-        SELECT t.assignee_id, count(*)::int AS n FROM lead_tasks t JOIN leads l ON l.id = t.lead_id
+        SELECT t.assignee_id, count(*)::int AS n FROM lead_tasks t JOIN leads l ON l.organization_id = t.organization_id AND l.id = t.lead_id
         WHERE l.organization_id = ${fixture.organizationId} GROUP BY t.assignee_id`.pipe(Effect.orDie)
       assert.deepStrictEqual(
         Object.fromEntries(tasksPerAgent.map((row) => [row.assignee_id, row.n])),

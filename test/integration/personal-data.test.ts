@@ -14,7 +14,7 @@ import { WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
 import { WebhookSender } from "../../src/Webhooks/Sender.ts"
 import { WebhookWorker } from "../../src/Webhooks/Worker.ts"
 import { postLead } from "../support/Client.ts"
-import { layerTestConfig } from "../support/Database.ts"
+import { layerTestConfig, postgres } from "../support/Database.ts"
 import { makePostgresHarness } from "./Harness.ts"
 
 const leadEventOf = (event: WebhookEvent): LeadWriteEvent => {
@@ -147,6 +147,14 @@ const createAndEnrich = (
     yield* harness.flushLog
     return created.body.lead_id as string
   })
+
+/**
+ * The races below pause a write part-way with a test trigger (`pg_sleep`) and watch for it in
+ * `pg_stat_activity`. On Citus a write runs on the worker holding the organization, where the
+ * coordinator's sessions cannot see it pause (and a trigger on a distributed table is refused): they
+ * run on plain PostgreSQL only. The locks they prove are the same row locks on either.
+ */
+const pausesWithTriggers = postgres().citus !== null
 
 describe("personal data on PostgreSQL, through the real API", () => {
   it.live(
@@ -342,7 +350,7 @@ describe("personal data on PostgreSQL, through the real API", () => {
     })
   )
 
-  it.live(
+  it.live.skipIf(pausesWithTriggers)(
     "an erasure committing between an enrichment's insert and its update: the request creates a new lead",
     () =>
       Effect.gen(function* () {
@@ -390,7 +398,7 @@ describe("personal data on PostgreSQL, through the real API", () => {
       })
   )
 
-  it.live(
+  it.live.skipIf(pausesWithTriggers)(
     "an enrichment holding the lead when the erasure starts: the erasure waits and removes its note too",
     () =>
       Effect.gen(function* () {
@@ -506,7 +514,7 @@ const startReceiver = Effect.gen(function* () {
 })
 
 describe("personal data and webhooks on PostgreSQL", () => {
-  it.live(
+  it.live.skipIf(pausesWithTriggers)(
     "the export lists the deliveries; the erasure waits for a send in progress, fails the pending ones, and no worker sends the person afterwards",
     () =>
       Effect.gen(function* () {

@@ -57,26 +57,53 @@ export interface DatabaseOptions {
   readonly durable?: boolean
 }
 
+/** The databases this test file created, dropped after it (`dropCreatedDatabases`). */
+const created = new Set<string>()
+
+/** An admin session on the run's server itself (not through its pooler), in `postgres`. */
+const adminClient = () => {
+  const pg = postgres()
+  const server = pg.direct ?? pg
+  return PgClient.makeClient({
+    host: server.host,
+    port: server.port,
+    username: pg.user,
+    password: Redacted.make(pg.password),
+    database: "postgres"
+  })
+}
+
+/**
+ * Drops the databases this test file created, each with whatever still holds a session in it (a
+ * server a test left running). On Citus every database keeps a maintenance process on each node
+ * while it exists: a run that kept them all would spend its CPU on them. A database that cannot be
+ * dropped is left to the throwaway cluster.
+ */
+export const dropCreatedDatabases = Effect.scoped(
+  Effect.gen(function* () {
+    if (created.size === 0) return
+    const admin = yield* adminClient()
+    for (const name of created) {
+      yield* Effect.ignore(admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+      created.delete(name)
+    }
+  })
+).pipe(Effect.provide(Reactivity.layer), Effect.ignore)
+
 /**
  * A new database in the run's cluster, empty or a copy of `template`. Behind a pooler, which
  * ignores the service's startup parameters, the database gets them as its own defaults.
  */
 const make = (prefix: string, template: string | null, options: DatabaseOptions) => {
   const pg = postgres()
-  const server = pg.direct ?? pg
   const name = `${prefix}_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
   return Effect.scoped(
     Effect.gen(function* () {
-      const admin = yield* PgClient.makeClient({
-        host: server.host,
-        port: server.port,
-        username: pg.user,
-        password: Redacted.make(pg.password),
-        database: "postgres"
-      })
+      const admin = yield* adminClient()
       yield* admin.unsafe(
         template === null ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`
       )
+      created.add(name)
       if (options.durable !== true) yield* admin.unsafe(`ALTER DATABASE ${name} SET synchronous_commit = off`)
       if (pg.direct !== null)
         for (const [setting, value] of Object.entries(sessionSettings))
@@ -85,7 +112,10 @@ const make = (prefix: string, template: string | null, options: DatabaseOptions)
   ).pipe(Effect.provide(Reactivity.layer), Effect.orDie, Effect.as(name))
 }
 
-/** Creates an empty database in the run's cluster and returns its name. */
+/**
+ * Creates an empty database in the run's cluster and returns its name. (On a Citus cluster whose
+ * template1 holds the schema, `.ci/citus`'s, it is a migrated one: the tests of migrating run elsewhere.)
+ */
 export const createDatabase = Effect.fn("test.createDatabase")(function* (
   prefix = "t",
   options: DatabaseOptions = {}

@@ -93,6 +93,8 @@ export default async function setup(project: TestProject) {
     )
     const user = decodeURIComponent(url.username)
     const password = decodeURIComponent(url.password)
+    // A Citus cluster copies template1 only: `.ci/citus` migrates it (the schema placed on the workers)
+    // and says so (TEST_CITUS_TEMPLATE=template1); a session here would keep it from being copied.
     const template =
       citus === null
         ? await makeTemplate({
@@ -102,7 +104,9 @@ export default async function setup(project: TestProject) {
             user,
             password
           })
-        : undefined
+        : process.env.TEST_CITUS_TEMPLATE === "template1"
+          ? { name: "template1", drop: () => undefined }
+          : undefined
     project.provide("postgres", {
       host: url.hostname,
       port: portOf(url),
