@@ -129,6 +129,9 @@ export const minimumFailedAttempts = 3
 const PendingRow = Schema.Struct({ count: Schema.Number, oldest: Schema.NullOr(Schema.Date) })
 
 const decodeClaimed = Schema.decodeUnknownEffect(Schema.Array(ClaimedRow))
+const decodeOrganizations = Schema.decodeUnknownEffect(
+  Schema.Array(Schema.Struct({ organization_id: Schema.String }))
+)
 const decodeSnapshots = Schema.decodeUnknownEffect(Schema.Array(SnapshotRow))
 const decodePending = Schema.decodeUnknownEffect(Schema.Array(PendingRow))
 
@@ -236,36 +239,68 @@ export class WebhookDeliveries extends Context.Service<
       return WebhookDeliveries.of({
         claim: Effect.fn("WebhookDeliveries.claim")(function* (request) {
           const now = yield* Clock.currentTimeMillis
-          const token = crypto.randomUUID()
-          const rows = yield* sql`
-            WITH picked AS (
-              SELECT d.endpoint_id, d.event_id
-              FROM webhook_endpoints e
-              CROSS JOIN LATERAL (
-                SELECT x.endpoint_id, x.event_id, x.next_attempt_at
-                FROM webhook_deliveries x
-                WHERE x.endpoint_id = e.id AND x.state = 'pending' AND x.next_attempt_at <= ${new Date(now)}
-                ORDER BY x.next_attempt_at
-                LIMIT ${request.perEndpoint}
-                FOR UPDATE OF x SKIP LOCKED
-              ) d
-              WHERE e.disabled_at IS NULL
-                AND NOT (e.id = ANY (${`{${request.excludeEndpoints.join(",")}}`}::uuid[]))
-              ORDER BY d.next_attempt_at
-              LIMIT ${request.limit}
-            )
-            UPDATE webhook_deliveries w
-            SET attempts = w.attempts + 1, next_attempt_at = ${new Date(now + request.leaseMillis)},
-                lease_token = ${token}
-            FROM picked, webhook_endpoints e, outbox_events o
-            WHERE w.endpoint_id = picked.endpoint_id AND w.event_id = picked.event_id
-              AND e.id = w.endpoint_id AND o.id = w.outbox_id
-            RETURNING w.endpoint_id, w.event_id, w.attempts, w.failures, e.url, e.secret, e.previous_secret,
-                      e.previous_secret_expires_at, o.type, o.created_at, o.organization_id, o.lead_id,
-                      o.livemode, o.webhook_snapshot AS snapshot`.pipe(
-            Effect.flatMap(decodeClaimed),
+          const due = new Date(now)
+          const excluded = `{${request.excludeEndpoints.join(",")}}`
+          // Which deliveries the claim takes, read without locks across every organization: the due
+          // ones, oldest first, at most `perEndpoint` per endpoint and `limit` in all. Each
+          // organization's share is then claimed by a statement that names it, the one way a row
+          // lock stays on one node of a cluster distributed by organization
+          // (docs/sre.md#distributing-by-organization-citus).
+          const picked = yield* sql`
+            SELECT e.organization_id
+            FROM webhook_endpoints e
+            CROSS JOIN LATERAL (
+              SELECT x.next_attempt_at
+              FROM webhook_deliveries x
+              WHERE x.organization_id = e.organization_id AND x.endpoint_id = e.id
+                AND x.state = 'pending' AND x.next_attempt_at <= ${due}
+              ORDER BY x.next_attempt_at
+              LIMIT ${request.perEndpoint}
+            ) d
+            WHERE e.disabled_at IS NULL AND NOT (e.id = ANY (${excluded}::uuid[]))
+            ORDER BY d.next_attempt_at
+            LIMIT ${request.limit}`.pipe(
+            Effect.flatMap(decodeOrganizations),
             availableOrFail("WebhookDeliveries.claim")
           )
+          const shares = new Map<string, number>()
+          for (const { organization_id } of picked)
+            shares.set(organization_id, (shares.get(organization_id) ?? 0) + 1)
+          const token = crypto.randomUUID()
+          const rows = (yield* Effect.forEach(shares, ([organizationId, share]) =>
+            sql`
+              WITH picked AS (
+                SELECT d.endpoint_id, d.event_id
+                FROM webhook_endpoints e
+                CROSS JOIN LATERAL (
+                  SELECT x.endpoint_id, x.event_id, x.next_attempt_at
+                  FROM webhook_deliveries x
+                  WHERE x.organization_id = ${organizationId} AND x.endpoint_id = e.id
+                    AND x.state = 'pending' AND x.next_attempt_at <= ${due}
+                  ORDER BY x.next_attempt_at
+                  LIMIT ${request.perEndpoint}
+                  FOR UPDATE OF x SKIP LOCKED
+                ) d
+                WHERE e.organization_id = ${organizationId} AND e.disabled_at IS NULL
+                  AND NOT (e.id = ANY (${excluded}::uuid[]))
+                ORDER BY d.next_attempt_at
+                LIMIT ${share}
+              )
+              UPDATE webhook_deliveries w
+              SET attempts = w.attempts + 1, next_attempt_at = ${new Date(now + request.leaseMillis)},
+                  lease_token = ${token}
+              FROM picked, webhook_endpoints e, outbox_events o
+              WHERE w.organization_id = ${organizationId} AND w.endpoint_id = picked.endpoint_id
+                AND w.event_id = picked.event_id
+                AND e.organization_id = ${organizationId} AND e.id = w.endpoint_id
+                AND o.organization_id = ${organizationId} AND o.id = w.outbox_id
+              RETURNING w.endpoint_id, w.event_id, w.attempts, w.failures, e.url, e.secret, e.previous_secret,
+                        e.previous_secret_expires_at, o.type, o.created_at, o.organization_id, o.lead_id,
+                        o.livemode, o.webhook_snapshot AS snapshot`.pipe(
+              Effect.flatMap(decodeClaimed),
+              availableOrFail("WebhookDeliveries.claim")
+            )
+          )).flat()
           return yield* Effect.forEach(rows, (row) =>
             eventOf(row).pipe(
               Effect.orDie,
@@ -297,6 +332,7 @@ export class WebhookDeliveries extends Context.Service<
           const state = failed ? (nextAttemptAt === null ? "failed" : "pending") : "delivered"
           const windowStart = new Date(result.attemptedAt - disableAfterMillis)
           const endpointId = claimed.endpointId
+          const organizationId = claimed.event.organizationId
           // One statement: the delivery, its attempt, and the endpoint's clock
           // (docs/webhooks.md#when-an-endpoint-keeps-failing). A healthy endpoint's row is not touched.
           // The failed attempts are counted since `failing_since`, the whole time without a success, not
@@ -309,13 +345,13 @@ export class WebhookDeliveries extends Context.Service<
                   last_error = ${error}, last_attempt_at = ${attemptedAt},
                   next_attempt_at = ${nextAttemptAt}, lease_token = NULL,
                   delivered_at = ${failed ? null : attemptedAt}
-              WHERE endpoint_id = ${endpointId} AND event_id = ${claimed.event.eventId}
-                AND lease_token = ${claimed.token}
+              WHERE organization_id = ${organizationId} AND endpoint_id = ${endpointId}
+                AND event_id = ${claimed.event.eventId} AND lease_token = ${claimed.token}
               RETURNING endpoint_id, event_id
             ), attempt AS (
               INSERT INTO webhook_attempts
                 (organization_id, endpoint_id, event_id, attempt, at, status, error, duration_ms)
-              SELECT ${claimed.event.organizationId}, endpoint_id, event_id, ${claimed.attempt}, ${attemptedAt},
+              SELECT ${organizationId}, endpoint_id, event_id, ${claimed.attempt}, ${attemptedAt},
                      ${result.status}, ${error}, ${Math.max(0, Math.round(result.durationMillis))}
               FROM recorded
               ON CONFLICT DO NOTHING
@@ -325,20 +361,21 @@ export class WebhookDeliveries extends Context.Service<
                        WHEN ${failed} AND COALESCE(e.failing_since, ${attemptedAt}) <= ${windowStart}
                             AND 1 + (SELECT count(*) FROM (
                                        SELECT 1 FROM webhook_attempts a
-                                       WHERE a.organization_id = e.organization_id AND a.endpoint_id = e.id
+                                       WHERE a.organization_id = ${organizationId} AND a.endpoint_id = e.id
                                          AND a.at >= e.failing_since AND a.error IS NOT NULL
                                        LIMIT ${minimumFailedAttempts - 1}) since)
                                 >= ${minimumFailedAttempts}
                          THEN 'failing'
                      END AS reason
-              FROM webhook_endpoints e WHERE e.id = ${endpointId}
+              FROM webhook_endpoints e WHERE e.organization_id = ${organizationId} AND e.id = ${endpointId}
             ), clock AS (
               UPDATE webhook_endpoints e
               SET failing_since = CASE WHEN ${failed} THEN COALESCE(e.failing_since, ${attemptedAt}) END,
                   disabled_at = COALESCE(e.disabled_at, CASE WHEN verdict.reason IS NOT NULL THEN ${attemptedAt}::timestamptz END),
                   disabled_reason = CASE WHEN e.disabled_at IS NULL THEN verdict.reason ELSE e.disabled_reason END
               FROM verdict
-              WHERE e.id = ${endpointId} AND EXISTS (SELECT 1 FROM recorded)
+              WHERE e.organization_id = ${organizationId} AND e.id = ${endpointId}
+                AND EXISTS (SELECT 1 FROM recorded)
                 AND (${failed} OR e.failing_since IS NOT NULL)
               RETURNING e.id, e.organization_id, e.url,
                         e.disabled_reason = 'failing' AND e.disabled_at = ${attemptedAt} AS paused
@@ -364,8 +401,10 @@ export class WebhookDeliveries extends Context.Service<
               Effect.gen(function* () {
                 const [row] = yield* sql`
                   SELECT o.webhook_snapshot AS snapshot
-                  FROM webhook_deliveries d JOIN outbox_events o ON o.id = d.outbox_id AND o.organization_id = d.organization_id
-                  WHERE d.endpoint_id = ${claimed.endpointId} AND d.event_id = ${claimed.event.eventId}
+                  FROM webhook_deliveries d
+                  JOIN outbox_events o ON o.organization_id = ${claimed.event.organizationId} AND o.id = d.outbox_id
+                  WHERE d.organization_id = ${claimed.event.organizationId} AND d.endpoint_id = ${claimed.endpointId}
+                    AND d.event_id = ${claimed.event.eventId}
                     AND d.state = 'pending' AND d.lease_token = ${claimed.token}
                   FOR SHARE OF d`.pipe(
                   Effect.flatMap(decodeSnapshots),
@@ -387,8 +426,10 @@ export class WebhookDeliveries extends Context.Service<
           const now = yield* Clock.currentTimeMillis
           yield* sql`
             UPDATE webhook_deliveries SET next_attempt_at = ${new Date(now)}, lease_token = NULL
-            WHERE endpoint_id = ${claimed.endpointId} AND event_id = ${claimed.event.eventId}
-              AND lease_token = ${claimed.token}`.pipe(availableOrFail("WebhookDeliveries.release"))
+            WHERE organization_id = ${claimed.event.organizationId} AND endpoint_id = ${claimed.endpointId}
+              AND event_id = ${claimed.event.eventId} AND lease_token = ${claimed.token}`.pipe(
+            availableOrFail("WebhookDeliveries.release")
+          )
         }),
 
         list: Effect.fn("WebhookDeliveries.list")(function* (endpointId, limit) {
@@ -471,7 +512,8 @@ export class WebhookDeliveries extends Context.Service<
             WITH gone AS (
               DELETE FROM outbox_events o
               WHERE o.created_at < ${cutoff}
-                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.outbox_id = o.id)
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d
+                                WHERE d.organization_id = o.organization_id AND d.outbox_id = o.id)
               RETURNING 1
             )
             SELECT count(*)::int AS n FROM gone`.pipe(countOf, availableOrFail("WebhookDeliveries.prune"))
