@@ -2,6 +2,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { decodeRows } from "../Platform/Sql.ts"
+import { endpointKey } from "./Endpoints.ts"
 
 /** One attempt of a delivery, as `webhook attempts` prints it. */
 export interface AttemptView {
@@ -20,7 +21,8 @@ const AttemptRow = Schema.Struct({
   duration_ms: Schema.Number
 })
 
-const DeliveryRow = Schema.Struct({ found: Schema.Boolean })
+/** A delivery joined to its attempts: one row without an attempt when it has none. */
+const DeliveryAttemptRow = Schema.Union([AttemptRow, Schema.Struct({ at: Schema.Null })])
 
 /**
  * Every attempt of a delivery (written by `WebhookDeliveries.record`, in the statement that records
@@ -40,18 +42,18 @@ export class WebhookAttempts extends Context.Service<
       const sql = yield* SqlClient.SqlClient
       return WebhookAttempts.of({
         list: Effect.fn("WebhookAttempts.list")(function* (endpointId, eventId) {
-          const [delivery] = yield* sql`
-            SELECT EXISTS (SELECT 1 FROM webhook_deliveries WHERE endpoint_id = ${endpointId} AND event_id = ${eventId})
-                   AS found
-            FROM webhook_endpoints WHERE id = ${endpointId}`.pipe(decodeRows(DeliveryRow))
-          if (delivery === undefined) return yield* new UnknownEntity({ entity: "webhook", id: endpointId })
-          if (!delivery.found) return yield* new UnknownEntity({ entity: "event", id: eventId })
+          const endpoint = yield* endpointKey(sql, endpointId)
           const rows = yield* sql`
             SELECT a.at, a.status, a.error, a.duration_ms
-            FROM webhook_attempts a JOIN webhook_endpoints e ON e.organization_id = a.organization_id
-            WHERE e.id = ${endpointId} AND a.endpoint_id = ${endpointId} AND a.event_id = ${eventId}
-            ORDER BY a.attempt`.pipe(decodeRows(AttemptRow))
-          return rows.map((row) => ({ ...row, at: row.at.toISOString() }))
+            FROM webhook_deliveries d
+            LEFT JOIN webhook_attempts a
+              ON a.organization_id = ${endpoint.organization_id} AND a.endpoint_id = d.endpoint_id
+             AND a.event_id = d.event_id
+            WHERE d.organization_id = ${endpoint.organization_id} AND d.endpoint_id = ${endpoint.id}
+              AND d.event_id = ${eventId}
+            ORDER BY a.attempt`.pipe(decodeRows(DeliveryAttemptRow))
+          if (rows.length === 0) return yield* new UnknownEntity({ entity: "event", id: eventId })
+          return rows.flatMap((row) => (row.at === null ? [] : [{ ...row, at: row.at.toISOString() }]))
         })
       })
     })

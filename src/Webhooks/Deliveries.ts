@@ -3,7 +3,8 @@ import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { type DeliveredType, deliveredTypes, type WebhookEvent } from "../Domain/WebhookPayload.ts"
 import { WebhookConfig, webhookConfig } from "../Platform/Config.ts"
-import { availableOrFail, countOf, decodeRows, StoreUnavailable } from "../Platform/Sql.ts"
+import { availableOrFail, countOf, decodeRows, decodeSingle, StoreUnavailable } from "../Platform/Sql.ts"
+import { endpointKey } from "./Endpoints.ts"
 
 /** One attempt's worth of work, leased to this worker until `leaseUntil`. */
 export interface ClaimedDelivery {
@@ -228,14 +229,6 @@ export class WebhookDeliveries extends Context.Service<
       })
       const iso = (date: Date | null) => (date === null ? null : date.toISOString())
 
-      const endpointExists = (id: string) =>
-        sql`SELECT 1 FROM webhook_endpoints WHERE id = ${id}`.pipe(
-          Effect.orDie,
-          Effect.flatMap((rows) =>
-            rows.length === 0 ? Effect.fail(new UnknownEntity({ entity: "webhook", id })) : Effect.void
-          )
-        )
-
       return WebhookDeliveries.of({
         claim: Effect.fn("WebhookDeliveries.claim")(function* (request) {
           const now = yield* Clock.currentTimeMillis
@@ -433,10 +426,11 @@ export class WebhookDeliveries extends Context.Service<
         }),
 
         list: Effect.fn("WebhookDeliveries.list")(function* (endpointId, limit) {
-          yield* endpointExists(endpointId)
+          const endpoint = yield* endpointKey(sql, endpointId)
           const rows = yield* sql`
             SELECT event_id, type, state, attempts, last_status, last_error, last_attempt_at, next_attempt_at
-            FROM webhook_deliveries WHERE endpoint_id = ${endpointId}
+            FROM webhook_deliveries
+            WHERE organization_id = ${endpoint.organization_id} AND endpoint_id = ${endpoint.id}
             ORDER BY created_at DESC, outbox_id DESC
             LIMIT ${limit}`.pipe(decodeRows(DeliveryRow))
           return rows.map((row) => ({
@@ -447,26 +441,28 @@ export class WebhookDeliveries extends Context.Service<
         }),
 
         resend: Effect.fn("WebhookDeliveries.resend")(function* (endpointId, eventId) {
-          yield* endpointExists(endpointId)
+          const endpoint = yield* endpointKey(sql, endpointId)
           const now = yield* Clock.currentTimeMillis
           const rows = yield* sql`
             UPDATE webhook_deliveries
             SET state = 'pending', failures = 0, next_attempt_at = ${new Date(now)}, lease_token = NULL,
                 delivered_at = NULL
-            WHERE endpoint_id = ${endpointId} AND event_id = ${eventId}
+            WHERE organization_id = ${endpoint.organization_id} AND endpoint_id = ${endpoint.id}
+              AND event_id = ${eventId}
             RETURNING event_id`.pipe(Effect.orDie)
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "event", id: eventId })
           yield* sql`SELECT pg_notify('lead_intake_webhooks', '')`.pipe(Effect.orDie)
         }),
 
         resendFailed: Effect.fn("WebhookDeliveries.resendFailed")(function* (endpointId, since) {
-          yield* endpointExists(endpointId)
+          const endpoint = yield* endpointKey(sql, endpointId)
           const now = yield* Clock.currentTimeMillis
           const queued = yield* sql`
             WITH queued AS (
               UPDATE webhook_deliveries
               SET state = 'pending', failures = 0, next_attempt_at = ${new Date(now)}, lease_token = NULL
-              WHERE endpoint_id = ${endpointId} AND state = 'failed' AND created_at >= ${since}
+              WHERE organization_id = ${endpoint.organization_id} AND endpoint_id = ${endpoint.id}
+                AND state = 'failed' AND created_at >= ${since}
               RETURNING 1
             )
             SELECT count(*)::int AS n FROM queued`.pipe(countOf, Effect.orDie)
@@ -476,14 +472,16 @@ export class WebhookDeliveries extends Context.Service<
         }),
 
         sendTest: Effect.fn("WebhookDeliveries.sendTest")(function* (endpointId) {
+          const endpoint = yield* endpointKey(sql, endpointId)
           const now = new Date(yield* Clock.currentTimeMillis)
-          const rows = yield* sql`
-            SELECT added.event_id FROM webhook_endpoints e
-            CROSS JOIN LATERAL add_outbox_event(e.organization_id, NULL, 'webhook.test', '{}'::jsonb, ${now}, true, NULL,
-                                                jsonb_build_object('endpoint_id', e.id)) AS added
-            WHERE e.id = ${endpointId}`.pipe(decodeRows(Schema.Struct({ event_id: Schema.String })))
-          const [row] = rows
-          if (row === undefined) return yield* new UnknownEntity({ entity: "webhook", id: endpointId })
+          // A call of its own, not one per row of a query on a distributed table: Citus would run it on
+          // the node holding the row, where its statements cannot reach the other nodes.
+          const row = yield* sql`
+            SELECT event_id FROM add_outbox_event(${endpoint.organization_id}, NULL, 'webhook.test', '{}'::jsonb,
+                                                  ${now}, true, NULL,
+                                                  jsonb_build_object('endpoint_id', ${endpoint.id}::uuid))`.pipe(
+            decodeSingle(Schema.Struct({ event_id: Schema.String }))
+          )
           yield* Effect.annotateCurrentSpan({
             "webhook.endpoint_id": endpointId,
             "webhook.event_id": row.event_id

@@ -49,6 +49,25 @@ const EndpointRow = Schema.Struct({
   created_at: Schema.Date
 })
 
+const EndpointKey = Schema.Struct({ organization_id: Schema.String, id: Schema.String })
+
+/**
+ * An endpoint's key, found by its id alone (the console and the CLI name an endpoint so); an unknown
+ * id fails. A read across every organization, without locks: the statements that then change or lock
+ * the endpoint's rows name its organization, as a cluster distributed by organization needs
+ * (docs/sre.md#distributing-by-organization-citus).
+ */
+export const endpointKey = (sql: SqlClient.SqlClient, id: string) =>
+  sql`SELECT organization_id, id FROM webhook_endpoints WHERE id = ${id}`.pipe(
+    decodeFirst(EndpointKey),
+    Effect.flatMap(
+      Option.match({
+        onNone: () => Effect.fail(new UnknownEntity({ entity: "webhook", id })),
+        onSome: Effect.succeed
+      })
+    )
+  )
+
 /** The old secret keeps signing beside the new one this long, so receivers can switch without a gap. */
 export const rotationGraceMillis = 24 * 60 * 60 * 1000
 
@@ -104,14 +123,13 @@ export class WebhookEndpoints extends Context.Service<
           ORDER BY a.at DESC, a.attempt DESC LIMIT 1)
         END AS last_error,
         created_at`
-      const Written = Schema.Struct({ organization_id: Schema.String, id: Schema.String })
       /**
        * An endpoint as the caller sees it, read after a write by its key: Citus takes no subquery in a
        * write's RETURNING, and `columns` has one (the last error).
        */
       const written = (write: Effect.Effect<ReadonlyArray<unknown>, SqlError.SqlError>) =>
         Effect.gen(function* () {
-          const key = yield* write.pipe(decodeFirst(Written))
+          const key = yield* write.pipe(decodeFirst(EndpointKey))
           if (Option.isNone(key)) return Option.none<typeof EndpointRow.Type>()
           return yield* sql`
             SELECT ${columns} FROM webhook_endpoints
@@ -145,38 +163,42 @@ export class WebhookEndpoints extends Context.Service<
           return rows.map(view)
         }),
         remove: Effect.fn("WebhookEndpoints.remove")(function* (id) {
-          const rows = yield* sql`DELETE FROM webhook_endpoints WHERE id = ${id} RETURNING id`.pipe(
-            Effect.orDie
-          )
+          const key = yield* endpointKey(sql, id)
+          const rows = yield* sql`
+            DELETE FROM webhook_endpoints WHERE organization_id = ${key.organization_id} AND id = ${key.id}
+            RETURNING id`.pipe(Effect.orDie)
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "webhook", id })
         }),
         disable: Effect.fn("WebhookEndpoints.disable")(function* (id) {
+          const key = yield* endpointKey(sql, id)
           const now = new Date(yield* Clock.currentTimeMillis)
           const row = yield* written(sql`
             UPDATE webhook_endpoints
             SET disabled_at = CASE WHEN disabled_reason = 'operator' THEN COALESCE(disabled_at, ${now}) ELSE ${now} END,
                 disabled_reason = 'operator'
-            WHERE id = ${id}
+            WHERE organization_id = ${key.organization_id} AND id = ${key.id}
             RETURNING organization_id, id`)
           if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "webhook", id })
           return view(row.value)
         }),
         enable: Effect.fn("WebhookEndpoints.enable")(function* (id) {
+          const key = yield* endpointKey(sql, id)
           const row = yield* written(sql`
             UPDATE webhook_endpoints SET disabled_at = NULL, disabled_reason = NULL, failing_since = NULL
-            WHERE id = ${id}
+            WHERE organization_id = ${key.organization_id} AND id = ${key.id}
             RETURNING organization_id, id`)
           if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "webhook", id })
           return view(row.value)
         }),
         rotateSecret: Effect.fn("WebhookEndpoints.rotateSecret")(function* (id) {
+          const key = yield* endpointKey(sql, id)
           const secret = generateSecret()
           const now = yield* Clock.currentTimeMillis
           const rows = yield* sql`
             UPDATE webhook_endpoints
             SET previous_secret = secret, previous_secret_expires_at = ${new Date(now + rotationGraceMillis)},
                 secret = ${secret}
-            WHERE id = ${id} RETURNING id`.pipe(Effect.orDie)
+            WHERE organization_id = ${key.organization_id} AND id = ${key.id} RETURNING id`.pipe(Effect.orDie)
           if (rows.length === 0) return yield* new UnknownEntity({ entity: "webhook", id })
           return { id, secret }
         })
