@@ -331,6 +331,9 @@ export class WebhookDeliveries extends Context.Service<
           // The failed attempts are counted since `failing_since`, the whole time without a success, not
           // over the last `disableAfterMillis`: an endpoint whose attempts come sparsely (few events, a
           // busy worker) would otherwise never have three in the trailing window and never be paused.
+          // This attempt is the `1 +` and is left out of the count: PostgreSQL runs the CTEs on one
+          // snapshot (the count cannot see the row `attempt` inserts), Citus runs them one after the
+          // other (it can).
           const rows = yield* sql`
             WITH recorded AS (
               UPDATE webhook_deliveries
@@ -356,6 +359,7 @@ export class WebhookDeliveries extends Context.Service<
                                        SELECT 1 FROM webhook_attempts a
                                        WHERE a.organization_id = ${organizationId} AND a.endpoint_id = e.id
                                          AND a.at >= e.failing_since AND a.error IS NOT NULL
+                                         AND (a.event_id, a.attempt) <> (${claimed.event.eventId}::uuid, ${claimed.attempt})
                                        LIMIT ${minimumFailedAttempts - 1}) since)
                                 >= ${minimumFailedAttempts}
                          THEN 'failing'
