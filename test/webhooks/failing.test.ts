@@ -356,7 +356,7 @@ describe("a receiver that refuses connections, through serve and the CLI", () =>
         (sql) => sql`
           UPDATE webhook_deliveries SET state = 'failed', next_attempt_at = NULL,
             last_error = 'HTTP 500', created_at = CASE event_id WHEN ${first.eventId}::uuid
-              THEN now() - interval '2 days' ELSE created_at END
+              THEN ${new Date(Date.now() - 2 * 86_400_000)} ELSE created_at END
           WHERE endpoint_id = ${added.endpoint.id} RETURNING 1`
       )
       const since = new Date(Date.now() - 86_400_000).toISOString()
