@@ -13,7 +13,7 @@ import {
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { PersonalData } from "../../src/PersonalData/PersonalData.ts"
 import { WebhookConfig, type WebhookConfigShape } from "../../src/Platform/Config.ts"
-import { type ClaimRequest, WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
+import { type ClaimedDelivery, type ClaimRequest, WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { rotationGraceMillis, WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
 import { layerPostgresServices, seed } from "../support/Client.ts"
 import { expectFailure, leadWrite, setClock } from "./Suite.ts"
@@ -517,6 +517,47 @@ acrossLayers((test) => {
         new Set([a.endpoint.id, b.endpoint.id])
       )
       assert.deepStrictEqual((yield* deliveries.pending()).count, 8)
+    }))
+
+  test("claims across organizations oldest first, within the bounds per endpoint and in total", () =>
+    Effect.gen(function* () {
+      const endpoints = yield* WebhookEndpoints
+      const deliveries = yield* WebhookDeliveries
+      const first = yield* seed()
+      const second = yield* seed()
+      const start = yield* setClock("2026-11-23T10:00:00.000Z")
+      const endpointOf = new Map<string, string>()
+      for (const [name, fixture] of [
+        ["first", first],
+        ["second", second]
+      ] as const) {
+        const added = yield* endpoints.add({
+          organizationId: fixture.organizationId,
+          url: publicUrl,
+          events: ["lead.created"]
+        })
+        endpointOf.set(added.endpoint.id, name)
+      }
+      // Due at 0 s, 1 s, 2 s, 3 s and 4 s.
+      for (const fixture of [first, second, first, first, second]) {
+        yield* lead(fixture)
+        yield* TestClock.adjust("1 second")
+      }
+      const seen = (claimed: ReadonlyArray<ClaimedDelivery>) =>
+        claimed
+          .map((c) => [(c.event.createdAt.getTime() - start) / 1000, endpointOf.get(c.endpointId)] as const)
+          .sort(([a], [b]) => a - b)
+      // Two per endpoint, three in all: the oldest three of those, whatever their organization.
+      assert.deepStrictEqual(seen(yield* deliveries.claim({ ...claimAll, limit: 3, perEndpoint: 2 })), [
+        [0, "first"],
+        [1, "second"],
+        [2, "first"]
+      ])
+      assert.deepStrictEqual(seen(yield* deliveries.claim(claimAll)), [
+        [3, "first"],
+        [4, "second"]
+      ])
+      assert.deepStrictEqual(yield* deliveries.claim(claimAll), [])
     }))
 
   test("signs with the old and new secret for 24 hours after a rotation", () =>
