@@ -38,7 +38,11 @@ describe("CSV exports from the console's API", { timeout: 120_000 }, () => {
   const audit = (action: string) =>
     sql<{ operator_email: string; target: string; organization_id: string | null }>(
       (sql) => sql`
-        SELECT operator_email, target, organization_id FROM audit_log WHERE action = ${action} ORDER BY id`
+        SELECT operator_email, target, organization_id FROM (
+          SELECT id, operator_email, target, organization_id FROM audit_log WHERE action = ${action}
+          UNION ALL
+          SELECT id, operator_email, target, NULL FROM platform_audit_log WHERE action = ${action}
+        ) entries ORDER BY id`
     )
 
   beforeAll(async () => {
@@ -48,12 +52,17 @@ describe("CSV exports from the console's API", { timeout: 120_000 }, () => {
     await sql((sql) => sql`UPDATE origins SET label = 'Sitio, "web"' WHERE id = ${a.originId} RETURNING id`)
     await sql(
       (sql) => sql`
-        INSERT INTO request_log (request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms, livemode)
-        VALUES ('csv-1', '2026-11-20T10:00:00Z', ${a.originId}, ${a.prefix}, 201, 'created', '=HYPERLINK("http://x","y")', 3.5, true),
-               ('csv-2', '2026-11-20T11:00:00Z', ${a.originId}, ${a.prefix}, 400, 'validation_error', '+cmd|calc', 1, true),
-               ('csv-3', '2026-11-20T12:00:00Z', ${a.originId}, 'lk_test_abcdefgh', 400, 'validation_error', NULL, 2, false),
-               ('csv-b', '2026-11-20T13:00:00Z', ${b.originId}, ${b.prefix}, 400, 'validation_error', NULL, 2, true),
-               ('csv-none', '2026-11-20T14:00:00Z', NULL, 'lk_live_zzzzzzzz', 401, 'invalid_key', NULL, 1, true)
+        INSERT INTO request_log (organization_id, request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms, livemode)
+        VALUES (${a.organizationId}, 'csv-1', '2026-11-20T10:00:00Z', ${a.originId}, ${a.prefix}, 201, 'created', '=HYPERLINK("http://x","y")', 3.5, true),
+               (${a.organizationId}, 'csv-2', '2026-11-20T11:00:00Z', ${a.originId}, ${a.prefix}, 400, 'validation_error', '+cmd|calc', 1, true),
+               (${a.organizationId}, 'csv-3', '2026-11-20T12:00:00Z', ${a.originId}, 'lk_test_abcdefgh', 400, 'validation_error', NULL, 2, false),
+               (${b.organizationId}, 'csv-b', '2026-11-20T13:00:00Z', ${b.originId}, ${b.prefix}, 400, 'validation_error', NULL, 2, true)
+        RETURNING id`
+    )
+    await sql(
+      (sql) => sql`
+        INSERT INTO unattributed_requests (request_id, at, key_prefix, status, outcome, idempotency_key, duration_ms, livemode)
+        VALUES ('csv-none', '2026-11-20T14:00:00Z', 'lk_live_zzzzzzzz', 401, 'invalid_key', NULL, 1, true)
         RETURNING id`
     )
     await sql(
@@ -197,8 +206,8 @@ describe("CSV exports from the console's API", { timeout: 120_000 }, () => {
     const { a } = harness
     await sql(
       (sql) => sql`
-        INSERT INTO request_log (request_id, at, origin_id, key_prefix, status, outcome, duration_ms, livemode)
-        SELECT 'bulk-' || n, timestamptz '2026-10-01T00:00:00Z' + n * interval '1 second', ${a.originId},
+        INSERT INTO request_log (organization_id, request_id, at, origin_id, key_prefix, status, outcome, duration_ms, livemode)
+        SELECT ${a.organizationId}, 'bulk-' || n, timestamptz '2026-10-01T00:00:00Z' + n * interval '1 second', ${a.originId},
                ${a.prefix}, 201, 'created', 1, true
         FROM generate_series(1, 20000) AS n
         RETURNING id`

@@ -103,6 +103,23 @@ const textInputs: Record<string, ReadonlyArray<readonly [Place, string]>> = {
     ["path", "id"],
     ["query", "org"]
   ],
+  exportLeads: [
+    ["query", "org"],
+    ["query", "q"],
+    ["query", "test"]
+  ],
+  exportRequests: [
+    ["query", "org"],
+    ["query", "origin"],
+    ["query", "unattributed"],
+    ["query", "status_class"],
+    ["query", "outcome"],
+    ["query", "from"],
+    ["query", "to"],
+    ["query", "request_id"],
+    ["query", "idempotency_key"],
+    ["query", "test"]
+  ],
   erasures: [["query", "org"]],
   eraseLead: [
     ["path", "id"],
