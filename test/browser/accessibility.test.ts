@@ -3,6 +3,8 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { en } from "../../src/Console/web/messages/en.ts"
+import { es } from "../../src/Console/web/messages/es.ts"
 import { json } from "../e2e/Processes.ts"
 import { type Receiver, startReceiver } from "../webhooks/support.ts"
 import { strayWords } from "./catalog-words.ts"
@@ -150,6 +152,9 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     })
     expect(created.status).toBe(201)
     webhookId = (created.body as { endpoint: { id: string } }).endpoint.id
+    // an export of each list, so the Audit page shows both actions, in either language
+    for (const list of ["requests", "leads"])
+      await page.evaluate(async (url) => (await fetch(url)).text(), `/api/${list}.csv`)
     await context.close()
 
     const first = await postLead(app.publicUrl, origin.key, {
@@ -181,7 +186,7 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     await receiver?.close()
   })
 
-  const views = (): ReadonlyArray<View> => [
+  const views = (language: Language): ReadonlyArray<View> => [
     {
       name: "overview",
       path: "/overview",
@@ -266,7 +271,17 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
           page.locator(`main tr[data-webhook-id="${webhookId}"] button`).filter({ hasText: /…$/ }).click()
         )
     },
-    { name: "audit", path: "/audit" }
+    {
+      name: "audit",
+      path: "/audit",
+      open: async (page) => {
+        const actions = { es, en }[language].audit.actions
+        for (const action of ["requests.export_csv", "leads.export_csv"])
+          await expect
+            .poll(() => page.locator(`main [data-action="${action}"]`).first().textContent())
+            .toBe(actions[action])
+      }
+    }
   ]
 
   for (const language of ["es", "en"] as const) {
@@ -337,7 +352,7 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
           })
         }
 
-        for (const view of views()) {
+        for (const view of views(language)) {
           it(view.name, async () => {
             await page.goto(view.path.replace(":lead", leadId))
             await page.locator("main h1").waitFor()

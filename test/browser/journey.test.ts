@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { json } from "../e2e/Processes.ts"
@@ -353,6 +354,78 @@ describe("the operator console, journey by journey", () => {
     await page.goto("/leads")
     await expect.poll(() => page.locator("tbody tr[data-lead-id]").count()).toBe(50)
     await screenshot(page, "leads", { fullPage: false })
+  })
+
+  it("exports the request log and the leads as CSV with the filters in effect; the Audit page lists both exports", async () => {
+    const sheet = json(
+      await app.cli("origin", "create", "--org", org, "--label", "Hoja, de cálculo", "--json")
+    )
+    const sent = await postLead(
+      app.publicUrl,
+      sheet.key,
+      { nombre: "=SUMA(1;2)", telefono: "+52 55 3000 4000", email: "hoja@example.com" },
+      { "idempotency-key": '=HYPERLINK("http://x","y")' }
+    )
+    expect(sent.status, JSON.stringify(sent.body)).toBe(201)
+    /** Clicks Export CSV and reads the file the browser saved. */
+    const exported = async () => {
+      const download = page.waitForEvent("download")
+      await page.getByRole("button", { name: "Export CSV" }).click()
+      const file = await download
+      return { name: file.suggestedFilename(), text: await readFile((await file.path())!, "utf8") }
+    }
+
+    await goTo(page, "Requests")
+    await page.getByLabel("Origin").selectOption({ label: "Hoja, de cálculo" })
+    await page.getByRole("button", { name: "Apply filters" }).click()
+    await expect.poll(() => page.locator("tbody tr[data-request-id]").count()).toBe(1)
+    const requests = await exported()
+    expect(requests.name).toMatch(/^requests-\d{4}-\d{2}-\d{2}\.csv$/)
+    console.log(`requests CSV (${requests.name}):\n${requests.text.split("\r\n").slice(0, 3).join("\n")}`)
+    expect(requests.text.startsWith("\uFEFFrequest_id,at,status,outcome,origin_id,origin_label,")).toBe(true)
+    const [, row, end, ...rest] = requests.text.split("\r\n")
+    expect([end, rest]).toEqual(["", []])
+    expect(row).toMatch(
+      new RegExp(
+        `^${sent.body.request_id},[^,]+,201,created,${sheet.id},"Hoja, de cálculo",${sheet.prefix},"'=HYPERLINK\\(""http://x"",""y""\\)",${sent.body.lead_id},`
+      )
+    )
+    // the 4xx filter in effect: only refused requests, none of the sheet's
+    await page.goto("/requests?status_class=4xx")
+    await expect.poll(() => page.locator("tbody tr[data-request-id]").count()).toBeGreaterThan(0)
+    const refused = (await exported()).text.split("\r\n").slice(1, -1)
+    expect(refused.length).toBeGreaterThan(0)
+    expect(
+      refused.every((line) => /^[^,]+,[^,]+,4\d\d,/.test(line)),
+      refused.join("\n")
+    ).toBe(true)
+
+    await goTo(page, "Leads")
+    await page.getByLabel("Phone, name or e-mail").fill("SUMA")
+    await page.getByRole("button", { name: "Search" }).click()
+    await expect.poll(() => page.locator("tbody tr[data-lead-id]").count()).toBe(1)
+    const leads = await exported()
+    expect(leads.name).toMatch(/^leads-\d{4}-\d{2}-\d{2}\.csv$/)
+    console.log(`leads CSV (${leads.name}):\n${leads.text.split("\r\n").slice(0, 2).join("\n")}`)
+    expect(leads.text.split("\r\n")).toEqual([
+      "\uFEFFid,nombre,telefono,email,origin_id,origin_label,created_at",
+      expect.stringMatching(
+        new RegExp(
+          `^${sent.body.lead_id},'=SUMA\\(1;2\\),'\\+52 55 3000 4000,hoja@example.com,${sheet.id},"Hoja, de cálculo",`
+        )
+      ),
+      ""
+    ])
+
+    await goTo(page, "Audit")
+    const actions = page.locator("tbody tr[data-audit-id] [data-action]")
+    await expect
+      .poll(() => actions.allTextContents())
+      .toEqual(expect.arrayContaining(["Requests exported (CSV)", "Leads exported (CSV)"]))
+    const log = (await page.getByRole("table", { name: "Audit log" }).locator("tbody").textContent())!
+    expect(log).toContain(`requests origin=${sheet.id}: 1 row`)
+    expect(log).toContain("requests status_class=4xx:")
+    expect(log).toContain("leads q=…: 1 row")
   })
 
   it("catalog: adds, searches by codigo and external code, archives and restores", async () => {

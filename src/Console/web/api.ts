@@ -91,6 +91,22 @@ const client: AdminClient = Effect.runSync(
   }).pipe(Effect.provide(FetchHttpClient.layer))
 )
 
+export type AdminUrls = HttpApiClient.UrlBuilder<typeof AdminApi>
+
+const urls: AdminUrls = HttpApiClient.urlBuilder(AdminApi, { baseUrl: location.origin })
+
+/**
+ * The URL of a GET the browser makes itself, such as a file it saves as it arrives (a CSV export,
+ * streamed to disk rather than held by the page): built from `AdminApi` as `call` builds requests, so
+ * a renamed filter fails the type check, with the organization a platform administrator chose.
+ */
+export const apiUrl = (build: (urls: AdminUrls) => string): string => {
+  const url = new URL(build(urls))
+  if (isPlatformAdmin() && session.org !== null && !unscoped.test(url.pathname))
+    url.searchParams.set("org", session.org)
+  return url.href
+}
+
 const Envelope = Schema.Struct({
   error: Schema.Struct({
     code: Schema.String,

@@ -225,6 +225,26 @@ export const toast = (message: string, kind: "success" | "warning" | "error" = "
   setTimeout(() => item.remove(), 5000)
 }
 
+/**
+ * A button that has the browser save the file at `url()` (read when clicked, so it carries the
+ * filters in effect then): a plain download, which the browser writes to disk as it arrives.
+ */
+export const downloadButton = (label: string, url: () => string) =>
+  h(
+    "button",
+    {
+      type: "button",
+      class: "secondary",
+      onClick: () => {
+        const link = h("a", { href: url(), download: "", hidden: true })
+        document.body.append(link)
+        link.click()
+        link.remove()
+      }
+    },
+    label
+  )
+
 /** What an error box shows: an `ApiError`, or a title and a message of the page's own. */
 export interface Shown {
   readonly title: string

@@ -94,6 +94,8 @@ export const en = {
     copyFailed: (noun: string) => `Copy failed — select the ${noun} and copy it`,
     copyNoun: (noun: string) => `Copy ${noun}`,
     copiedToast: (noun: string) => `${noun[0]?.toUpperCase() ?? ""}${noun.slice(1)} copied to the clipboard.`,
+    /** Saves every row the list's filters keep as a CSV file for a spreadsheet. */
+    exportCsv: "Export CSV",
     testData: "Test data",
     testDataBadge: "TEST DATA",
     on: "On",

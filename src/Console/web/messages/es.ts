@@ -86,6 +86,7 @@ export const es: Messages = {
     copyFailed: (noun) => `No se pudo copiar: selecciona ${noun} y copia el texto a mano`,
     copyNoun: (noun) => `Copiar ${noun}`,
     copiedToast: (noun) => `Se copió ${noun} al portapapeles.`,
+    exportCsv: "Exportar CSV",
     testData: "Datos de prueba",
     testDataBadge: "DATOS DE PRUEBA",
     on: "Sí",

@@ -2,7 +2,7 @@
 // Live leads by default; the Test data switch shows the test leads instead, and lets an admin purge them.
 
 import { type LeadDetail, LeadErasure, type LeadItem } from "../../../AdminApi/AdminApi.ts"
-import { ApiError, call, canChange, isAbort } from "../api.ts"
+import { ApiError, apiUrl, call, canChange, isAbort } from "../api.ts"
 import { formatNumber, t } from "../i18n.ts"
 import type { Page, PageContext } from "../page.ts"
 import {
@@ -10,6 +10,7 @@ import {
   busy,
   type Child,
   dialogFooter,
+  downloadButton,
   errorBox,
   field,
   focusTestSwitch,
@@ -209,9 +210,14 @@ export const renderLeads: Page = async (main, { signal, navigate, search }) => {
     : testMode
       ? t.leads.testNewestFirst
       : t.leads.newestFirst
+  /** The list's filters: what it shows, what its CSV export holds. */
+  const filters = { ...(q ? { q } : {}), ...(testMode ? { test: "true" as const } : {}) }
+  const exportButton = downloadButton(t.common.exportCsv, () =>
+    apiUrl((urls) => urls.leads.exportLeads({ query: filters }))
+  )
   add(
     main,
-    pageHeader(t.leads.title, lede, testSwitch),
+    pageHeader(t.leads.title, lede, testSwitch, exportButton),
     testMode ? testDataBanner(t.leads.testBanner, purgeStatus, purgeButton) : null,
     form,
     results,
@@ -259,11 +265,7 @@ export const renderLeads: Page = async (main, { signal, navigate, search }) => {
       const page = await call(
         (api) =>
           api.leads.leads({
-            query: {
-              ...(q ? { q } : {}),
-              ...(testMode ? { test: "true" as const } : {}),
-              ...(after === null ? {} : { cursor: after })
-            }
+            query: { ...filters, ...(after === null ? {} : { cursor: after }) }
           }),
         { signal }
       )

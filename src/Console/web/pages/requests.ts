@@ -3,13 +3,14 @@
 
 import type { RequestFilters, RequestItem } from "../../../AdminApi/AdminApi.ts"
 import { decodeLeadBody } from "../../../AdminApi/LeadBody.ts"
-import { call, canChange, errorText, isAbort, isPlatformAdmin } from "../api.ts"
+import { apiUrl, call, canChange, errorText, isAbort, isPlatformAdmin } from "../api.ts"
 import { formatClock, formatDateTime, formatNumber, fromZonedLocal, t, toZonedLocal } from "../i18n.ts"
 import type { Page, PageContext } from "../page.ts"
 import {
   add,
   type Child,
   type Column,
+  downloadButton,
   duration,
   errorBox,
   field,
@@ -304,8 +305,8 @@ const statusClassOf = (value: string | undefined) => {
   return found === undefined ? {} : { status_class: found }
 }
 
-/** The API's query for the filters: only those set, the page's size and the cursor. */
-const apiQuery = (params: Filters, extra: { readonly cursor?: string | null; readonly limit: number }) => ({
+/** The API's query for the filters: only those set (the list's and its CSV export's). */
+const filterQuery = (params: Filters) => ({
   ...(params.origin ? { origin: params.origin } : {}),
   ...(params.unattributed === "true" ? { unattributed: "true" as const } : {}),
   ...statusClassOf(params.status_class),
@@ -315,7 +316,12 @@ const apiQuery = (params: Filters, extra: { readonly cursor?: string | null; rea
   ...(params.request_id ? { request_id: params.request_id } : {}),
   ...(params.idempotency_key ? { idempotency_key: params.idempotency_key } : {}),
   ...(params.kept === "true" ? { kept: "true" as const } : {}),
-  ...(params.test === "true" ? { test: "true" as const } : {}),
+  ...(params.test === "true" ? { test: "true" as const } : {})
+})
+
+/** The list's query: the filters, the page's size and the cursor. */
+const apiQuery = (params: Filters, extra: { readonly cursor?: string | null; readonly limit: number }) => ({
+  ...filterQuery(params),
   ...(extra.cursor ? { cursor: extra.cursor } : {}),
   limit: extra.limit
 })
@@ -334,6 +340,18 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
   }
   const testMode = search.get("test") === "true"
   const test = testMode ? "true" : ""
+  const params: Filters = {
+    origin: filters.unattributed ? "" : filters.origin,
+    unattributed: filters.unattributed ? "true" : "",
+    status_class: filters.status_class,
+    outcome: filters.outcome,
+    from: filters.from,
+    to: filters.to,
+    request_id: filters.request_id,
+    idempotency_key: filters.idempotency_key,
+    kept: filters.kept ? "true" : "",
+    test
+  }
   const liveStatus = h("span", { class: "live", role: "status" }, t.requests.liveEvery)
   const testSwitch = testDataSwitch({
     on: testMode,
@@ -347,7 +365,15 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
   })
   add(
     main,
-    pageHeader(t.requests.title, testMode ? t.requests.ledeTest : t.requests.lede, liveStatus, testSwitch),
+    pageHeader(
+      t.requests.title,
+      testMode ? t.requests.ledeTest : t.requests.lede,
+      liveStatus,
+      testSwitch,
+      downloadButton(t.common.exportCsv, () =>
+        apiUrl((urls) => urls.requests.exportRequests({ query: filterQuery(params) }))
+      )
+    ),
     testMode ? testDataBanner(t.requests.testBanner) : null
   )
 
@@ -465,18 +491,6 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
   )
   add(main, details, results, more)
 
-  const params: Filters = {
-    origin: filters.unattributed ? "" : filters.origin,
-    unattributed: filters.unattributed ? "true" : "",
-    status_class: filters.status_class,
-    outcome: filters.outcome,
-    from: filters.from,
-    to: filters.to,
-    request_id: filters.request_id,
-    idempotency_key: filters.idempotency_key,
-    kept: filters.kept ? "true" : "",
-    test
-  }
   const items: Array<Item> = []
   const seen = new Set<string>()
   let cursor: string | null = null
