@@ -2,17 +2,17 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
 /**
- * Keys that distribute (docs/sre.md#distributing-by-organization-citus), step 3 of 5, the last of
- * the expand release: the foreign keys that carry `organization_id`, beside the ones that do not.
+ * Keys that distribute (docs/sre.md#distributing-by-organization-citus), step 3 of 5, in the
+ * migrator's transaction with the expand release's SQL functions (the last migration before them):
  *
- * - Every foreign key between tenant tables gets a twin on `(organization_id, …)`, pointing at the
- *   unique indexes 0023 built, added `NOT VALID` (no scan under lock); 0025 validates them. The old
- *   keys stay until 0026, for the previous release.
- * - A round-robin rule's turns move from its sequence to `capture_rules.turns_taken`: the SQL
- *   functions applied with this migration take turns there, for the previous release's instances
- *   too (they call the same `create_or_enrich_lead`).
+ * - A round-robin rule's turns move from its sequence to `capture_rules.turns_taken`, read in the
+ *   transaction that makes the functions take turns there (for the previous release's instances too:
+ *   they call the same `create_or_enrich_lead`), so no turn is counted twice or lost.
+ * - The attempts of deliveries that are gone go (a trigger deletes them with their delivery until
+ *   0026; a cascading foreign key will), so that 0025 can validate that key.
  *
- * Written so that it can be applied again.
+ * `foreignKeys` lists the keys that carry `organization_id`, each beside the one it replaces: 0025
+ * adds and validates them, 0026 drops the old ones. Written so that it can be applied again.
  */
 export const foreignKeys: ReadonlyArray<
   readonly [
@@ -127,7 +127,7 @@ export const foreignKeys: ReadonlyArray<
 ]
 
 /** The key each foreign key points at: the unique index 0023 built, the primary key from 0026. */
-const referencedKeys: Record<string, string> = {
+export const referencedKeys: Record<string, string> = {
   origins: "organization_id, id",
   properties: "organization_id, id",
   agents: "organization_id, id",
@@ -141,17 +141,7 @@ export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   // The turns each rule's sequence gave, read before the functions stop taking turns there.
   yield* sql`UPDATE capture_rules SET turns_taken = capture_rule_turns_taken(id) WHERE turns_taken = 0`
-  // The attempts of deliveries that are gone (a trigger deletes them with their delivery; a key will).
   yield* sql`
     DELETE FROM webhook_attempts a WHERE NOT EXISTS (
       SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = a.endpoint_id AND d.event_id = a.event_id)`
-  for (const [table, , name, columns, references, action] of foreignKeys) {
-    const [existing] = yield* sql<{ present: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM pg_constraint WHERE conrelid = ${table}::regclass AND conname = ${name}) AS present`
-    if (existing?.present === true) continue
-    yield* sql.unsafe(
-      `ALTER TABLE ${table} ADD CONSTRAINT ${name} FOREIGN KEY (${columns})
-       REFERENCES ${references} (${referencedKeys[references]}) ${action ?? ""} NOT VALID`
-    )
-  }
 })

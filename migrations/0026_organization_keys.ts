@@ -3,6 +3,7 @@ import { SqlClient } from "effect/sql"
 import { childTables } from "./0022_organization_columns.ts"
 import { organizationKeys } from "./0023_organization_backfill.ts"
 import { foreignKeys } from "./0024_organization_foreign_keys.ts"
+import { inShortTransactions, shortTransaction } from "./outsideTransaction.ts"
 
 /**
  * Keys that distribute (docs/sre.md#distributing-by-organization-citus), step 5 of 5: the contract
@@ -19,8 +20,10 @@ import { foreignKeys } from "./0024_organization_foreign_keys.ts"
  *   attempts go by 0024's cascading foreign key.
  * - The previous signatures of the functions that now take the organization first go.
  *
- * Every statement changes the catalog only (no table is scanned or rewritten); the locks it takes
- * are held for as long as the transaction lasts.
+ * Every statement changes the catalog only (no table is scanned or rewritten), in a short
+ * transaction of its own for each table (`shortTransaction`: a lock waited for 200 ms at most, then
+ * tried again), so the release before, running meanwhile, never waits long nor deadlocks with it.
+ * The contract release's SQL functions are applied after it. Safe to run again from the start.
  */
 export const droppedFunctions = [
   "capture_rule_take_turn(uuid)",
@@ -53,52 +56,73 @@ const droppedEntries = [
   "write_lead"
 ]
 
-export default Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`DROP TRIGGER IF EXISTS capture_rules_turns ON capture_rules`
-  yield* sql`DROP TRIGGER IF EXISTS leads_note_filled ON leads`
-  yield* sql`DROP TRIGGER IF EXISTS outbox_webhook_snapshot ON outbox_events`
-  yield* sql`DROP TRIGGER IF EXISTS outbox_webhook_fan_out ON outbox_events`
-  yield* sql`DROP TRIGGER IF EXISTS webhook_deliveries_drop_attempts ON webhook_deliveries`
-  for (const table of [...childTables.map((child) => child.name), "audit_log"])
-    yield* sql.unsafe(`DROP TRIGGER IF EXISTS fill_organization_id ON ${table}`)
+export default inShortTransactions(
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const inShort = (what: string, statements: ReadonlyArray<string>) =>
+      shortTransaction(
+        what,
+        Effect.forEach(statements, (statement) => sql.unsafe(statement), { discard: true })
+      )
 
-  const sequences = yield* sql<{ name: string }>`
-    SELECT sequencename AS name FROM pg_sequences
-    WHERE schemaname = current_schema() AND sequencename LIKE 'capture\\_rule\\_turns\\_%'`
-  for (const { name } of sequences)
-    if (/^capture_rule_turns_[0-9a-f]{32}$/.test(name)) yield* sql.unsafe(`DROP SEQUENCE IF EXISTS ${name}`)
+    for (const [trigger, table] of [
+      ["capture_rules_turns", "capture_rules"],
+      ["leads_note_filled", "leads"],
+      ["outbox_webhook_snapshot", "outbox_events"],
+      ["outbox_webhook_fan_out", "outbox_events"],
+      ["webhook_deliveries_drop_attempts", "webhook_deliveries"],
+      ...[...childTables.map((child) => child.name), "audit_log"].map((table) => [
+        "fill_organization_id",
+        table
+      ])
+    ] as const)
+      yield* inShort(`${table}.${trigger}`, [`DROP TRIGGER IF EXISTS ${trigger} ON ${table}`])
 
-  for (const table of [...childTables.map((child) => child.name), "audit_log"]) {
-    yield* sql.unsafe(`ALTER TABLE ${table} ALTER COLUMN organization_id SET NOT NULL`)
-    yield* sql.unsafe(`ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS ${table}_organization_id_not_null`)
-  }
+    const sequences = yield* sql<{ name: string }>`
+      SELECT sequencename AS name FROM pg_sequences
+      WHERE schemaname = current_schema() AND sequencename LIKE 'capture\\_rule\\_turns\\_%'`
+    for (const { name } of sequences)
+      if (/^capture_rule_turns_[0-9a-f]{32}$/.test(name)) yield* sql.unsafe(`DROP SEQUENCE IF EXISTS ${name}`)
 
-  for (const [table, old] of foreignKeys)
-    if (old !== null) yield* sql.unsafe(`ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS ${old}`)
+    // No scan: 0023's validated check proves the column is filled.
+    for (const table of [...childTables.map((child) => child.name), "audit_log"])
+      yield* inShort(table, [
+        `ALTER TABLE ${table} ALTER COLUMN organization_id SET NOT NULL`,
+        `ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS ${table}_organization_id_not_null`
+      ])
 
-  for (const [name, table] of organizationKeys) {
-    const [swapped] = yield* sql<{ done: boolean }>`
-      SELECT EXISTS (SELECT 1 FROM pg_class WHERE oid = to_regclass(${name})) IS FALSE AS done`
-    if (swapped?.done === true) continue
-    yield* sql.unsafe(
-      `ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS ${table}_pkey, ADD CONSTRAINT ${table}_pkey PRIMARY KEY USING INDEX ${name}`
+    for (const [table, old] of foreignKeys)
+      if (old !== null)
+        yield* inShort(`${table}.${old}`, [`ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS ${old}`])
+
+    for (const [name, table] of organizationKeys) {
+      const [swapped] = yield* sql<{ done: boolean }>`
+        SELECT EXISTS (SELECT 1 FROM pg_class WHERE oid = to_regclass(${name})) IS FALSE AS done`
+      if (swapped?.done === true) continue
+      yield* inShort(`${table} primary key`, [
+        `ALTER TABLE ${table} DROP CONSTRAINT IF EXISTS ${table}_pkey, ADD CONSTRAINT ${table}_pkey PRIMARY KEY USING INDEX ${name}`
+      ])
+    }
+    const [endpoints] = yield* sql<{ pending: boolean }>`
+      SELECT to_regclass('webhook_endpoints_organization_id_idx') IS NOT NULL AS pending`
+    if (endpoints?.pending === true)
+      yield* inShort("webhook_endpoints primary key", [
+        `ALTER TABLE webhook_endpoints DROP CONSTRAINT IF EXISTS webhook_endpoints_pkey,
+           ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY USING INDEX webhook_endpoints_organization_id_idx`
+      ])
+    yield* inShort("api_keys", ["ALTER TABLE api_keys DROP CONSTRAINT IF EXISTS api_keys_public_id_key"])
+    // Indexes that are not a constraint go without blocking anyone.
+    yield* sql`DROP INDEX CONCURRENTLY IF EXISTS api_keys_one_active_per_origin_and_mode`
+    yield* sql`DROP INDEX CONCURRENTLY IF EXISTS request_log_row_key_idx`
+
+    yield* inShort(
+      "functions",
+      droppedFunctions.map((signature) => `DROP FUNCTION IF EXISTS ${signature}`)
     )
-  }
-  const [endpoints] = yield* sql<{ pending: boolean }>`
-    SELECT to_regclass('webhook_endpoints_organization_id_idx') IS NOT NULL AS pending`
-  if (endpoints?.pending === true)
-    yield* sql`
-      ALTER TABLE webhook_endpoints DROP CONSTRAINT IF EXISTS webhook_endpoints_pkey,
-        ADD CONSTRAINT webhook_endpoints_pkey PRIMARY KEY USING INDEX webhook_endpoints_organization_id_idx`
-  yield* sql`ALTER TABLE api_keys DROP CONSTRAINT IF EXISTS api_keys_public_id_key`
-  yield* sql`DROP INDEX IF EXISTS api_keys_one_active_per_origin_and_mode`
-  yield* sql`DROP INDEX IF EXISTS request_log_row_key_idx`
-
-  for (const signature of droppedFunctions) yield* sql.unsafe(`DROP FUNCTION IF EXISTS ${signature}`)
-  const [recorded] = yield* sql<{
-    present: boolean
-  }>`SELECT to_regclass('schema_functions') IS NOT NULL AS present`
-  if (recorded?.present === true)
-    yield* sql`DELETE FROM schema_functions WHERE name IN ${sql.in(droppedEntries)}`
-})
+    const [recorded] = yield* sql<{
+      present: boolean
+    }>`SELECT to_regclass('schema_functions') IS NOT NULL AS present`
+    if (recorded?.present === true)
+      yield* sql`DELETE FROM schema_functions WHERE name IN ${sql.in(droppedEntries)}`
+  })
+)

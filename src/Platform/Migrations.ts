@@ -9,7 +9,10 @@ import {
 } from "../../migrations/distribution.ts"
 import { sqlFunctions } from "../../migrations/functions.ts"
 import { migrations } from "../../migrations/index.ts"
-import { runsOutsideTransaction } from "../../migrations/outsideTransaction.ts"
+import {
+  changesSchemaOutsideTransaction,
+  runsOutsideTransaction
+} from "../../migrations/outsideTransaction.ts"
 import { AppConfig } from "./Config.ts"
 import { decodeRows, layerClient, StartRefused } from "./Sql.ts"
 
@@ -120,9 +123,12 @@ const pendingNames = (through: MigrationName | undefined) =>
 
 /**
  * The pending migrations (up to `through`) up to the first that runs outside a transaction, applied
- * in one transaction; then, when only migrations outside a transaction are left after them (index
- * builds, validations: nothing a function's text depends on), the SQL functions `functions`, in the
- * same transaction as the schema they are written for. Returns that next migration.
+ * in one transaction; then, when only migrations outside a transaction that change no schema the
+ * functions depend on are left after them (index builds, validations), the SQL functions
+ * `functions`, in the same transaction as the schema they are written for. A migration that changes
+ * the schema in short transactions of its own (`inShortTransactions`) comes before the functions:
+ * when it is the last, they are applied after it, in a transaction of their own. Returns the next
+ * migration to run outside a transaction.
  */
 const migrateInTransaction = (through: MigrationName | undefined, functions: ReadonlyArray<SqlFunction>) =>
   Effect.gen(function* () {
@@ -144,7 +150,10 @@ const migrateInTransaction = (through: MigrationName | undefined, functions: Rea
         for (const name of now) yield* apply(name)
         const lastInTransaction = pending
           .slice(now.length)
-          .every((name) => runsOutsideTransaction(migrations[name]))
+          .every(
+            (name) =>
+              runsOutsideTransaction(migrations[name]) && !changesSchemaOutsideTransaction(migrations[name])
+          )
         const changed = lastInTransaction ? yield* applyFunctions(functions) : []
         return { applied: now as ReadonlyArray<string>, functions: changed, outside: pending[outsideAt] }
       })

@@ -6,7 +6,10 @@ import pg from "pg"
 import { describe, expect, it } from "vitest"
 import { sqlFunctions } from "../../migrations/functions.ts"
 import { migrations } from "../../migrations/index.ts"
-import { runsOutsideTransaction } from "../../migrations/outsideTransaction.ts"
+import {
+  changesSchemaOutsideTransaction,
+  runsOutsideTransaction
+} from "../../migrations/outsideTransaction.ts"
 import * as Migrations from "../../src/Platform/Migrations.ts"
 import { json, processTimeout, run } from "../e2e/Processes.ts"
 import { withSql } from "../faults/support.ts"
@@ -86,12 +89,22 @@ const withoutIndexBuild = async () => {
 }
 
 describe("migrations", () => {
-  it("declares 0017, 0023 and 0025 outside a transaction and no other", () => {
-    expect(
+  it("declares 0017, 0022, 0023, 0025 and 0026 outside a transaction, 0022 and 0026 changing the schema", () => {
+    const declared = (test: (migration: unknown) => boolean) =>
       Object.entries(migrations)
-        .filter(([, migration]) => runsOutsideTransaction(migration))
+        .filter(([, migration]) => test(migration))
         .map(([name]) => name)
-    ).toEqual([concurrent, "0023_organization_backfill", "0025_organization_keys_validated"])
+    expect(declared(runsOutsideTransaction)).toEqual([
+      concurrent,
+      "0022_organization_columns",
+      "0023_organization_backfill",
+      "0025_organization_keys_validated",
+      "0026_organization_keys"
+    ])
+    expect(declared(changesSchemaOutsideTransaction)).toEqual([
+      "0022_organization_columns",
+      "0026_organization_keys"
+    ])
   })
 
   it("two migrators at once: every migration applied once, the concurrent index built and valid", async () => {
@@ -161,6 +174,53 @@ describe("migrations", () => {
 
     expect(await migrate(url)).toEqual(names.slice(before + 2))
     expect(await appliedFunctions()).toEqual(sqlFunctions.map((fn) => fn.name).sort())
+  })
+
+  it("a table a request holds is altered in short tries: a writer queued behind them waits 200 ms at most, never the holder's time", async () => {
+    const url = await freshUrl()
+    const names = Object.keys(migrations) as Array<Migrations.MigrationName>
+    const columns = names.indexOf("0022_organization_columns")
+    await migrateThrough(url, names[columns - 1]!)
+    // A request mid-write on request_log, for 2.5 s.
+    const holder = new pg.Client({ connectionString: url })
+    await holder.connect()
+    await holder.query("BEGIN")
+    await holder.query("LOCK TABLE request_log IN ROW EXCLUSIVE MODE")
+    const migrating = migrateThrough(url, names[columns]!)
+    // Writers arriving meanwhile: each queues behind the migration's wait for its lock, if at all.
+    const writer = new pg.Client({ connectionString: url })
+    await writer.connect()
+    const waits: Array<number> = []
+    const until = performance.now() + 2_500
+    while (performance.now() < until) {
+      const started = performance.now()
+      await writer.query("BEGIN")
+      await writer.query("LOCK TABLE request_log IN ROW EXCLUSIVE MODE")
+      await writer.query("COMMIT")
+      waits.push(performance.now() - started)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    const columnsOf = async (table: string) =>
+      (
+        await query<{ column_name: string }>(
+          url,
+          "SELECT column_name FROM information_schema.columns WHERE table_name = $1 AND column_name = 'organization_id'",
+          [table]
+        )
+      ).length
+    // The tables before it are done; it is not, nor recorded, while the request holds it.
+    expect(await columnsOf("api_keys")).toBe(1)
+    expect(await columnsOf("request_log")).toBe(0)
+    expect((await status(url)).pending[0]).toBe(names[columns])
+    await holder.query("COMMIT")
+    await holder.end()
+    await writer.end()
+    expect(await migrating).toEqual([names[columns]])
+    expect(await columnsOf("request_log")).toBe(1)
+    expect(await columnsOf("webhook_deliveries")).toBe(1)
+    // Some writers queued behind a try (else the test shows nothing), none for long.
+    expect(Math.max(...waits)).toBeGreaterThan(50)
+    expect(Math.max(...waits)).toBeLessThan(600)
   })
 
   it("migrate --status (text and --json): applied and pending by name, a schema newer than the code, and a gap applied", {
