@@ -12,10 +12,12 @@ import { sessionSettings } from "../../src/Platform/Sql.ts"
  * a key lookup, its minute's count, a create (or, one in ten, an enrichment of a filled lead; half
  * of them behind an Idempotency-Key) and its request-log row; its latency is the four together.
  *
- * The write is the newest the schema has of `write_lead` / `reserve_and_write_lead` (since the
- * release after 0021) and `create_or_enrich_lead` (0015), chosen once at the start: the previous
- * release does not change its statements while the database is migrated, so a migration that drops
- * what it calls shows here as errors.
+ * The statements are the newest the schema has at the start, chosen once: since 0022's release, the
+ * key found by `api_key_by_public_id` and every statement naming the organization, the write
+ * `write_lead_json`; before it, the key read from `api_keys` and `write_lead` (since 0021's release)
+ * or `create_or_enrich_lead` (0015); `reserve_and_write_lead` behind an Idempotency-Key. The
+ * previous release does not change its statements while the database is migrated, so a migration
+ * that drops what it calls shows here as errors.
  */
 export interface LoadOptions {
   readonly url: string
@@ -102,8 +104,26 @@ const common = (lead: ProbeLead) => [
 const times = (lead: ProbeLead) => [lead.now, new Date(lead.now.getTime() + firstContactMillis)]
 const byCodigo = (lead: ProbeLead) => [lead.property === null ? null : "codigo", lead.property]
 
-/** Newest first: the request path since the release after 0021, then the one since 0015. */
+/** Newest first: the request path since 0022 (the organization's keys), since 0021, then since 0015. */
 const unkeyedWrites: ReadonlyArray<Write> = [
+  {
+    name: "write_lead_json",
+    signature:
+      "write_lead_json(uuid,uuid,text,text,text,text,text,text,text,text,timestamptz,timestamptz,text,uuid,boolean)",
+    text: `SELECT (w->>'lead_id')::uuid AS lead_id, (w->>'created')::boolean AS created
+           FROM write_lead_json($1, $2, $3, $4, $5, $6, $7::text, $8::text, $9::text, $10, $11, $12, $13::text,
+             $14::uuid, $15) AS w`,
+    values: (lead) => [
+      ...common(lead),
+      ...byCodigo(lead),
+      note,
+      lead.requestId,
+      ...times(lead),
+      null,
+      null,
+      true
+    ]
+  },
   {
     name: "write_lead",
     signature:
@@ -157,6 +177,38 @@ const keyedWrites: ReadonlyArray<Write> = [
   }
 ]
 
+/** The statements a release sends for the lookup, the count and the log, by the keys its schema has. */
+interface Statements {
+  readonly lookup: string
+  readonly count: string
+  readonly countValues: (caller: Caller, minute: Date) => ReadonlyArray<unknown>
+  readonly log: string
+}
+
+/** Since 0022: the key found through the global directory, every statement naming its organization. */
+const organizationStatements: Statements = {
+  lookup: `
+    SELECT key_id, key_hash, revoked, livemode, origin_id, label, rate_limit, organization_id, country
+    FROM api_key_by_public_id($1)`,
+  count: `
+    INSERT INTO rate_limit_windows AS w (organization_id, origin_id, window_start, count)
+    VALUES ($1, $2, $3, 1)
+    ON CONFLICT (organization_id, origin_id, window_start) DO UPDATE SET count = w.count + 1 WHERE w.count < $4
+    RETURNING count`,
+  countValues: (caller, minute) => [caller.organizationId, caller.originId, minute, 1e9],
+  log: `
+    INSERT INTO request_log (organization_id, row_key, request_id, at, origin_id, key_prefix, status, outcome,
+                             lead_id, idempotency_key, duration_ms, livemode, kept_body)
+    SELECT o.organization_id, r.row_key, r.request_id, r.at, o.id, r.key_prefix, r.status, r.outcome, r.lead_id,
+           r.idempotency_key, r.duration_ms, r.livemode, r.kept_body
+    FROM jsonb_to_recordset($1::jsonb) AS r(
+      seq integer, row_key uuid, request_id text, at timestamptz, origin_id uuid, key_prefix text, status integer,
+      outcome text, lead_id uuid, idempotency_key text, duration_ms double precision, livemode boolean, kept_body text)
+    JOIN origins o ON o.id = r.origin_id
+    ORDER BY r.seq
+    ON CONFLICT (organization_id, row_key) DO NOTHING`
+}
+
 const lookupText = `
   SELECT k.id AS key_id, k.key_hash, k.revoked_at IS NOT NULL AS revoked, k.livemode, o.id AS origin_id, o.label,
          o.rate_limit, g.id AS organization_id, g.country
@@ -197,13 +249,19 @@ export const startLoad = async (options: LoadOptions): Promise<Load> => {
     }
     return undefined
   }
+  const organizationFirst =
+    (
+      await setup.query<{ present: boolean }>(
+        "SELECT to_regprocedure('api_key_by_public_id(text)') IS NOT NULL AS present"
+      )
+    ).rows[0]?.present === true
   const unkeyed = await exists(unkeyedWrites)
   const keyed = await exists(keyedWrites)
   if (unkeyed === undefined)
     throw new Error(
       "the database has neither write_lead nor create_or_enrich_lead(…, livemode): no load to run"
     )
-  const logText = logTextFor(
+  const previousLogText = logTextFor(
     new Set(
       (
         await setup.query<{ column_name: string }>(
@@ -213,6 +271,14 @@ export const startLoad = async (options: LoadOptions): Promise<Load> => {
       ).rows.map((row) => row.column_name)
     )
   )
+  const statements: Statements = organizationFirst
+    ? organizationStatements
+    : {
+        lookup: lookupText,
+        count: countText,
+        countValues: (caller, minute) => [caller.originId, minute, 1e9],
+        log: previousLogText
+      }
   const callers = (
     await setup.query<Caller>(`
       SELECT k.public_id AS "publicId", o.id AS "originId", o.organization_id AS "organizationId"
@@ -267,12 +333,12 @@ export const startLoad = async (options: LoadOptions): Promise<Load> => {
       // One in ten enriches a lead of the fill (its row locked by the write), the rest create.
       const existing = filled.length > 0 && Math.random() < 0.1 ? pick(filled) : undefined
       const caller = (existing && callerOf.get(existing.originId)) ?? anyCaller()
-      await timed("key lookup", read, { name: "lookup", text: lookupText, values: [caller.publicId] })
+      await timed("key lookup", read, { name: "lookup", text: statements.lookup, values: [caller.publicId] })
       const minute = new Date(Math.floor(now.getTime() / 60_000) * 60_000)
       await timed("rate count", read, {
         name: "count",
-        text: countText,
-        values: [caller.originId, minute, 1e9]
+        text: statements.count,
+        values: [...statements.countValues(caller, minute)]
       })
       const telefono = existing?.telefono ?? `+52${7_000_000_000 + phones++}`
       const lead: ProbeLead = {
@@ -309,7 +375,11 @@ export const startLoad = async (options: LoadOptions): Promise<Load> => {
         livemode: true,
         kept_body: null
       }
-      await timed("request log", write, { name: "log", text: logText, values: [JSON.stringify([logged])] })
+      await timed("request log", write, {
+        name: "log",
+        text: statements.log,
+        values: [JSON.stringify([logged])]
+      })
     }
     try {
       for (let turn = 0; !stopped; turn++) {
@@ -341,7 +411,9 @@ export const startLoad = async (options: LoadOptions): Promise<Load> => {
   const running = connections.map(({ read, write }, index) => worker(index, read, write))
   return {
     probes,
-    writes: [unkeyed.name, keyed?.name].filter((name) => name !== undefined).join(", "),
+    writes: [unkeyed.name, keyed?.name, organizationFirst ? "api_key_by_public_id" : "api_keys by public_id"]
+      .filter((name) => name !== undefined)
+      .join(", "),
     stop: async () => {
       stopped = true
       await Promise.all(running)
