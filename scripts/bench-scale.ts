@@ -43,10 +43,12 @@ const usage = `npm run bench:scale -- [options]
   busy time, and each node's pg_stat_database.
   --duration S        measured seconds per target and round (10)
   --warmup S          unmeasured seconds of load on each target before the first round (2)
-  Before the rounds, each single-instance target also answers creates one at a time for the warm-up's
-  seconds: its p50 at one connection, the hops without queueing.
+  Before the rounds, each single-instance target also answers creates one at a time (--serial): its
+  latency and CPU per create without queueing, and the part of a create spent off every CPU measured
+  (hops between processes and nodes, wake-ups).
   --idle S            seconds without load on any target, before the rounds: what the processes and
                       databases use anyway, subtracted from the CPU and statistics per create (5)
+  --serial S          seconds of creates at one connection on each single-instance target (3)
   --rounds N          measure every target N times, in alternating order: medians of the rounds,
                       CPU and statistics pooled over them (2)
   --connections N     concurrent keep-alive connections on every target (32)
@@ -62,6 +64,7 @@ const settings = {
   duration: numberOption(options, "duration", 10),
   warmup: numberOption(options, "warmup", 2),
   idle: numberOption(options, "idle", 5),
+  serial: numberOption(options, "serial", 3),
   rounds: numberOption(options, "rounds", 2),
   connections: numberOption(options, "connections", 32),
   organizations: numberOption(options, "organizations", 8),
@@ -139,6 +142,8 @@ interface Window extends Usage {
   readonly createsPerSecond: number
   readonly p50: number
   readonly p99: number
+  /** Connections × seconds / requests: the mean time a request took, from the client. */
+  readonly meanMs: number
   readonly loadPercent: number
   readonly othersPercent: number
 }
@@ -376,14 +381,19 @@ const observe = async <A>(targets: ReadonlyArray<Target>, during: () => Promise<
   }
 }
 
-const measure = async (target: Target, round: number): Promise<Window> => {
-  log(`round ${round + 1}: ${target.name}, ${settings.duration} s`)
+const measure = async (target: Target, round: number, overrides: Partial<LoadPlan> = {}): Promise<Window> => {
   const {
     value: results,
     usages,
     loadPercent,
     othersPercent
-  } = await observe([target], () => load(target, {}))
+  } = await observe([target], () => load(target, overrides))
+  const requests = results.reduce((sum, result) => sum + result.requests, 0)
+  const connectionSeconds = results.reduce(
+    (sum, result) =>
+      sum + (overrides.connections ?? settings.connections / results.length) * result.durationSeconds,
+    0
+  )
   return {
     round,
     ...usages[0]!,
@@ -395,6 +405,7 @@ const measure = async (target: Target, round: number): Promise<Window> => {
     ),
     p50: Math.max(...results.map((result) => result.latencyMs.p50)),
     p99: Math.max(...results.map((result) => result.latencyMs.p99)),
+    meanMs: requests === 0 ? 0 : Math.round(((connectionSeconds * 1000) / requests) * 100) / 100,
     loadPercent,
     othersPercent
   }
@@ -447,6 +458,7 @@ const summarise = (windows: ReadonlyArray<Window>, idle: Usage) => {
     createsPerSecond: Math.round(median(windows.map((window) => window.createsPerSecond))),
     p50: median(windows.map((window) => window.p50)),
     p99: median(windows.map((window) => window.p99)),
+    meanMs: median(windows.map((window) => window.meanMs)),
     unexpected: windows.reduce((sum, window) => sum + window.unexpected, 0),
     cpuMsPerCreate,
     idlePercent,
@@ -461,55 +473,70 @@ type Summary = ReturnType<typeof summarise>
 const cell = (value: number | null | undefined) => (value === null || value === undefined ? "-" : value)
 const signed = (value: number) => `${value >= 0 ? "+" : ""}${Math.round(value * 100) / 100}`
 
+const parts = ["service", "server", "coordinator", "worker1", "worker2", "pgbouncer"] as const
+const cpuHeader = [
+  "CPU ms/create: service",
+  "server or coordinator",
+  "worker1",
+  "worker2",
+  "pgbouncer",
+  "all"
+]
+const cpuCells = (cpu: Summary["cpuMsPerCreate"]) => [
+  cell(cpu.service),
+  cell(cpu.server ?? cpu.coordinator),
+  cell(cpu.worker1),
+  cell(cpu.worker2),
+  cell(cpu.pgbouncer),
+  cell(cpu.total)
+]
+const sumOf = (cpu: Summary["cpuMsPerCreate"], of: ReadonlyArray<(typeof parts)[number]>) =>
+  of.reduce((sum, part) => sum + (cpu[part] ?? 0), 0)
+const round2 = (value: number) => Math.round(value * 100) / 100
+
 const report = (
   targets: ReadonlyArray<Target>,
   summaries: ReadonlyMap<TargetId, Summary>,
-  serial: ReadonlyMap<TargetId, LoadResult>
+  serial: ReadonlyMap<TargetId, Summary>
 ) => {
   const lines: Array<string> = [
-    "Creates/s and latency at the run's connections; CPU ms per create above idle, by process tree; others: the rest of the machine"
-  ]
-  lines.push(
+    `At ${settings.connections} connections: creates/s and latency; CPU ms per create above idle, by process tree; others: the rest of the machine, % of a core`,
     table([
-      [
-        "target",
-        "creates/s",
-        "p50 ms",
-        "p99 ms",
-        "p50 ms, 1 conn",
-        "not 201",
-        "CPU ms/create: service",
-        "server or coordinator",
-        "worker1",
-        "worker2",
-        "pgbouncer",
-        "all",
-        "others % of a core"
-      ],
+      ["target", "creates/s", "p50 ms", "p99 ms", "not 201", ...cpuHeader, "others %"],
       ...targets.map((target) => {
         const summary = summaries.get(target.id)!
-        const cpu = summary.cpuMsPerCreate
         return [
           target.name,
           summary.createsPerSecond,
           summary.p50,
           summary.p99,
-          cell(serial.get(target.id)?.latencyMs.p50),
           summary.unexpected,
-          cell(cpu.service),
-          cell(cpu.server ?? cpu.coordinator),
-          cell(cpu.worker1),
-          cell(cpu.worker2),
-          cell(cpu.pgbouncer),
-          cell(cpu.total),
+          ...cpuCells(summary.cpuMsPerCreate),
           summary.othersPercent
         ]
       })
-    ])
-  )
-  lines.push(
+    ]),
     "",
-    "Idle: CPU with no load on any target, % of a core (subtracted above and below)",
+    "At one connection (no queueing): mean ms per create, CPU ms per create above idle, and the rest of the mean: off every CPU measured (hops, wake-ups, the load generator)",
+    table([
+      ["target", "creates/s", "mean ms", ...cpuHeader, "off CPU ms", "others %"],
+      ...targets.flatMap((target) => {
+        const summary = serial.get(target.id)
+        if (summary === undefined) return []
+        return [
+          [
+            target.name,
+            summary.createsPerSecond,
+            summary.meanMs,
+            ...cpuCells(summary.cpuMsPerCreate),
+            round2(summary.meanMs - (summary.cpuMsPerCreate.total ?? 0)),
+            summary.othersPercent
+          ]
+        ]
+      })
+    ]),
+    "",
+    "Idle: CPU with no load on any target, % of a core (subtracted above and below; other targets' idle instances on the same cluster included)",
     table([
       ["target", "service", "server or coordinator", "worker1", "worker2", "pgbouncer"],
       ...targets.map((target) => {
@@ -523,11 +550,9 @@ const report = (
           cell(idle.pgbouncer)
         ]
       })
-    ])
-  )
-  lines.push(
+    ]),
     "",
-    "Per create on each node (pg_stat_database of the target's database): transactions committed, rows written; server connections at the end",
+    `At ${settings.connections} connections, per create on each node (pg_stat_database of the target's database, above idle): transactions committed, rows written; its connections at the end`,
     table([
       [
         "target",
@@ -558,45 +583,53 @@ const report = (
         ]
       })
     ])
-  )
+  ]
   const base = summaries.get("postgres")
+  const baseSerial = serial.get("postgres")
   if (base !== undefined) {
-    const others = targets.filter((target) => target.id !== "postgres")
-    const database = (summary: Summary) =>
-      (["server", "coordinator", "worker1", "worker2", "pgbouncer"] as const).reduce(
-        (sum, role) => sum + (summary.cpuMsPerCreate[role] ?? 0),
-        0
-      )
     lines.push(
       "",
-      "Where the extra time goes, against PostgreSQL 15 (CPU ms per create; p50 at one connection: the hops without queueing)",
+      `Where the extra time goes, against PostgreSQL 15: at one connection, the mean's difference and its CPU and off-CPU parts; at ${settings.connections} connections, CPU ms per create by where it is spent`,
       table([
         [
           "target",
           "creates/s",
-          "p50 ms, 1 conn",
-          "CPU: service",
-          "database side",
+          "1 conn: mean ms",
+          "CPU",
+          "off CPU",
+          `${settings.connections} conns: CPU service`,
           "server or coordinator",
           "workers",
           "pgbouncer"
         ],
-        ...others.map((target) => {
-          const summary = summaries.get(target.id)!
-          const cpu = summary.cpuMsPerCreate
-          const oneConnection = serial.get(target.id)?.latencyMs.p50
-          const baseOne = serial.get("postgres")?.latencyMs.p50
-          return [
-            target.name,
-            `${Math.round((summary.createsPerSecond / base.createsPerSecond) * 100)} %`,
-            oneConnection === undefined || baseOne === undefined ? "-" : signed(oneConnection - baseOne),
-            signed((cpu.service ?? 0) - (base.cpuMsPerCreate.service ?? 0)),
-            signed(database(summary) - database(base)),
-            signed((cpu.server ?? cpu.coordinator ?? 0) - (base.cpuMsPerCreate.server ?? 0)),
-            signed((cpu.worker1 ?? 0) + (cpu.worker2 ?? 0)),
-            signed(cpu.pgbouncer ?? 0)
-          ]
-        })
+        ...targets
+          .filter((target) => target.id !== "postgres")
+          .map((target) => {
+            const summary = summaries.get(target.id)!
+            const cpu = summary.cpuMsPerCreate
+            const one = serial.get(target.id)
+            const oneCells =
+              one === undefined || baseSerial === undefined
+                ? ["-", "-", "-"]
+                : [
+                    signed(one.meanMs - baseSerial.meanMs),
+                    signed((one.cpuMsPerCreate.total ?? 0) - (baseSerial.cpuMsPerCreate.total ?? 0)),
+                    signed(
+                      one.meanMs -
+                        (one.cpuMsPerCreate.total ?? 0) -
+                        (baseSerial.meanMs - (baseSerial.cpuMsPerCreate.total ?? 0))
+                    )
+                  ]
+            return [
+              target.name,
+              `${Math.round((summary.createsPerSecond / base.createsPerSecond) * 100)} %`,
+              ...oneCells,
+              signed((cpu.service ?? 0) - (base.cpuMsPerCreate.service ?? 0)),
+              signed((cpu.server ?? cpu.coordinator ?? 0) - (base.cpuMsPerCreate.server ?? 0)),
+              signed(sumOf(cpu, ["worker1", "worker2"])),
+              signed(cpu.pgbouncer ?? 0)
+            ]
+          })
       ])
     )
   }
@@ -718,23 +751,31 @@ await runMain(async (cleanups) => {
   }
   targets.sort((a, b) => targetIds.indexOf(a.id) - targetIds.indexOf(b.id))
 
-  const serial = new Map<TargetId, LoadResult>()
   for (const target of targets) {
     log(`warm-up: ${target.name}, ${settings.warmup} s`)
     await load(target, { duration: settings.warmup })
-    if (target.instances.length === 1)
-      serial.set(target.id, (await load(target, { connections: 1, duration: settings.warmup }))[0]!)
   }
   log(`idle: ${settings.idle} s without load, for what every process and database does anyway`)
   const idle = await observe(targets, () => sleep(settings.idle * 1000))
   const idleOf = new Map(targets.map((target, index) => [target.id, idle.usages[index]!]))
+  const oneConnection = new Map<TargetId, Window>()
+  for (const target of targets) {
+    if (target.instances.length > 1) continue
+    log(`one connection: ${target.name}, ${settings.serial} s`)
+    oneConnection.set(target.id, await measure(target, -1, { connections: 1, duration: settings.serial }))
+  }
   const windows = new Map<TargetId, Array<Window>>(targets.map((target) => [target.id, []]))
   for (let round = 0; round < settings.rounds; round++) {
-    for (const target of round % 2 === 0 ? targets : [...targets].reverse())
+    for (const target of round % 2 === 0 ? targets : [...targets].reverse()) {
+      log(`round ${round + 1}: ${target.name}, ${settings.duration} s`)
       windows.get(target.id)!.push(await measure(target, round))
+    }
   }
   const summaries = new Map(
     targets.map((target) => [target.id, summarise(windows.get(target.id)!, idleOf.get(target.id)!)])
+  )
+  const serial = new Map(
+    [...oneConnection].map(([id, window]) => [id, summarise([window], idleOf.get(id)!)] as const)
   )
   await runCleanups(cleanups)
 
@@ -759,6 +800,7 @@ await runMain(async (cleanups) => {
           instances: target.instances.length,
           summary: summaries.get(target.id),
           oneConnection: serial.get(target.id) ?? null,
+          oneConnectionWindow: oneConnection.get(target.id) ?? null,
           idle: idleOf.get(target.id),
           windows: windows.get(target.id)
         }))
