@@ -23,7 +23,15 @@ import { type Cleanups, helpRequested, runCleanups, runMain, sleep } from "./lib
 import { machine, table } from "./lib/report.ts"
 import { type ServerProcess, startServer } from "./lib/server.ts"
 
-const targetIds = ["postgres", "postgres-2", "citus", "pgbouncer", "pgbouncer-citus"] as const
+const targetIds = [
+  "postgres",
+  "postgres-2",
+  "postgres-unkeyed",
+  "citus",
+  "citus-unkeyed",
+  "pgbouncer",
+  "pgbouncer-citus"
+] as const
 type TargetId = (typeof targetIds)[number]
 
 const usage = `npm run bench:scale -- [options]
@@ -31,10 +39,12 @@ const usage = `npm run bench:scale -- [options]
   same time on every target, in one run on this machine, round after round:
     postgres         Debian's PostgreSQL 15 (.ci/postgres), one instance of the service
     postgres-2       the same database, two instances (the connections split between them)
+    postgres-unkeyed the same database and instance, creates without an Idempotency-Key
     citus            a Citus 13.2 cluster on PostgreSQL 15, a coordinator and two workers (.ci/citus)
+    citus-unkeyed    the same database and instance, creates without an Idempotency-Key
     pgbouncer        PgBouncer 1.18, transaction mode (.ci/pgbouncer), in front of the PostgreSQL 15
     pgbouncer-citus  PgBouncer the same way in front of the Citus coordinator
-  Each target but postgres-2 gets a database of its own, created on the server itself and migrated by
+  Each target but the variants (-2, -unkeyed) gets a database of its own, created on the server itself and migrated by
   \`lead-intake migrate\`, then served by \`serve --no-migrate\` (behind PgBouncer with
   DATABASE_PREPARE=false), with the same organizations and origins. Every database has the service's
   session settings and synchronous_commit=off as its defaults (PgBouncer ignores startup parameters;
@@ -94,11 +104,11 @@ const settleMillis = 1_500
 type Role = "server" | "coordinator" | "worker1" | "worker2" | "pgbouncer"
 const roles: ReadonlyArray<Role> = ["server", "coordinator", "worker1", "worker2", "pgbouncer"]
 
-/** A process tree whose CPU is read: a PostgreSQL node (with a session for its statistics) or PgBouncer. */
+/** A process tree whose CPU is read: a PostgreSQL node (with its URL, `postgres` database) or PgBouncer. */
 interface Node {
   readonly role: Role
   readonly pid: number
-  readonly statistics?: pg.Client
+  readonly url?: string
 }
 
 /** A database created and migrated for the run, with its fixture. */
@@ -113,15 +123,24 @@ interface Prepared {
 interface Target {
   readonly id: TargetId
   readonly name: string
+  /** Creates carry an Idempotency-Key (a keyed create is a CALL; one without, a SELECT of a function). */
+  readonly keyed: boolean
   readonly database: Prepared
   readonly instances: ReadonlyArray<ServerProcess>
   readonly nodes: ReadonlyArray<Node>
+  /** A session in the target's database on each PostgreSQL node, for its statistics. */
+  readonly sessions: ReadonlyArray<readonly [Role, pg.Client]>
 }
 
-interface NodeStatistics {
-  readonly commits: number
-  readonly rowsWritten: number
+const counters = ["commits", "rowsWritten", "functionMs"] as const
+type Counter = (typeof counters)[number]
+
+interface NodeStatistics extends Record<Counter, number> {
   readonly backends: number
+  /** `track_functions` is on there: `functionMs` is the time spent in PL/pgSQL functions and triggers. */
+  readonly tracksFunctions: boolean
+  /** Each function's calls and self time (ms), by name. */
+  readonly functions: Readonly<Record<string, readonly [number, number]>>
 }
 
 type Part = Role | "service"
@@ -151,6 +170,8 @@ interface Window extends Usage {
 const names: Record<TargetId, string> = {
   postgres: "PostgreSQL 15",
   "postgres-2": "PostgreSQL 15, 2 instances",
+  "postgres-unkeyed": "PostgreSQL 15, no Idempotency-Key",
+  "citus-unkeyed": "Citus, no Idempotency-Key",
   citus: "Citus, coordinator + 2 workers",
   pgbouncer: "PgBouncer -> PostgreSQL 15",
   "pgbouncer-citus": "PgBouncer -> Citus coordinator"
@@ -289,6 +310,7 @@ const plan = (target: Target, instance: number, overrides: Partial<LoadPlan>): L
     existingPhones: [],
     replays: [],
     unknownKey: generateApiKey().key,
+    idempotencyKeys: target.keyed,
     ...overrides
   }
 }
@@ -296,28 +318,32 @@ const plan = (target: Target, instance: number, overrides: Partial<LoadPlan>): L
 const load = (target: Target, overrides: Partial<LoadPlan>) =>
   Promise.all(target.instances.map((_, instance) => drive(plan(target, instance, overrides))))
 
+/**
+ * Each node's counters for the target's database: transactions committed, rows written, time in
+ * PL/pgSQL functions and triggers (where the node tracks it: where a create's SQL runs), its
+ * connections other than this session.
+ */
 const statisticsOf = async (target: Target) => {
   const entries = await Promise.all(
-    target.nodes.flatMap((node) =>
-      node.statistics === undefined
-        ? []
-        : [
-            node.statistics
-              .query<NodeStatistics>(
-                `SELECT xact_commit::float8 AS commits,
-                        (tup_inserted + tup_updated + tup_deleted)::float8 AS "rowsWritten",
-                        numbackends AS backends
-                 FROM pg_stat_database WHERE datname = $1`,
-                [target.database.name]
-              )
-              .then(({ rows }) => [node.role, rows[0]!] as const)
-          ]
+    target.sessions.map(([role, session]) =>
+      session
+        .query<NodeStatistics>(
+          `SELECT xact_commit::float8 AS commits,
+                  (tup_inserted + tup_updated + tup_deleted)::float8 AS "rowsWritten",
+                  (SELECT coalesce(sum(self_time), 0) FROM pg_stat_user_functions)::float8 AS "functionMs",
+                  numbackends - 1 AS backends,
+                  current_setting('track_functions') <> 'none' AS "tracksFunctions",
+                  (SELECT coalesce(json_object_agg(funcname, json_build_array(calls, self_time)), '{}')
+                   FROM pg_stat_user_functions) AS functions
+           FROM pg_stat_database WHERE datname = current_database()`
+        )
+        .then(({ rows }) => [role, rows[0]!] as const)
     )
   )
   return Object.fromEntries(entries) as Partial<Record<Role, NodeStatistics>>
 }
 
-/** One target after the other: targets on one cluster share its statistics session. */
+/** One target after the other: targets on one database share their sessions. */
 const statisticsOfEach = async (targets: ReadonlyArray<Target>) => {
   const all: Array<Partial<Record<Role, NodeStatistics>>> = []
   for (const target of targets) all.push(await statisticsOf(target))
@@ -365,7 +391,15 @@ const observe = async <A>(targets: ReadonlyArray<Target>, during: () => Promise<
       statistics[role] = {
         commits: end.commits - start.commits,
         rowsWritten: end.rowsWritten - start.rowsWritten,
-        backends: end.backends
+        functionMs: end.functionMs - start.functionMs,
+        backends: end.backends,
+        tracksFunctions: end.tracksFunctions,
+        functions: Object.fromEntries(
+          Object.entries(end.functions).map(([name, [calls, selfMs]]) => {
+            const [startCalls, startMs] = start.functions[name] ?? [0, 0]
+            return [name, [calls - startCalls, selfMs - startMs] as const]
+          })
+        )
       }
     }
     return { cpu, cpuSeconds, statistics, statisticsSeconds }
@@ -436,11 +470,11 @@ const summarise = (windows: ReadonlyArray<Window>, idle: Usage) => {
   const idlePercent: Partial<Record<Part, number>> = {}
   for (const part of parts)
     idlePercent[part] = Math.round(((idle.cpu[part] ?? 0) / idle.cpuSeconds) * 1000) / 10
-  const perNode: Partial<
-    Record<Role, { commits: number | null; rowsWritten: number | null; backends: number }>
-  > = {}
+  const perNode: Partial<Record<Role, Record<Counter, number | null> & { backends: number }>> = {}
+  /** Per node, the functions that took most of a create's time there: calls and self ms per create. */
+  const functions: Partial<Record<Role, ReadonlyArray<{ name: string; calls: number; selfMs: number }>>> = {}
   for (const role of Object.keys(windows[0]!.statistics) as Array<Role>) {
-    const total = (field: "commits" | "rowsWritten") =>
+    const total = (field: Counter) =>
       windows.reduce(
         (sum, window) =>
           sum +
@@ -451,8 +485,27 @@ const summarise = (windows: ReadonlyArray<Window>, idle: Usage) => {
     perNode[role] = {
       commits: perCreate(total("commits"), 1),
       rowsWritten: perCreate(total("rowsWritten"), 1),
+      functionMs:
+        windows[0]!.statistics[role]?.tracksFunctions === true ? perCreate(total("functionMs"), 1) : null,
       backends: Math.max(...windows.map((window) => window.statistics[role]?.backends ?? 0))
     }
+    const idleFunctions = idle.statistics[role]?.functions ?? {}
+    const names = new Set(windows.flatMap((window) => Object.keys(window.statistics[role]?.functions ?? {})))
+    const perFunction = [...names].map((name) => {
+      const total = (index: 0 | 1) =>
+        windows.reduce(
+          (sum, window) =>
+            sum +
+            (window.statistics[role]?.functions[name]?.[index] ?? 0) -
+            ((idleFunctions[name]?.[index] ?? 0) / idle.statisticsSeconds) * window.statisticsSeconds,
+          0
+        )
+      return { name, calls: perCreate(total(0), 1) ?? 0, selfMs: perCreate(total(1), 1) ?? 0 }
+    })
+    functions[role] = perFunction
+      .filter((entry) => entry.selfMs >= 0.01)
+      .sort((a, b) => b.selfMs - a.selfMs)
+      .slice(0, 5)
   }
   return {
     createsPerSecond: Math.round(median(windows.map((window) => window.createsPerSecond))),
@@ -463,6 +516,7 @@ const summarise = (windows: ReadonlyArray<Window>, idle: Usage) => {
     cpuMsPerCreate,
     idlePercent,
     perNode,
+    functions,
     loadPercent: median(windows.map((window) => window.loadPercent)),
     othersPercent: median(windows.map((window) => window.othersPercent))
   }
@@ -552,44 +606,55 @@ const report = (
       })
     ]),
     "",
-    `At ${settings.connections} connections, per create on each node (pg_stat_database of the target's database, above idle): transactions committed, rows written; its connections at the end`,
+    `At ${settings.connections} connections, per create on each node, above idle (the target's database): transactions committed, rows written, ms in PL/pgSQL functions and triggers (where track_functions is on: where a create's SQL runs); its connections at the end`,
     table([
       [
         "target",
-        "commits: server or coordinator",
-        "worker1",
-        "worker2",
-        "rows written: server or coordinator",
-        "worker1",
-        "worker2",
-        "connections: server or coordinator",
-        "worker1",
-        "worker2"
+        ...(["commits", "rows written", "function ms", "connections"] as const).flatMap((what) => [
+          `${what}: server or coordinator`,
+          "worker1",
+          "worker2"
+        ])
       ],
       ...targets.map((target) => {
         const nodes = summaries.get(target.id)!.perNode
-        const front = nodes.server ?? nodes.coordinator
+        const byNode = [nodes.server ?? nodes.coordinator, nodes.worker1, nodes.worker2]
         return [
           target.name,
-          cell(front?.commits),
-          cell(nodes.worker1?.commits),
-          cell(nodes.worker2?.commits),
-          cell(front?.rowsWritten),
-          cell(nodes.worker1?.rowsWritten),
-          cell(nodes.worker2?.rowsWritten),
-          cell(front?.backends),
-          cell(nodes.worker1?.backends),
-          cell(nodes.worker2?.backends)
+          ...(["commits", "rowsWritten", "functionMs", "backends"] as const).flatMap((field) =>
+            byNode.map((node) => cell(node?.[field]))
+          )
         ]
       })
     ])
   ]
-  const base = summaries.get("postgres")
-  const baseSerial = serial.get("postgres")
-  if (base !== undefined) {
+  const traced = targets.filter((target) =>
+    Object.values(summaries.get(target.id)!.functions).some((list) => list.length > 0)
+  )
+  if (traced.length > 0) {
     lines.push(
       "",
-      `Where the extra time goes, against PostgreSQL 15: at one connection, the mean's difference and its CPU and off-CPU parts; at ${settings.connections} connections, CPU ms per create by where it is spent`,
+      `Where a create's SQL ran, at ${settings.connections} connections (nodes with track_functions on): per node, the functions with most self time, ms (calls) per create`
+    )
+    for (const target of traced) {
+      const functions = summaries.get(target.id)!.functions
+      for (const [role, list] of Object.entries(functions))
+        lines.push(
+          `  ${target.name}, ${role}: ${list.length === 0 ? "none" : list.map((entry) => `${entry.name} ${entry.selfMs} (${entry.calls})`).join(", ")}`
+        )
+    }
+  }
+  const compared = targets.flatMap((target) => {
+    const baseId: TargetId = target.keyed ? "postgres" : "postgres-unkeyed"
+    const base = summaries.get(baseId)
+    return target.id === baseId || base === undefined
+      ? []
+      : [{ target, base, baseSerial: serial.get(baseId) }]
+  })
+  if (compared.length > 0) {
+    lines.push(
+      "",
+      `Where the extra time goes, against PostgreSQL 15 with the same creates (keyed or not): at one connection, the mean's difference and its CPU and off-CPU parts; at ${settings.connections} connections, the CPU per create by where it is spent`,
       table([
         [
           "target",
@@ -602,40 +667,35 @@ const report = (
           "workers",
           "pgbouncer"
         ],
-        ...targets
-          .filter((target) => target.id !== "postgres")
-          .map((target) => {
-            const summary = summaries.get(target.id)!
-            const cpu = summary.cpuMsPerCreate
-            const one = serial.get(target.id)
-            const oneCells =
-              one === undefined || baseSerial === undefined
-                ? ["-", "-", "-"]
-                : [
-                    signed(one.meanMs - baseSerial.meanMs),
-                    signed((one.cpuMsPerCreate.total ?? 0) - (baseSerial.cpuMsPerCreate.total ?? 0)),
-                    signed(
-                      one.meanMs -
-                        (one.cpuMsPerCreate.total ?? 0) -
-                        (baseSerial.meanMs - (baseSerial.cpuMsPerCreate.total ?? 0))
-                    )
-                  ]
-            return [
-              target.name,
-              `${Math.round((summary.createsPerSecond / base.createsPerSecond) * 100)} %`,
-              ...oneCells,
-              signed((cpu.service ?? 0) - (base.cpuMsPerCreate.service ?? 0)),
-              signed((cpu.server ?? cpu.coordinator ?? 0) - (base.cpuMsPerCreate.server ?? 0)),
-              signed(sumOf(cpu, ["worker1", "worker2"])),
-              signed(cpu.pgbouncer ?? 0)
-            ]
-          })
+        ...compared.map(({ target, base, baseSerial }) => {
+          const summary = summaries.get(target.id)!
+          const cpu = summary.cpuMsPerCreate
+          const one = serial.get(target.id)
+          const offCpu = (of: Summary) => of.meanMs - (of.cpuMsPerCreate.total ?? 0)
+          const oneCells =
+            one === undefined || baseSerial === undefined
+              ? ["-", "-", "-"]
+              : [
+                  signed(one.meanMs - baseSerial.meanMs),
+                  signed((one.cpuMsPerCreate.total ?? 0) - (baseSerial.cpuMsPerCreate.total ?? 0)),
+                  signed(offCpu(one) - offCpu(baseSerial))
+                ]
+          return [
+            target.name,
+            `${Math.round((summary.createsPerSecond / base.createsPerSecond) * 100)} %`,
+            ...oneCells,
+            signed((cpu.service ?? 0) - (base.cpuMsPerCreate.service ?? 0)),
+            signed((cpu.server ?? cpu.coordinator ?? 0) - (base.cpuMsPerCreate.server ?? 0)),
+            signed(sumOf(cpu, ["worker1", "worker2"])),
+            signed(cpu.pgbouncer ?? 0)
+          ]
+        })
       ])
     )
   }
   lines.push("")
   for (const target of targets) {
-    if (target.id === "postgres-2") continue
+    if (target.id === "postgres-2" || !target.keyed) continue
     const catalog = target.database.catalog
     lines.push(
       `${target.name}: migrate ${target.database.migrateSeconds} s${catalog === null ? "" : `; Citus catalog after migrate: ${JSON.stringify(catalog)}`}`
@@ -651,103 +711,106 @@ await runMain(async (cleanups) => {
   const nodeOf = async (role: Role, pidFile: string, url?: string): Promise<Node> => ({
     role,
     pid: await pidIn(pidFile),
-    ...(url === undefined ? {} : { statistics: await openClient(url, cleanups) })
+    ...(url === undefined ? {} : { url })
   })
-  const bouncer = async (upstream: CiServer) => {
-    log(`starting PgBouncer in front of ${new URL(upstream.env.TEST_DATABASE_URL!).host}`)
-    const server = await startCiServer("pgbouncer", {
-      env: { TEST_DATABASE_URL: upstream.env.TEST_DATABASE_URL!, TEST_DML_ROLE: upstream.env.TEST_DML_ROLE! },
-      logFile: serversLog,
-      cleanups
-    })
-    return { server, node: await nodeOf("pgbouncer", path.join(server.dir, "pgbouncer.pid")) }
+  const sessions = new Map<string, ReadonlyArray<readonly [Role, pg.Client]>>()
+  const sessionsOn = async (nodes: ReadonlyArray<Node>, database: string) => {
+    const key = `${nodes.map((node) => node.pid).join(",")}/${database}`
+    if (!sessions.has(key)) {
+      const opened: Array<readonly [Role, pg.Client]> = []
+      for (const node of nodes)
+        if (node.url !== undefined)
+          opened.push([node.role, await openClient(withDatabase(node.url, database), cleanups)])
+      sessions.set(key, opened)
+    }
+    return sessions.get(key)!
   }
   const versions: Array<string> = []
   const targets: Array<Target> = []
 
-  if (wanted("postgres", "postgres-2", "pgbouncer")) {
+  const add = async (
+    id: TargetId,
+    database: Prepared,
+    instances: ReadonlyArray<ServerProcess>,
+    nodes: ReadonlyArray<Node>
+  ) => {
+    if (!wanted(id)) return
+    const keyed = !id.endsWith("-unkeyed")
+    const sessionsNow = await sessionsOn(nodes, database.name)
+    targets.push({ id, name: names[id], keyed, database, instances, nodes, sessions: sessionsNow })
+  }
+  /** A fresh database on `upstream` served through PgBouncer in front of it, with one instance. */
+  const behindPgBouncer = async (
+    id: TargetId,
+    upstream: CiServer,
+    databaseName: string,
+    nodes: ReadonlyArray<Node>
+  ) => {
+    const database = await prepareDatabase(upstream.env.TEST_DATABASE_URL!, databaseName)
+    log(`starting PgBouncer in front of ${new URL(upstream.env.TEST_DATABASE_URL!).host}`)
+    const pooler = await startCiServer("pgbouncer", {
+      env: { TEST_DATABASE_URL: upstream.env.TEST_DATABASE_URL!, TEST_DML_ROLE: upstream.env.TEST_DML_ROLE! },
+      logFile: serversLog,
+      cleanups
+    })
+    if (!versions.includes(pooler.env.TEST_PGBOUNCER!)) versions.push(pooler.env.TEST_PGBOUNCER!)
+    const instance = await startInstance(
+      withDatabase(pooler.env.TEST_DATABASE_URL!, database.name),
+      id,
+      true,
+      cleanups
+    )
+    await add(
+      id,
+      database,
+      [instance],
+      [...nodes, await nodeOf("pgbouncer", path.join(pooler.dir, "pgbouncer.pid"))]
+    )
+  }
+
+  if (wanted("postgres", "postgres-2", "postgres-unkeyed", "pgbouncer")) {
     log("starting PostgreSQL 15 (.ci/postgres)")
     const postgres = await startCiServer("postgres", { logFile: serversLog, cleanups })
     const url = postgres.env.TEST_DATABASE_URL!
-    versions.push(postgres.env.TEST_POSTGRES_VERSION ?? "PostgreSQL")
-    const server = await nodeOf("server", path.join(postgres.dir, "data", "postmaster.pid"), url)
-    if (wanted("postgres", "postgres-2")) {
+    versions.push(postgres.env.TEST_POSTGRES_VERSION!)
+    const nodes = [await nodeOf("server", path.join(postgres.dir, "data", "postmaster.pid"), url)]
+    if (wanted("postgres", "postgres-2", "postgres-unkeyed")) {
       const database = await prepareDatabase(url, "bench_postgres")
       const first = await startInstance(withDatabase(url, database.name), "postgres-a", false, cleanups)
-      if (wanted("postgres"))
-        targets.push({ id: "postgres", name: names.postgres, database, instances: [first], nodes: [server] })
+      await add("postgres", database, [first], nodes)
+      await add("postgres-unkeyed", database, [first], nodes)
       if (wanted("postgres-2")) {
         const second = await startInstance(withDatabase(url, database.name), "postgres-b", false, cleanups)
-        targets.push({
-          id: "postgres-2",
-          name: names["postgres-2"],
-          database,
-          instances: [first, second],
-          nodes: [server]
-        })
+        await add("postgres-2", database, [first, second], nodes)
       }
     }
-    if (wanted("pgbouncer")) {
-      const database = await prepareDatabase(url, "bench_pgbouncer")
-      const pooler = await bouncer(postgres)
-      versions.push(pooler.server.env.TEST_PGBOUNCER ?? "PgBouncer")
-      const instance = await startInstance(
-        withDatabase(pooler.server.env.TEST_DATABASE_URL!, database.name),
-        "pgbouncer",
-        true,
-        cleanups
-      )
-      targets.push({
-        id: "pgbouncer",
-        name: names.pgbouncer,
-        database,
-        instances: [instance],
-        nodes: [server, pooler.node]
-      })
-    }
+    if (wanted("pgbouncer")) await behindPgBouncer("pgbouncer", postgres, "bench_pgbouncer", nodes)
   }
 
-  if (wanted("citus", "pgbouncer-citus")) {
+  if (wanted("citus", "citus-unkeyed", "pgbouncer-citus")) {
     log("starting Citus: a coordinator and two workers (.ci/citus)")
-    const citus = await startCiServer("citus", { logFile: serversLog, cleanups })
+    // Each database is migrated here by the service's migrate, not copied from a migrated template1.
+    const citus = await startCiServer("citus", {
+      env: { CITUS_TEMPLATE_SCHEMA: "off" },
+      logFile: serversLog,
+      cleanups
+    })
     const url = citus.env.TEST_DATABASE_URL!
-    versions.push(citus.env.TEST_POSTGRES_VERSION ?? "Citus")
+    versions.push(citus.env.TEST_POSTGRES_VERSION!)
     const workers = citus.env.TEST_CITUS_WORKERS!.split(",")
     const nodes = [
       await nodeOf("coordinator", path.join(citus.dir, "coordinator", "postmaster.pid"), url),
-      ...(await Promise.all(
-        workers.map((host, index) =>
-          nodeOf(
-            index === 0 ? "worker1" : "worker2",
-            path.join(citus.dir, `worker${index + 1}`, "postmaster.pid"),
-            withHost(url, host)
-          )
-        )
-      ))
+      await nodeOf("worker1", path.join(citus.dir, "worker1", "postmaster.pid"), withHost(url, workers[0]!)),
+      await nodeOf("worker2", path.join(citus.dir, "worker2", "postmaster.pid"), withHost(url, workers[1]!))
     ]
-    if (wanted("citus")) {
+    if (wanted("citus", "citus-unkeyed")) {
       const database = await prepareDatabase(url, "bench_citus")
       const instance = await startInstance(withDatabase(url, database.name), "citus", false, cleanups)
-      targets.push({ id: "citus", name: names.citus, database, instances: [instance], nodes })
+      await add("citus", database, [instance], nodes)
+      await add("citus-unkeyed", database, [instance], nodes)
     }
-    if (wanted("pgbouncer-citus")) {
-      const database = await prepareDatabase(url, "bench_pgbouncer_citus")
-      const pooler = await bouncer(citus)
-      if (!wanted("pgbouncer")) versions.push(pooler.server.env.TEST_PGBOUNCER ?? "PgBouncer")
-      const instance = await startInstance(
-        withDatabase(pooler.server.env.TEST_DATABASE_URL!, database.name),
-        "pgbouncer-citus",
-        true,
-        cleanups
-      )
-      targets.push({
-        id: "pgbouncer-citus",
-        name: names["pgbouncer-citus"],
-        database,
-        instances: [instance],
-        nodes: [...nodes, pooler.node]
-      })
-    }
+    if (wanted("pgbouncer-citus"))
+      await behindPgBouncer("pgbouncer-citus", citus, "bench_pgbouncer_citus", nodes)
   }
   targets.sort((a, b) => targetIds.indexOf(a.id) - targetIds.indexOf(b.id))
 

@@ -26,6 +26,8 @@ export interface LoadPlan {
     readonly body: string
   }>
   readonly unknownKey: string
+  /** `create` sends an Idempotency-Key with every request unless this is false. */
+  readonly idempotencyKeys?: boolean
 }
 
 export const scenarioNames = ["create", "enrich", "replay", "dry-run", "index", "unauthorized"] as const
@@ -85,7 +87,8 @@ const requestFor = (plan: LoadPlan): ((context: Record<string, unknown>) => RawR
       return (context) => {
         const n = next++
         const body = leadBody(n, phoneOf(plan.phoneBase + n), plan.propertyCodigo)
-        return leadPost(keyOf(context), { "idempotency-key": `${plan.tag}-${n}` }, body)
+        const headers = plan.idempotencyKeys === false ? {} : { "idempotency-key": `${plan.tag}-${n}` }
+        return leadPost(keyOf(context), headers, body)
       }
     case "enrich":
       return (context) => {
