@@ -67,16 +67,23 @@ export const readLead = Effect.fn("LeadRecord.read")(function* (id: string) {
     LEFT JOIN agents a ON a.id = l.assignee_id AND a.organization_id = l.organization_id
     WHERE l.id = ${id}`.pipe(decodeFirst(LeadRow))
   if (Option.isNone(found)) return Option.none<LeadRecord>()
+  // What hangs on the lead, read in its organization (on Citus: on the one node holding it). Ids of a
+  // distributed table are not in the order of their rows (each node numbers its own): time first.
+  const organizationId = found.value.organization_id
   const notes = yield* sql`
-    SELECT body, request_id, created_at FROM lead_notes WHERE lead_id = ${id} ORDER BY created_at, id`.pipe(
+    SELECT body, request_id, created_at FROM lead_notes
+    WHERE organization_id = ${organizationId} AND lead_id = ${id} ORDER BY created_at, id`.pipe(
     decodeRows(NoteRow)
   )
   const tasks = yield* sql`
     SELECT t.kind, t.assignee_id, a.name AS assignee_name, t.due_at, t.created_at
     FROM lead_tasks t LEFT JOIN agents a ON a.id = t.assignee_id AND a.organization_id = t.organization_id
-    WHERE t.lead_id = ${id} ORDER BY t.created_at, t.id`.pipe(decodeRows(TaskRow))
+    WHERE t.organization_id = ${organizationId} AND t.lead_id = ${id} ORDER BY t.created_at, t.id`.pipe(
+    decodeRows(TaskRow)
+  )
   const events = yield* sql`
-    SELECT type, payload, created_at, published_at FROM outbox_events WHERE lead_id = ${id} ORDER BY id`.pipe(
+    SELECT type, payload, created_at, published_at FROM outbox_events
+    WHERE organization_id = ${organizationId} AND lead_id = ${id} ORDER BY created_at, id`.pipe(
     decodeRows(EventRow)
   )
   return Option.some<LeadRecord>({ lead: found.value, notes, tasks, events })

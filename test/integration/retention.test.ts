@@ -122,8 +122,9 @@ layer(
       yield* event("old-pending", 40 * day)
       yield* event("recent-delivered", day)
       yield* sql`
-        UPDATE webhook_deliveries SET state = 'delivered', next_attempt_at = NULL, delivered_at = created_at
-        WHERE (SELECT payload ->> 'name' FROM outbox_events o WHERE o.id = outbox_id) LIKE '%-delivered'`
+        UPDATE webhook_deliveries d SET state = 'delivered', next_attempt_at = NULL, delivered_at = d.created_at
+        FROM outbox_events o
+        WHERE o.organization_id = d.organization_id AND o.id = d.outbox_id AND o.payload ->> 'name' LIKE '%-delivered'`
       yield* sql`
         INSERT INTO request_log (organization_id, request_id, at, origin_id, status, outcome, duration_ms, lead_id)
         VALUES (${organizationId}, 'hooks-old', ${new Date(now - 40 * day)}, ${originId}, 201, 'created', 1, ${lead!.id}),
