@@ -25,7 +25,13 @@ import { layerFreshDatabase, testConfig } from "../support/Database.ts"
 
 export const adminBase = "http://127.0.0.1:8081"
 
-const layerAll = (policies: { readonly sessions: SessionPolicy; readonly throttle: ThrottlePolicy }) =>
+/** What the console's and the public routers run on: a migrated database's `SqlClient` and `PgClient`. */
+export type DatabaseLayer = typeof layerFreshDatabase
+
+const layerAll = (
+  policies: { readonly sessions: SessionPolicy; readonly throttle: ThrottlePolicy },
+  database: DatabaseLayer
+) =>
   Layer.mergeAll(
     layerServices,
     Operators.layer,
@@ -38,7 +44,7 @@ const layerAll = (policies: { readonly sessions: SessionPolicy; readonly throttl
     WebhookAttempts.layer,
     WebhookEndpoints.layer.pipe(Layer.provideMerge(WebhookConfig.layer)),
     Rescues.layer.pipe(Layer.provide([layerServices, Layer.succeed(AppConfig, testConfig)]))
-  ).pipe(Layer.provideMerge(layerFreshDatabase))
+  ).pipe(Layer.provideMerge(database))
 
 type Services = Layer.Success<ReturnType<typeof layerAll>>
 
@@ -59,13 +65,11 @@ export interface Organization extends Fixture {
   readonly eventId: string
 }
 
-export interface Harness {
+/** The admin router and the public one in-process, over one set of services on one database. */
+export interface Routers {
   readonly admin: (request: Request) => Promise<Response>
   readonly publicApi: (request: Request) => Promise<Response>
   readonly run: <A, E>(effect: Effect.Effect<A, E, Services>) => Promise<A>
-  readonly a: Organization
-  readonly b: Organization
-  readonly platform: Account
   /** The admin router on a real socket (127.0.0.1, a free port), so requests have a TCP peer (from other loopback addresses too). */
   readonly listen: (
     config?: Partial<AppConfigShape>
@@ -73,44 +77,31 @@ export interface Harness {
   readonly close: () => Promise<void>
 }
 
+export interface Harness extends Routers {
+  readonly a: Organization
+  readonly b: Organization
+  readonly platform: Account
+}
+
+export interface HarnessOptions {
+  readonly sessions?: SessionPolicy
+  readonly throttle?: ThrottlePolicy
+  /** The clock every service and request reads (default: the real one). */
+  readonly clock?: Clock.Clock
+  /** Settings over `testConfig` (e.g. `trustedProxies`) for the admin router. */
+  readonly config?: Partial<AppConfigShape>
+  /** The database the services run on (default: a fresh migrated one). */
+  readonly database?: DatabaseLayer
+}
+
 /**
  * A fresh database with two organizations (each: origin with key, agents, rule, properties, one
  * lead sent through the public API, an admin and a viewer) and a platform administrator; the
  * admin router in-process over the same services as the public one.
  */
-export const makeHarness = async (
-  policies: {
-    readonly sessions?: SessionPolicy
-    readonly throttle?: ThrottlePolicy
-    /** The clock every service and request reads (default: the real one). */
-    readonly clock?: Clock.Clock
-    /** Settings over `testConfig` (e.g. `trustedProxies`) for the admin router. */
-    readonly config?: Partial<AppConfigShape>
-  } = {}
-): Promise<Harness> => {
-  const scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(
-    Layer.buildWithScope(
-      layerAll({
-        sessions: policies.sessions ?? defaultSessionPolicy,
-        throttle: policies.throttle ?? defaultThrottlePolicy
-      }).pipe(
-        Layer.merge(policies.clock === undefined ? Layer.empty : Layer.succeed(Clock.Clock, policies.clock))
-      ),
-      scope
-    )
-  )
-  const run = <A, E>(effect: Effect.Effect<A, E, Services>) =>
-    Effect.runPromise(Effect.provide(effect, context) as Effect.Effect<A, E>)
-  const provided = <A, E, R>(app: Layer.Layer<A, E, R>, config = policies.config) =>
-    app.pipe(
-      Layer.provide(Layer.succeedContext(context)),
-      Layer.provide(Layer.succeed(AppConfig, { ...testConfig, ...config })),
-      Layer.provide(HttpServer.layerServices)
-    ) as Layer.Layer<A, E, never>
-  const admin = HttpRouter.toWebHandler(provided(layerAdminApp), { disableLogger: true })
-  const publicApi = HttpRouter.toWebHandler(provided(layerApp), { disableLogger: true })
-
+export const makeHarness = async (policies: HarnessOptions = {}): Promise<Harness> => {
+  const routers = await makeRouters(policies)
+  const { run, publicApi } = routers
   const organization = async (): Promise<Organization> => {
     const fixture = await run(seed())
     const webhook = await run(
@@ -122,7 +113,7 @@ export const makeHarness = async (
         })
       ).pipe(Effect.orDie)
     )
-    const leadResponse = await publicApi.handler(
+    const leadResponse = await publicApi(
       new Request("http://api.test/v1/leads", {
         method: "POST",
         headers: { authorization: `Bearer ${fixture.key}`, "content-type": "application/json" },
@@ -175,6 +166,36 @@ export const makeHarness = async (
       })
     ).pipe(Effect.orDie)
   )
+  return { ...routers, a, b, platform }
+}
+
+/** The admin and public routers over one set of services on `database` (a fresh migrated one by default), nothing seeded. */
+export const makeRouters = async (policies: HarnessOptions = {}): Promise<Routers> => {
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(
+    Layer.buildWithScope(
+      layerAll(
+        {
+          sessions: policies.sessions ?? defaultSessionPolicy,
+          throttle: policies.throttle ?? defaultThrottlePolicy
+        },
+        policies.database ?? layerFreshDatabase
+      ).pipe(
+        Layer.merge(policies.clock === undefined ? Layer.empty : Layer.succeed(Clock.Clock, policies.clock))
+      ),
+      scope
+    )
+  )
+  const run = <A, E>(effect: Effect.Effect<A, E, Services>) =>
+    Effect.runPromise(Effect.provide(effect, context) as Effect.Effect<A, E>)
+  const provided = <A, E, R>(app: Layer.Layer<A, E, R>, config = policies.config) =>
+    app.pipe(
+      Layer.provide(Layer.succeedContext(context)),
+      Layer.provide(Layer.succeed(AppConfig, { ...testConfig, ...config })),
+      Layer.provide(HttpServer.layerServices)
+    ) as Layer.Layer<A, E, never>
+  const admin = HttpRouter.toWebHandler(provided(layerAdminApp), { disableLogger: true })
+  const publicApi = HttpRouter.toWebHandler(provided(layerApp), { disableLogger: true })
   const listen = async (config?: Partial<AppConfigShape>) => {
     const listenerScope = Effect.runSync(Scope.make())
     const served = await Effect.runPromise(
@@ -204,9 +225,6 @@ export const makeHarness = async (
     },
     publicApi: publicApi.handler,
     run,
-    a,
-    b,
-    platform,
     listen,
     close: async () => {
       await admin.dispose()
@@ -274,7 +292,7 @@ export const cookieOf = (answer: Answer) => {
   return match?.[1]
 }
 
-export const signIn = async (harness: Harness, account: Account): Promise<Signed> => {
+export const signIn = async (harness: Pick<Routers, "admin">, account: Account): Promise<Signed> => {
   const answer = await send(harness.admin, "POST", "/api/session", {
     body: { email: account.email, password: account.password }
   })

@@ -1,6 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted, References } from "effect"
 import { Reactivity } from "effect/reactivity"
+import { SqlClient } from "effect/sql"
 import { inject } from "vitest"
 import { defaultHostNames } from "../../src/Domain/HostNames.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Platform/Config.ts"
@@ -55,6 +56,12 @@ export interface DatabaseOptions {
    * (of the server or of PostgreSQL) asks for durable commits all the same.
    */
   readonly durable?: boolean
+  /**
+   * A copy of `template0`: a plain PostgreSQL database, as one server without Citus has. On a Citus
+   * cluster it is the coordinator's alone (no `citus` extension, nothing on the workers): Citus
+   * copies no template but template1 to the workers, so its propagation is off for this one.
+   */
+  readonly plain?: boolean
 }
 
 /** The databases this test file created, dropped after it (`dropCreatedDatabases`). */
@@ -100,8 +107,15 @@ const make = (prefix: string, template: string | null, options: DatabaseOptions)
   return Effect.scoped(
     Effect.gen(function* () {
       const admin = yield* adminClient()
+      // The admin client is one session: a setting holds for its next statements.
+      if (options.plain === true && pg.citus !== null)
+        yield* admin.unsafe("SET citus.enable_create_database_propagation = off")
       yield* admin.unsafe(
-        template === null ? `CREATE DATABASE ${name}` : `CREATE DATABASE ${name} TEMPLATE ${template}`
+        options.plain === true
+          ? `CREATE DATABASE ${name} TEMPLATE template0`
+          : template === null
+            ? `CREATE DATABASE ${name}`
+            : `CREATE DATABASE ${name} TEMPLATE ${template}`
       )
       created.add(name)
       if (options.durable !== true) yield* admin.unsafe(`ALTER DATABASE ${name} SET synchronous_commit = off`)
@@ -121,6 +135,55 @@ export const createDatabase = Effect.fn("test.createDatabase")(function* (
   options: DatabaseOptions = {}
 ) {
   return yield* make(prefix, null, options)
+})
+
+/**
+ * Creates a database without the service's schema and returns its name. On a Citus cluster whose
+ * template1 holds the schema (`.ci/citus`), a copy of template1 (a Citus database: the extension, the
+ * workers) emptied of it: its tables, routines and sequences dropped, on the workers too. Not
+ * `DROP SCHEMA public CASCADE`: Citus keeps views of its own there (`citus_tables`), so that would
+ * drop the extension, which only a superuser may.
+ */
+export const createEmptyDatabase = Effect.fn("test.createEmptyDatabase")(function* (
+  prefix = "t",
+  options: DatabaseOptions = {}
+) {
+  const name = yield* make(prefix, null, options)
+  if (postgres().citus === null || postgres().template === null) return name
+  yield* Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const tables = [
+      ...Migrations.referenceTables,
+      ...Migrations.distributedTables,
+      ...Migrations.coordinatorTables
+    ]
+    yield* sql.unsafe(`DROP TABLE IF EXISTS ${tables.join(", ")} CASCADE`)
+    // Not the extension's own (`citus_tables`): `deptype = 'e'` marks an extension's members.
+    const routines = yield* sql<{ name: string }>`
+      SELECT p.oid::regprocedure::text AS name FROM pg_proc p
+      WHERE p.pronamespace = current_schema()::regnamespace
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d
+                        WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')`
+    if (routines.length > 0)
+      yield* sql.unsafe(`DROP ROUTINE ${routines.map((routine) => routine.name).join(", ")} CASCADE`)
+    const sequences = yield* sql<{ name: string }>`
+      SELECT c.oid::regclass::text AS name FROM pg_class c
+      WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'S'
+        AND NOT EXISTS (SELECT 1 FROM pg_depend d
+                        WHERE d.classid = 'pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')`
+    if (sequences.length > 0)
+      yield* sql.unsafe(`DROP SEQUENCE ${sequences.map((sequence) => sequence.name).join(", ")}`)
+  }).pipe(
+    Effect.provide(
+      PgClient.layer({
+        url: Redacted.make(directDatabaseUrl(name)),
+        maxConnections: 1,
+        connectTimeout: "10 seconds"
+      })
+    ),
+    Effect.orDie
+  )
+  return name
 })
 
 /**
