@@ -222,6 +222,14 @@ const leadsBatch = (has: (column: string) => boolean) => {
   const logColumns = `request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms,
                       livemode${rowKey ? ", row_key" : ""}${keptBody ? ", kept_body" : ""}`
   const logValues = (body: string) => `${rowKey ? ", gen_random_uuid()" : ""}${keptBody ? `, ${body}` : ""}`
+  // Since 0022 the children carry their organization, written here: a trigger filling it would read
+  // the lead this same statement inserts, which its snapshot does not show.
+  const organization = has("lead_notes.organization_id")
+  const orgColumn = organization ? "organization_id, " : ""
+  const orgValue = organization ? "organization_id, " : ""
+  const logOrgColumn = has("request_log.organization_id") ? ", organization_id" : ""
+  const logOrgValue = (attributed: string) =>
+    has("request_log.organization_id") ? `, CASE WHEN ${attributed} THEN organization_id END` : ""
   return `
     WITH src AS MATERIALIZED (
       SELECT n, gen_random_uuid() AS lead_id, o.id AS organization_id,
@@ -248,15 +256,15 @@ const leadsBatch = (has: (column: string) => boolean) => {
       FROM src
       RETURNING 1
     ), notes AS (
-      INSERT INTO lead_notes (lead_id, body, request_id, created_at)
-      SELECT lead_id, CASE WHEN k = 1 THEN 'Me interesa la propiedad, ¿sigue disponible?' ELSE 'Prefiere llamada por la tarde.' END,
+      INSERT INTO lead_notes (${orgColumn}lead_id, body, request_id, created_at)
+      SELECT ${orgValue}lead_id, CASE WHEN k = 1 THEN 'Me interesa la propiedad, ¿sigue disponible?' ELSE 'Prefiere llamada por la tarde.' END,
              'req_fill_' || n || '_' || k, at
       FROM src, generate_series(1, CASE WHEN r < 50 THEN 2 ELSE 1 END) k
       WHERE NOT erased
       RETURNING 1
     ), tasks AS (
-      INSERT INTO lead_tasks (lead_id, kind, assignee_id, due_at, created_at)
-      SELECT lead_id, 'first_contact', agent_id, at + interval '15 minutes', at FROM src WHERE NOT erased AND NOT test
+      INSERT INTO lead_tasks (${orgColumn}lead_id, kind, assignee_id, due_at, created_at)
+      SELECT ${orgValue}lead_id, 'first_contact', agent_id, at + interval '15 minutes', at FROM src WHERE NOT erased AND NOT test
       RETURNING 1
     ), erasures AS (
       INSERT INTO lead_erasures (lead_id, organization_id, erased_at, erased_by, reason, removed)
@@ -265,13 +273,13 @@ const leadsBatch = (has: (column: string) => boolean) => {
       FROM src WHERE erased
       RETURNING 1
     ), created_rows AS (
-      INSERT INTO request_log (${logColumns})
+      INSERT INTO request_log (${logColumns}${logOrgColumn})
       SELECT 'req_fill_' || n, at, origin_id, key_prefix, 201, 'created', lead_id,
-             CASE WHEN r % 2 = 0 THEN 'idem-' || n END, 15 + r % 40, NOT test ${logValues("NULL")}
+             CASE WHEN r % 2 = 0 THEN 'idem-' || n END, 15 + r % 40, NOT test ${logValues("NULL")}${logOrgValue("true")}
       FROM src
       RETURNING 1
     )
-    INSERT INTO request_log (${logColumns})
+    INSERT INTO request_log (${logColumns}${logOrgColumn})
     SELECT 'req_fill_' || n || '_b', least(at + interval '1 hour', now()),
            CASE WHEN r % 10 = 1 THEN NULL ELSE origin_id END,
            CASE WHEN r % 10 = 1 THEN 'lk_live_unknown0' ELSE key_prefix END,
@@ -280,6 +288,6 @@ const leadsBatch = (has: (column: string) => boolean) => {
                 WHEN r % 10 = 5 THEN 'rate_limited' ELSE 'enriched' END,
            CASE WHEN r % 10 IN (1, 3, 5) OR erased THEN NULL ELSE lead_id END,
            NULL, 12 + r % 30, NOT test
-           ${logValues(`CASE WHEN r % 10 = 3 THEN '{"nombre": "", "telefono": "' || phone || '"}' END`)}
+           ${logValues(`CASE WHEN r % 10 = 3 THEN '{"nombre": "", "telefono": "' || phone || '"}' END`)}${logOrgValue("r % 10 <> 1")}
     FROM src WHERE r < 50`
 }
