@@ -32,7 +32,7 @@ describe("CSV exports from the command line", { timeout: 300_000 }, () => {
       (sql) => sql`
         INSERT INTO request_log (organization_id, request_id, at, origin_id, key_prefix, status, outcome, idempotency_key,
                                  duration_ms, livemode)
-        VALUES (${org}, 'req-1', '2026-11-20T10:00:00Z', ${origin}, 'lk_live_ab', 201, 'created', '=HYPERLINK("http://x","y")', 3.5, true),
+        VALUES (${org}, 'req-1', '2026-11-20T10:00:00Z', ${origin}, 'lk_live_ab', 201, 'created', '=HYPERLINK("http://x","y")', 3.500199999999, true),
                (${org}, 'req-2', '2026-11-20T11:00:00Z', ${origin}, 'lk_test_cd', 422, 'validation_error', 'con "comillas"', 1, false),
                (${org}, 'req-3', '2026-11-20T12:00:00Z', ${otherOrigin}, 'lk_live_ef', 201, 'created', NULL, 2, true)
         RETURNING id`
