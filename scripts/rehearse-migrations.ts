@@ -71,7 +71,9 @@ const startingPoint = async () => {
   const last = through ?? release?.newestMigration ?? newest
   const from = names.filter((name) => idOf(name) <= last).at(-1)
   if (release === undefined || from === undefined || idOf(from) >= newest)
-    throw new Error(`--from ${last}: this checkout has no migration after it (or none up to it)`)
+    throw new Error(
+      `--from ${String(last).padStart(4, "0")}: this checkout has no migration after it (or none up to it)`
+    )
   return { from, release }
 }
 
