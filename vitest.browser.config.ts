@@ -13,7 +13,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
-    fileParallelism: false,
+    // Two files at a time: each waits on its servers and Chromium more than it computes (alone, the
+    // files used half of one core), and every server and page is its own (free ports).
+    maxWorkers: 2,
     // A server opens a console only on the port its test names, and no health listener: 8081 and
     // 8082 may be taken on a shared machine (docs.test.ts once failed so on 8081).
     env: { ADMIN_PORT: "off", HEALTH_PORT: "off" },
