@@ -104,6 +104,18 @@ const common = (lead: ProbeLead) => [
 const times = (lead: ProbeLead) => [lead.now, new Date(lead.now.getTime() + firstContactMillis)]
 const byCodigo = (lead: ProbeLead) => [lead.property === null ? null : "codigo", lead.property]
 
+/** The arguments `write_lead` and `write_lead_json` share: a live write, no Idempotency-Key. */
+const writeArguments = (lead: ProbeLead) => [
+  ...common(lead),
+  ...byCodigo(lead),
+  note,
+  lead.requestId,
+  ...times(lead),
+  null,
+  null,
+  true
+]
+
 /** Newest first: the request path since 0022 (the organization's keys), since 0021, then since 0015. */
 const unkeyedWrites: ReadonlyArray<Write> = [
   {
@@ -113,16 +125,7 @@ const unkeyedWrites: ReadonlyArray<Write> = [
     text: `SELECT (w->>'lead_id')::uuid AS lead_id, (w->>'created')::boolean AS created
            FROM write_lead_json($1, $2, $3, $4, $5, $6, $7::text, $8::text, $9::text, $10, $11, $12, $13::text,
              $14::uuid, $15) AS w`,
-    values: (lead) => [
-      ...common(lead),
-      ...byCodigo(lead),
-      note,
-      lead.requestId,
-      ...times(lead),
-      null,
-      null,
-      true
-    ]
+    values: writeArguments
   },
   {
     name: "write_lead",
@@ -130,16 +133,7 @@ const unkeyedWrites: ReadonlyArray<Write> = [
       "write_lead(uuid,uuid,text,text,text,text,text,text,text,text,timestamptz,timestamptz,text,uuid,boolean)",
     text: `SELECT lead_id, created, assignee_id, filled FROM write_lead($1, $2, $3, $4, $5, $6, $7::text, $8::text,
              $9::text, $10, $11, $12, $13::text, $14::uuid, $15)`,
-    values: (lead) => [
-      ...common(lead),
-      ...byCodigo(lead),
-      note,
-      lead.requestId,
-      ...times(lead),
-      null,
-      null,
-      true
-    ]
+    values: writeArguments
   },
   {
     name: "create_or_enrich_lead",
