@@ -57,7 +57,7 @@ export const distributedFunctions: ReadonlyArray<{ readonly signature: string; r
     },
     {
       signature:
-        "reserve_and_write_lead(uuid, uuid, text, text, text, text, text, text, text, text, timestamptz, timestamptz, text, uuid, boolean, text, timestamptz, timestamptz, boolean, text, text, jsonb, uuid, boolean, uuid, text[], text, text)",
+        "reserve_and_write_lead_json(uuid, uuid, text, text, text, text, text, text, text, text, timestamptz, timestamptz, text, uuid, boolean, text, timestamptz, timestamptz)",
       argument: "p_organization_id"
     },
     {

@@ -300,7 +300,7 @@ $fn$`
     // a lease run out (before `p_now`) or a completion forgotten (before `p_forget_before`) is
     // reserved for `p_token` until `p_lease_expires_at`; otherwise the key's row as it stands (none:
     // it was just released, which the caller reads as still in progress). `IdempotencyStore.reserve`
-    // and `reserve_and_write_lead` call it.
+    // and `reserve_and_write_lead_json` call it.
     name: "reserve_idempotency_key(organization)",
     text: `
 CREATE OR REPLACE FUNCTION reserve_idempotency_key(
@@ -342,9 +342,10 @@ END
 $fn$`
   },
   {
-    // The one text of freeing a reservation: deleted only while it is still `p_token`'s and in
-    // progress (a completed key, or one reserved anew after its lease, stays). True when it was.
-    // `IdempotencyStore.settle` and `reserve_and_write_lead` call it.
+    // The one text of freeing a reservation: once no write holds the key's lock (a write still
+    // running is waited for, so that its end decides), deleted only while it is still `p_token`'s and
+    // in progress (a completed key, or one reserved anew after its lease, stays). True when it was.
+    // `IdempotencyStore.settle` calls it.
     name: "release_idempotency_key(organization)",
     text: `
 CREATE OR REPLACE FUNCTION release_idempotency_key(
@@ -353,6 +354,7 @@ CREATE OR REPLACE FUNCTION release_idempotency_key(
 RETURNS boolean
 LANGUAGE plpgsql AS $fn$
 BEGIN
+  PERFORM pg_advisory_xact_lock(idempotency_key_lock(p_livemode, p_origin_id, p_key));
   IF p_livemode THEN
     DELETE FROM idempotency_keys k
     WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_key AND k.state = 'in_progress' AND k.lease_token = p_token;
@@ -384,47 +386,75 @@ LANGUAGE sql AS $fn$
 $fn$`
   },
   {
-    // A create or enrichment behind its Idempotency-Key in one round trip (docs/contract.md#5-idempotency):
-    // the key reserved and committed on its own first, as `IdempotencyStore.reserve` does, so that a
-    // request with the same key meanwhile answers 409 in progress; a key that is not free comes back as
-    // its row, and nothing is written. Then `write_lead` with that reservation. A write that fails
-    // (an unknown property, a cancel, a lock wait run out, a bug) frees the key in the same transaction
-    // that rolls the write back, and comes back as `failed_state`/`failed_message`: nothing of the
-    // request is left, and the caller has nothing to release (a cancel landing inside that handler
-    // itself, a window of microseconds, leaves the key to its 30 s lease). Called outside a
-    // transaction only (it commits the reservation).
-    name: "reserve_and_write_lead",
+    // The advisory lock an Idempotency-Key's write holds while it runs (`reserve_and_write_lead_json`),
+    // and that settling its lost answer waits for (`release_idempotency_key`): 64 bits of the key's
+    // slot, so that two keys in flight at once share one only by a chance of about 2^-64 per pair.
+    name: "idempotency_key_lock",
     text: `
-CREATE OR REPLACE PROCEDURE reserve_and_write_lead(
+CREATE OR REPLACE FUNCTION idempotency_key_lock(p_livemode boolean, p_origin_id uuid, p_key text) RETURNS bigint
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
+  SELECT hashtextextended(CASE WHEN p_livemode THEN 'live/' ELSE 'test/' END || p_origin_id::text || '/' || p_key, 7)
+$fn$`
+  },
+  {
+    // A create or enrichment behind its Idempotency-Key in one statement and one transaction
+    // (docs/contract.md#5-idempotency), which Citus hands whole to the node holding the organization:
+    // - a key completed within the last 24 h answers at once, without the lock (concurrent retries of
+    //   a finished request all replay);
+    // - otherwise the key's advisory lock (`idempotency_key_lock`), held until this transaction ends:
+    //   a request with the same key meanwhile finds it taken and answers 409 in progress;
+    // - then the reservation (`reserve_idempotency_key`: a key reserved by a previous release's
+    //   instance and still leased is in progress too), and `create_or_enrich_lead` with it, which
+    //   completes the key.
+    // A write that fails rolls back with its reservation: nothing of the request is left, and there is
+    // nothing to release. One value (`{reserved, key_state, key_fingerprint, key_response, lead_id,
+    // created, assignee_id, filled}`), as `write_lead_json`.
+    name: "reserve_and_write_lead_json",
+    text: `
+CREATE OR REPLACE FUNCTION reserve_and_write_lead_json(
   p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
   p_property_by text, p_property_value text, p_note text, p_request_id text, p_now timestamptz,
   p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid, p_livemode boolean, p_fingerprint text,
-  p_lease_expires_at timestamptz, p_forget_before timestamptz,
-  INOUT reserved boolean DEFAULT NULL, INOUT key_state text DEFAULT NULL, INOUT key_fingerprint text DEFAULT NULL,
-  INOUT key_response jsonb DEFAULT NULL, INOUT lead_id uuid DEFAULT NULL, INOUT created boolean DEFAULT NULL,
-  INOUT assignee_id uuid DEFAULT NULL, INOUT filled text[] DEFAULT NULL, INOUT failed_state text DEFAULT NULL,
-  INOUT failed_message text DEFAULT NULL
-)
+  p_lease_expires_at timestamptz, p_forget_before timestamptz
+) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_reserved boolean := false;
+  v_state text;
+  v_fingerprint text;
+  v_response jsonb;
+  v_lead_id uuid;
+  v_created boolean;
+  v_assignee uuid;
+  v_filled text[];
 BEGIN
-  SELECT r.reserved, r.state, r.fingerprint, r.response INTO reserved, key_state, key_fingerprint, key_response
-  FROM reserve_idempotency_key(p_organization_id, p_livemode, p_origin_id, p_idempotency_key, p_fingerprint, p_lease_token, p_now,
-                               p_lease_expires_at, p_forget_before) r;
-  IF reserved IS NOT TRUE THEN
-    reserved := false;
-    RETURN;
+  IF p_livemode THEN
+    SELECT k.state, k.fingerprint, k.response INTO v_state, v_fingerprint, v_response FROM idempotency_keys k
+    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_idempotency_key
+      AND k.state = 'completed' AND k.completed_at > p_forget_before;
+  ELSE
+    SELECT k.state, k.fingerprint, k.response INTO v_state, v_fingerprint, v_response FROM test_idempotency_keys k
+    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_idempotency_key
+      AND k.state = 'completed' AND k.completed_at > p_forget_before;
   END IF;
-  COMMIT;
-  BEGIN
-    SELECT w.lead_id, w.created, w.assignee_id, w.filled INTO lead_id, created, assignee_id, filled
+  IF v_state IS NULL THEN
+    IF pg_try_advisory_xact_lock(idempotency_key_lock(p_livemode, p_origin_id, p_idempotency_key)) THEN
+      SELECT r.reserved, r.state, r.fingerprint, r.response INTO v_reserved, v_state, v_fingerprint, v_response
+      FROM reserve_idempotency_key(p_organization_id, p_livemode, p_origin_id, p_idempotency_key, p_fingerprint,
+                                   p_lease_token, p_now, p_lease_expires_at, p_forget_before) r;
+    ELSE
+      v_state := 'in_progress';
+    END IF;
+  END IF;
+  IF v_reserved THEN
+    SELECT w.lead_id, w.created, w.assignee_id, w.filled INTO v_lead_id, v_created, v_assignee, v_filled
     FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
                                required_property(p_organization_id, p_property_by, p_property_value), p_note,
                                p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token, p_livemode) w;
-  EXCEPTION WHEN OTHERS OR query_canceled THEN
-    failed_state := SQLSTATE;
-    failed_message := SQLERRM;
-    PERFORM release_idempotency_key(p_organization_id, p_livemode, p_origin_id, p_idempotency_key, p_lease_token);
-  END;
+  END IF;
+  RETURN jsonb_build_object(
+    'reserved', v_reserved, 'key_state', v_state, 'key_fingerprint', v_fingerprint, 'key_response', v_response,
+    'lead_id', v_lead_id, 'created', v_created, 'assignee_id', v_assignee, 'filled', to_jsonb(v_filled));
 END
 $fn$`
   },

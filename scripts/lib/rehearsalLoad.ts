@@ -15,9 +15,9 @@ import { sessionSettings } from "../../src/Platform/Sql.ts"
  * The statements are the newest the schema has at the start, chosen once: since 0022's release, the
  * key found by `api_key_by_public_id` and every statement naming the organization, the write
  * `write_lead_json`; before it, the key read from `api_keys` and `write_lead` (since 0021's release)
- * or `create_or_enrich_lead` (0015); `reserve_and_write_lead` behind an Idempotency-Key. The
- * previous release does not change its statements while the database is migrated, so a migration
- * that drops what it calls shows here as errors.
+ * or `create_or_enrich_lead` (0015); behind an Idempotency-Key, `reserve_and_write_lead_json`, or
+ * `reserve_and_write_lead` before it. The previous release does not change its statements while the
+ * database is migrated, so a migration that drops what it calls shows here as errors.
  */
 export interface LoadOptions {
   readonly url: string
@@ -145,29 +145,41 @@ const unkeyedWrites: ReadonlyArray<Write> = [
   }
 ]
 
+/** The arguments `reserve_and_write_lead_json` and `reserve_and_write_lead` share: a live write behind its key. */
+const keyedArguments = (lead: ProbeLead) => {
+  const reservation = reservationTimes(lead.now.getTime())
+  return [
+    ...common(lead),
+    ...byCodigo(lead),
+    note,
+    lead.requestId,
+    ...times(lead),
+    lead.key,
+    randomUUID(),
+    true,
+    `fingerprint-${lead.key}`,
+    reservation.leaseExpiresAt,
+    reservation.forgetBefore
+  ]
+}
+
+/** Newest first: one transaction under the key's lock, then the procedure of the releases before it. */
 const keyedWrites: ReadonlyArray<Write> = [
+  {
+    name: "reserve_and_write_lead_json",
+    signature:
+      "reserve_and_write_lead_json(uuid,uuid,text,text,text,text,text,text,text,text,timestamptz,timestamptz,text,uuid,boolean,text,timestamptz,timestamptz)",
+    text: `SELECT reserve_and_write_lead_json($1, $2, $3, $4, $5, $6, $7::text, $8::text, $9::text, $10, $11, $12,
+             $13::text, $14::uuid, $15, $16::text, $17, $18) AS w`,
+    values: keyedArguments
+  },
   {
     name: "reserve_and_write_lead",
     signature:
       "reserve_and_write_lead(uuid,uuid,text,text,text,text,text,text,text,text,timestamptz,timestamptz,text,uuid,boolean,text,timestamptz,timestamptz,boolean,text,text,jsonb,uuid,boolean,uuid,text[],text,text)",
     text: `CALL reserve_and_write_lead($1, $2, $3, $4, $5, $6, $7::text, $8::text, $9::text, $10, $11, $12, $13::text,
              $14::uuid, $15, $16::text, $17, $18)`,
-    values: (lead) => {
-      const reservation = reservationTimes(lead.now.getTime())
-      return [
-        ...common(lead),
-        ...byCodigo(lead),
-        note,
-        lead.requestId,
-        ...times(lead),
-        lead.key,
-        randomUUID(),
-        true,
-        `fingerprint-${lead.key}`,
-        reservation.leaseExpiresAt,
-        reservation.forgetBefore
-      ]
-    }
+    values: keyedArguments
   }
 ]
 

@@ -143,15 +143,16 @@ export interface IdempotencySlot {
 }
 
 /**
- * Idempotency keys per origin. A reservation holds the key for a 30 s lease (an instance that dies
- * frees it by itself); the request path reserves in its write's own statement
- * (`LeadRepository.createOrEnrichKeyed`, by the rule `reserve` runs: `reserve_idempotency_key`);
- * success is recorded by the lead write, in its own transaction, and remembered for 24 h; a write
- * that fails frees the key in the transaction that rolls it back. A write whose answer was lost
- * (`OutcomeUnknown`) is settled here: releasing its reservation decides it when the write did not
- * commit, finding the key completed by that reservation shows that it did. Asked within the
- * request's deadline first, then, if the database has not answered by then, in the background
- * until it does (or the lease ends); each key kept past its request, and how it ended, is logged.
+ * Idempotency keys per origin. The request path reserves a key in its write's own transaction,
+ * under the key's lock (`LeadRepository.createOrEnrichKeyed`, by the rule `reserve` runs:
+ * `reserve_idempotency_key`); success is recorded by the lead write, in that transaction, and
+ * remembered for 24 h; a write that fails rolls back with its reservation. A reservation `reserve`
+ * commits on its own holds the key for a 30 s lease (an instance that dies frees it by itself). A
+ * write whose answer was lost (`OutcomeUnknown`) is settled here, once it no longer holds its key:
+ * releasing its reservation, or finding none, shows that the write did not commit; finding the key
+ * completed by that reservation shows that it did. Asked within the request's deadline first, then,
+ * if the database has not answered by then, in the background until it does (or the lease ends);
+ * each key kept past its request, and how it ended, is logged.
  */
 export class IdempotencyStore extends Context.Service<
   IdempotencyStore,
@@ -178,9 +179,9 @@ export class IdempotencyStore extends Context.Service<
         sql(slot.livemode ? "idempotency_keys" : "test_idempotency_keys")
 
       /**
-       * One question: the reservation deleted if it is still this write's (a write still running
-       * holds the key's row once it completes it, so the DELETE waits for its end), else the key read
-       * again, after the write's end, in a statement of its own.
+       * One question: once no write holds the key's lock (a write still running is waited for), the
+       * reservation deleted if it is still this write's, else the key read again, in a statement of
+       * its own.
        */
       const settleOnce = (slot: IdempotencySlot, token: string) =>
         Effect.gen(function* () {

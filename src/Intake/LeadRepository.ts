@@ -5,9 +5,8 @@ import { type LeadInput, noteBody } from "../Domain/LeadInput.ts"
 import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { countOf, IdRow, requireExisting } from "../Platform/Sql/Decode.ts"
 import {
-  isOutageState,
   type OutcomeUnknown,
-  StoreUnavailable,
+  type StoreUnavailable,
   sqlStateOf,
   writeOrFail
 } from "../Platform/Sql/Outcome.ts"
@@ -101,7 +100,7 @@ const Written = Schema.Struct({
   filled: Schema.Array(FilledField)
 })
 
-/** `reserve_and_write_lead`'s answer: the reservation's, then the write's or its failure's. */
+/** `reserve_and_write_lead_json`'s answer: what the reservation found, else what the write did. */
 const KeyedRow = Schema.Struct({
   reserved: Schema.Boolean,
   key_state: Schema.NullOr(Schema.Literals(["in_progress", "completed"])),
@@ -110,9 +109,7 @@ const KeyedRow = Schema.Struct({
   lead_id: Schema.NullOr(Schema.String),
   created: Schema.NullOr(Schema.Boolean),
   assignee_id: Schema.NullOr(Schema.String),
-  filled: Schema.NullOr(Schema.Array(FilledField)),
-  failed_state: Schema.NullOr(Schema.String),
-  failed_message: Schema.NullOr(Schema.String)
+  filled: Schema.NullOr(Schema.Array(FilledField))
 })
 
 const SummaryRow = Schema.Struct({
@@ -150,12 +147,12 @@ export class LeadRepository extends Context.Service<
       write: LeadWrite
     ): Effect.Effect<LeadWritten, UnknownProperty | StoreUnavailable | OutcomeUnknown>
     /**
-     * `createOrEnrich` behind its Idempotency-Key, in one round trip (`reserve_and_write_lead`): the
-     * key reserved for `write.idempotency.token` and committed on its own first (so a request with the
-     * same key meanwhile finds it in progress), then the write; a key that is not free comes back as
-     * what its reservation found, and nothing is written. A write that fails frees its key in its own
-     * transaction, so the caller releases nothing; a lost answer (`OutcomeUnknown`) is settled as
-     * any write's (`IdempotencyStore.settle`).
+     * `createOrEnrich` behind its Idempotency-Key, in one statement and one transaction
+     * (`reserve_and_write_lead_json`): the key's lock taken (so a request with the same key meanwhile
+     * finds it in progress) and the key reserved for `write.idempotency.token`, then the write; a key
+     * that is not free comes back as what its reservation found, and nothing is written. A write that
+     * fails rolls back with its reservation, so the caller releases nothing; a lost answer
+     * (`OutcomeUnknown`) is settled as any write's (`IdempotencyStore.settle`).
      */
     createOrEnrichKeyed(
       write: KeyedLeadWrite
@@ -226,14 +223,17 @@ export class LeadRepository extends Context.Service<
       const keyedWrite = (lead: KeyedLeadWrite, now: Date) => {
         const property = propertyOf(lead)
         const times = reservationTimes(now.getTime())
-        return sql`
-          CALL reserve_and_write_lead(
+        return sql<{ readonly written: unknown }>`
+          SELECT reserve_and_write_lead_json(
             ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
             ${lead.input.email}, ${property.by}::text, ${property.value}::text, ${noteBody(lead.input)}::text,
             ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
             ${lead.idempotency.key}::text, ${lead.idempotency.token}::uuid, ${lead.livemode}, ${lead.fingerprint}::text,
             ${times.leaseExpiresAt}, ${times.forgetBefore}
-          )`.pipe(Effect.flatMap(([row]) => decodeKeyed(row)))
+          ) AS written`.pipe(
+          Effect.flatMap(([row]) => decodeKeyed(row?.written)),
+          propertyResolved
+        )
       }
       const rescueWrite = (lead: LeadWrite, now: Date, requestLogId: string) => {
         const property = propertyOf(lead)
@@ -260,24 +260,14 @@ export class LeadRepository extends Context.Service<
           "lead.outcome": written.outcome,
           "capture.assignee_id": written.assigneeId ?? "unassigned"
         })
-      /** A keyed write's row: what the reservation found, else the write or why it failed (the key freed then). */
-      const keyedOf = (
-        lead: KeyedLeadWrite,
-        row: typeof KeyedRow.Type
-      ): Effect.Effect<KeyedWritten, UnknownProperty | StoreUnavailable> => {
+      /** A keyed write's value: what the reservation found, else what the write did. */
+      const keyedOf = (lead: KeyedLeadWrite, row: typeof KeyedRow.Type): Effect.Effect<KeyedWritten> => {
         if (!row.reserved) {
           const found = { state: row.key_state, fingerprint: row.key_fingerprint, response: row.key_response }
           return Effect.succeed(foundOf(found, lead.fingerprint))
         }
-        if (row.failed_state === unknownPropertyState) return Effect.fail(new UnknownProperty())
-        if (row.failed_state !== null)
-          return isOutageState(row.failed_state)
-            ? Effect.fail(new StoreUnavailable({ operation: "LeadRepository.createOrEnrichKeyed" }))
-            : Effect.die(
-                new Error(`the lead write failed (${row.failed_state}): ${row.failed_message ?? ""}`)
-              )
         if (row.lead_id === null || row.created === null || row.filled === null)
-          return Effect.die(new Error("reserve_and_write_lead answered neither a lead nor a failure"))
+          return Effect.die(new Error("reserve_and_write_lead_json reserved its key and wrote no lead"))
         return Effect.succeed({
           _tag: "Written",
           written: writtenOf({
@@ -329,6 +319,7 @@ export class LeadRepository extends Context.Service<
           const row = yield* keyedWrite(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
             writeOrFail(sql, "LeadRepository.createOrEnrichKeyed")
           )
+          if (row === noProperty) return yield* new UnknownProperty()
           const keyed = yield* keyedOf(lead, row)
           if (keyed._tag !== "Written") return yield* annotated(keyed)
           yield* Effect.annotateCurrentSpan("idempotency.result", "new")
@@ -527,7 +518,7 @@ export class LeadRepository extends Context.Service<
           if (found._tag !== "Reserved") return yield* annotated(found)
           const exit = yield* Effect.exit(createOrEnrich(write))
           if (Exit.isSuccess(exit)) return { _tag: "Written", written: exit.value } as const
-          // As `reserve_and_write_lead` does: a write that fails frees its key.
+          // As `reserve_and_write_lead_json`'s rollback does: a write that fails frees its key.
           releaseIn(store, slot, write.idempotency.token)
           return yield* Effect.failCause(exit.cause)
         }),

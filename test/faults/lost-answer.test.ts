@@ -262,10 +262,10 @@ describe("fault: a write's answer is lost", () => {
     expect(await leadsFor(lead.phone)).toEqual([{ id: retry.json.lead_id, notes: 1, events: 1 }])
   }, 30_000)
 
-  it("the reservation committed, the write cancelled at its deadline: the key freed in the same statement, 503, and the retry creates", async () => {
+  it("the write cancelled at its deadline while it holds its key: rolled back with its reservation, 503, and the retry creates", async () => {
     const lead = markedLead()
     // Another transaction holds the lead's phone (an uncommitted lead with the same match key), so the
-    // write waits after its reservation committed, until the service cancels it at its deadline.
+    // write waits, its key reserved, until the service cancels it at its deadline.
     const holder = new pg.Client({ connectionString: url })
     await holder.connect()
     try {
@@ -277,7 +277,7 @@ describe("fault: a write's answer is lost", () => {
       )
       const first = post(server, lead)
       await sleep(500)
-      // The reservation is committed while the write waits: the same key meanwhile is in progress.
+      // The write holds its key while it waits: the same key meanwhile is in progress.
       const meanwhile = await post(server, lead)
       expect(meanwhile.status, JSON.stringify(meanwhile.json)).toBe(409)
       expect(meanwhile.json.error?.code).toBe("idempotency_in_progress")
@@ -292,12 +292,12 @@ describe("fault: a write's answer is lost", () => {
     const retry = await post(server, lead)
     expect(retry.status, JSON.stringify(retry.json)).toBe(201)
     expect(retry.json.replay).toBeUndefined()
-    // Nothing to settle or release: the write freed its key itself.
+    // Nothing to settle or release: the key's reservation rolled back with the write.
     expect(keyLines(lines, lead.key)).toEqual([])
     expect(await leadsFor(lead.phone)).toEqual([{ id: retry.json.lead_id, notes: 1, events: 1 }])
   }, 30_000)
 
-  it("a refused request frees its key in its own statement: a retry elsewhere answers at once, though this instance lost the database right after", async () => {
+  it("a refused request frees its key in its own transaction: a retry elsewhere answers at once, though this instance lost the database right after", async () => {
     const lead = markedLead()
     const letters = Array.from({ length: 3 }, () =>
       String.fromCharCode(65 + Math.floor(Math.random() * 26))

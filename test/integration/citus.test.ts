@@ -8,8 +8,9 @@ import { postgres } from "../support/Database.ts"
 import { makePostgresHarness } from "./Harness.ts"
 
 /**
- * On a Citus cluster (the CI's Citus phase, `.ci/citus`): what `migrate` placed, and that a create is
- * one call that Citus runs whole on the worker holding the organization, not on the coordinator.
+ * On a Citus cluster (the CI's Citus phase, `.ci/citus`): what `migrate` placed, and that a create,
+ * with or without an Idempotency-Key, is one call that Citus runs whole on the worker holding the
+ * organization, not on the coordinator.
  * Elsewhere there is no cluster to ask, and these tests are skipped.
  */
 const citus = postgres().citus
@@ -74,7 +75,7 @@ describe.skipIf(citus === null)("on Citus", () => {
   )
 
   it.live(
-    "a create is one call that runs on the worker holding the organization, not on the coordinator",
+    "a create, with or without an Idempotency-Key, is one call that runs on the worker holding the organization, not on the coordinator",
     () =>
       Effect.gen(function* () {
         const { handler, sql, fixture } = yield* makePostgresHarness
@@ -97,6 +98,12 @@ describe.skipIf(citus === null)("on Citus", () => {
           { key: fixture.key }
         )
         assert.strictEqual(created.status, 201)
+        const keyed = yield* postLead(
+          handler,
+          { nombre: "Beto Citus", telefono: "55 1234 0002" },
+          { key: fixture.key, headers: { "idempotency-key": "citus-pushdown-1" } }
+        )
+        assert.strictEqual(keyed.status, 201)
         // A backend reports its function counts when it goes idle, at most every 10 s or so.
         const counts = Effect.all([
           callsOn(holder, where!.database),
@@ -105,7 +112,7 @@ describe.skipIf(citus === null)("on Citus", () => {
         ])
         const counted = yield* counts.pipe(
           Effect.repeat({
-            until: ([onHolder]) => onHolder >= before[0] + 1,
+            until: ([onHolder]) => onHolder >= before[0] + 2,
             schedule: Schedule.spaced("500 millis")
           }),
           Effect.timeoutOption("40 seconds"),
@@ -113,7 +120,7 @@ describe.skipIf(citus === null)("on Citus", () => {
         )
         assert.deepStrictEqual(
           counted,
-          [before[0] + 1, before[1], 0],
+          [before[0] + 2, before[1], 0],
           "calls of create_or_enrich_lead: on the worker holding the organization, the other worker, the coordinator"
         )
       }),

@@ -1,5 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Context, Deferred, Effect, Fiber } from "effect"
+import { IdempotencyStore } from "../../src/Intake/IdempotencyStore.ts"
+import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
+import { leadWrite } from "../services/Suite.ts"
 import { postLead } from "../support/Client.ts"
 import { makePostgresHarness } from "./Harness.ts"
 
@@ -209,6 +212,68 @@ describe("concurrent writes (postgres)", () => {
         1
       )
     })
+  )
+
+  it.live(
+    "a lost answer is settled by the end of the write still holding its key: settling waits for it",
+    () =>
+      Effect.gen(function* () {
+        const { sql, fixture, context } = yield* makePostgresHarness
+        const leads = Context.get(context as Context.Context<LeadRepository>, LeadRepository)
+        const idempotency = Context.get(context as Context.Context<IdempotencyStore>, IdempotencyStore)
+        const idempotencyKey = { key: "settle-waits", token: crypto.randomUUID() }
+        const write = {
+          ...leadWrite(
+            fixture,
+            { nombre: "Espera", telefono: "55 3100 0001" },
+            { idempotency: idempotencyKey }
+          ),
+          idempotency: idempotencyKey,
+          fingerprint: "f-1"
+        }
+        const slot = { ...fixture, livemode: true, key: idempotencyKey.key }
+
+        // Another transaction holds the lead's phone (an uncommitted lead with its match key): the
+        // keyed write waits on it, its key reserved and locked.
+        const holding = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        // Let go of the phone however the test ends, so that the pool can close.
+        yield* Effect.addFinalizer(() => Deferred.succeed(release, undefined))
+        const holder = yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              yield* sql`
+                INSERT INTO leads (organization_id, origin_id, nombre, telefono, phone_key, created_at, updated_at, livemode)
+                VALUES (${fixture.organizationId}, ${fixture.originId}, 'holder', '55 3100 0001',
+                        lead_match_key(${write.phoneKey}, true), now(), now(), true)`
+              yield* Deferred.succeed(holding, undefined)
+              yield* Deferred.await(release)
+              return yield* Effect.fail("rolled back")
+            })
+          )
+          .pipe(Effect.ignore, Effect.forkChild)
+        yield* Deferred.await(holding)
+        const writing = yield* Effect.forkChild(leads.createOrEnrichKeyed(write))
+        yield* Effect.sleep("300 millis")
+
+        // The write's answer is taken for lost: settling it waits while the write runs…
+        const settling = yield* Effect.forkChild(idempotency.settle(slot, idempotencyKey.token, 0))
+        yield* Effect.sleep("500 millis")
+        assert.isUndefined(settling.pollUnsafe(), "settling waits for the write")
+        assert.isUndefined(writing.pollUnsafe(), "the write waits for the phone")
+
+        // …and its end decides: committed, with the lead it wrote.
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(holder)
+        const written = yield* Fiber.join(writing)
+        assert.strictEqual(written._tag, "Written")
+        if (written._tag !== "Written") return
+        assert.deepStrictEqual(yield* Fiber.join(settling), {
+          _tag: "Committed",
+          response: { lead_id: written.written.leadId, status: "created" }
+        })
+      }),
+    { timeout: 30_000 }
   )
 
   it.live("20 concurrent retries of a spent Idempotency-Key all replay (none answers in_progress)", () =>

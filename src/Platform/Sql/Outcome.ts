@@ -34,9 +34,6 @@ const unavailableStates = new Set(["57P01", "57P02", "57P03", "53300", "57014", 
 /** The statement's own answer that it was rolled back: cancelled (by us or `statement_timeout`), or a lock wait ran out. */
 const rolledBackStates = new Set(["57014", "55P03"])
 
-/** An SQLSTATE a statement caught and answered as a value (`reserve_and_write_lead`): an outage rather than a bug. */
-export const isOutageState = (state: string) => unavailableStates.has(state)
-
 export const sqlStateOf = (cause: unknown) =>
   typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : ""
 
