@@ -2,7 +2,9 @@
 // `pg` driver, as a competent team would write it without a framework. Honest and minimal: nine
 // statements per create (key by SHA-256 hash, the window counter in its own statement, then one
 // transaction: lead upsert on (organization, phone key), note, first-contact task on creation, outbox
-// event, request-log row), a pool of 10, the same JSON for GET /v1 as the service.
+// event, request-log row), two more with an Idempotency-Key (the key inserted at the transaction's
+// start, a spent one answered from its row, and its answer stored before the commit), a pool of 10,
+// the same JSON for GET /v1 as the service.
 //
 //   DATABASE_URL=... INDEX_JSON='{...}' PORT=... node scripts/reference-server.ts
 //   INDEX_JSON='{...}' PORT=... node scripts/reference-server.ts --raw   (GET /v1 only, no database)
@@ -51,7 +53,8 @@ interface Caller {
 const create = async (request: IncomingMessage, response: ServerResponse, requestId: string) => {
   const started = performance.now()
   const token = (request.headers.authorization ?? "").replace(/^Bearer /, "")
-  const body = JSON.parse(await readBody(request)) as {
+  const text = await readBody(request)
+  const body = JSON.parse(text) as {
     nombre: string
     telefono: string
     email?: string
@@ -78,10 +81,48 @@ const create = async (request: IncomingMessage, response: ServerResponse, reques
   )
   if (counted.rows[0]!.count > caller.rate_limit) return fail(response, 429, "rate_limited", requestId)
   const phoneKey = phoneMatchKey(body.telefono, caller.country)
+  const idempotencyKey = request.headers["idempotency-key"]
+  const fingerprint = createHash("sha256").update(text, "utf8").digest("hex")
   const client = await db.connect()
   let lead: { id: string; created: boolean }
   try {
     await client.query("BEGIN")
+    if (typeof idempotencyKey === "string") {
+      // A concurrent request with the same key waits here for this one's end, then finds it spent.
+      const reserved = await client.query(
+        `INSERT INTO idempotency_keys (organization_id, origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+         VALUES ($1, $2, $3, $4, 'in_progress', $5, $6)
+         ON CONFLICT (organization_id, origin_id, key) DO NOTHING RETURNING 1`,
+        [
+          caller.organization_id,
+          caller.origin_id,
+          idempotencyKey,
+          fingerprint,
+          randomUUID(),
+          new Date(now.getTime() + 30_000)
+        ]
+      )
+      if (reserved.rowCount === 0) {
+        const spent = await client.query<{
+          fingerprint: string
+          http_status: number
+          response: { lead_id: string; status: string }
+        }>(
+          "SELECT fingerprint, http_status, response FROM idempotency_keys WHERE organization_id = $1 AND origin_id = $2 AND key = $3",
+          [caller.organization_id, caller.origin_id, idempotencyKey]
+        )
+        await client.query("ROLLBACK")
+        const row = spent.rows[0]
+        if (row?.response == null) return fail(response, 409, "idempotency_in_progress", requestId)
+        if (row.fingerprint !== fingerprint) return fail(response, 409, "idempotency_conflict", requestId)
+        const replayed = {
+          ...row.response,
+          lead_url: `${dashboardUrl}/leads/${row.response.lead_id}`,
+          replay: true
+        }
+        return send(response, row.http_status, { ...replayed, request_id: requestId }, requestId)
+      }
+    }
     lead = (
       await client.query<{ id: string; created: boolean }>(
         `INSERT INTO leads AS l (organization_id, origin_id, nombre, telefono, phone_key, email, created_at, updated_at)
@@ -134,6 +175,21 @@ const create = async (request: IncomingMessage, response: ServerResponse, reques
         performance.now() - started
       ]
     )
+    if (typeof idempotencyKey === "string") {
+      await client.query(
+        `UPDATE idempotency_keys SET state = 'completed', http_status = $4, response = $5, completed_at = $6,
+           lease_expires_at = NULL
+         WHERE organization_id = $1 AND origin_id = $2 AND key = $3`,
+        [
+          caller.organization_id,
+          caller.origin_id,
+          idempotencyKey,
+          lead.created ? 201 : 200,
+          JSON.stringify({ lead_id: lead.id, status: lead.created ? "created" : "enriched" }),
+          now
+        ]
+      )
+    }
     await client.query("COMMIT")
   } catch (error) {
     await client.query("ROLLBACK").catch(() => {})
