@@ -35,9 +35,6 @@ const usage = `npm run bench -- [options]
   --quiet-wait S      before each scenario wait up to S s for other work on the machine to end (0)
   --webhooks MODE     off: no webhook endpoint (default); subscribed: the organization has an endpoint
                       for both event types, delivered to a local receiver (WEBHOOK_ALLOW_PRIVATE=true)
-  --baseline-without-webhooks
-                      the baseline's rows run with the webhook triggers disabled and WEBHOOK_WORKER=false:
-                      the write path as it was before webhooks (e.g. --baseline . for the same code)
   --baseline DIR      also run the service of another checkout (e.g. the commit before a change, with
                       node_modules linked) just before this one on every service row: a before/after
                       in the same run
@@ -88,14 +85,12 @@ const webhooks = options.get("webhooks") ?? "off"
 if (webhooks !== "off" && webhooks !== "subscribed")
   throw new Error(`--webhooks ${webhooks}: off or subscribed`)
 
-const baselineWithoutWebhooks = options.has("baseline-without-webhooks")
-
 const serviceEnv = (databaseUrl: string, baseline: boolean) => ({
   DATABASE_URL: databaseUrl,
   ...(webhooks === "subscribed" ? { WEBHOOK_ALLOW_PRIVATE: "true" } : {}),
   // The baseline runs what the service runs (its console on a port of its own, as `startServer`
   // gives every process): with its console off it measured 5-10 % faster than the same code.
-  ...(baseline ? (baselineWithoutWebhooks ? { WEBHOOK_WORKER: "false" } : {}) : extraEnv)
+  ...(baseline ? {} : extraEnv)
 })
 
 /** A receiver that acknowledges every delivery, counted so the report shows the fan-out ran. */
@@ -126,19 +121,6 @@ const subscribe = (organizationId: string, url: string) =>
       INSERT INTO webhook_endpoints (organization_id, url, events, secret, created_at)
       VALUES (${organizationId}, ${url}, ARRAY['lead.created', 'lead.enriched'],
               ${`whsec_${randomBytes(32).toString("base64")}`}, now())`
-  ).pipe(Effect.orDie)
-
-const webhookTriggers = (enabled: boolean) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.all([
-      sql.unsafe(
-        `ALTER TABLE outbox_events ${enabled ? "ENABLE" : "DISABLE"} TRIGGER outbox_webhook_snapshot`
-      ),
-      sql.unsafe(
-        `ALTER TABLE outbox_events ${enabled ? "ENABLE" : "DISABLE"} TRIGGER outbox_webhook_fan_out`
-      ),
-      sql.unsafe(`ALTER TABLE leads ${enabled ? "ENABLE" : "DISABLE"} TRIGGER leads_note_filled`)
-    ])
   ).pipe(Effect.orDie)
 
 const startService = (
@@ -449,9 +431,7 @@ const main = async () => {
   const run = async (row: Row, server: ServerProcess) => {
     if (baseline !== undefined && row.side === "service") {
       const name = row.name.replace(": service", ": baseline")
-      if (baselineWithoutWebhooks) await database.runtime.runPromise(webhookTriggers(false))
       measured.push(await measure({ ...row, name, side: "baseline" }, baseline, plan, database.postmasterPid))
-      if (baselineWithoutWebhooks) await database.runtime.runPromise(webhookTriggers(true))
     }
     measured.push(await measure(row, server, plan, database.postmasterPid))
   }

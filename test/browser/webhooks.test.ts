@@ -315,7 +315,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     expect(
       (await postLead(app.publicUrl, key, { nombre: "Inés Treviño", telefono: "+52 442 555 0101" })).status
     ).toBe(201)
-    await expect.poll(async () => (await deliveries())[0]?.state, { timeout: 15_000 }).toBe("failed")
+    await expect.poll(async () => (await deliveries())[0]?.state, { timeout: 45_000 }).toBe("failed")
     const [failed] = await deliveries()
     expect(failed).toMatchObject({ attempts: 3, last_status: 503, last_error: "HTTP 503" })
     expect(receiver.received.length).toBe(3)
@@ -359,7 +359,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     expect(
       (await postLead(app.publicUrl, key, { nombre: "Óscar Luján", telefono: "+52 442 555 0202" })).status
     ).toBe(201)
-    await expect.poll(async () => (await endpoint()).disabled_reason, { timeout: 15_000 }).toBe("failing")
+    await expect.poll(async () => (await endpoint()).disabled_reason, { timeout: 45_000 }).toBe("failing")
     expect((await endpoint()).disabled).toBe(true)
     const waiting = (await deliveries()).find((d: { state: string }) => d.state === "pending")
     expect(waiting).toBeDefined()
@@ -423,7 +423,7 @@ describe("an endpoint that keeps failing, in the console", () => {
     expect(await endpoint()).toMatchObject({ disabled: false, disabled_reason: null })
     await expect
       .poll(async () => (await deliveries()).map((d: { state: string }) => d.state).sort(), {
-        timeout: 15_000
+        timeout: 45_000
       })
       .toEqual(["delivered", "failed"])
 
@@ -439,7 +439,7 @@ describe("an endpoint that keeps failing, in the console", () => {
       .poll(() => page.getByText(`1 failed delivery to ${receiver.url("/crm")} queued again.`).count())
       .toBe(1)
     await expect
-      .poll(async () => (await deliveries()).map((d: { state: string }) => d.state), { timeout: 15_000 })
+      .poll(async () => (await deliveries()).map((d: { state: string }) => d.state), { timeout: 45_000 })
       .toEqual(["delivered", "delivered"])
 
     await goTo(page, "Audit")
@@ -478,7 +478,7 @@ describe("an endpoint that keeps failing, in the console", () => {
       .getByRole("button", { name: "Enable" })
       .click()
     await expect.poll(() => row.textContent()).toMatch(/Active/)
-    await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(sent + 1)
+    await expect.poll(() => receiver.received.length, { timeout: 45_000 }).toBe(sent + 1)
     expect(await endpoint()).toMatchObject({ disabled: false, disabled_reason: null })
     expect(problems).toEqual([])
   })
