@@ -127,8 +127,10 @@ describe.skipIf(citus === null)("on Citus", () => {
     { timeout: 90_000 }
   )
 
-  // Both ways docs/sre.md gives: Citus's default (`auto`: logical replication, writes go on during the
-  // copy), then back with `block_writes` (the organization's writes wait during the copy).
+  // With `block_writes`, as docs/sre.md says to move and rebalance: the organization's writes wait
+  // during the copy. (Citus's default, logical replication while writes go on, lost creates that had
+  // been answered 201 in its final switch, one or two in some runs: the write path's functions run
+  // on the worker, handed over whole, where that switch does not hold them.)
   it.live(
     "an organization's shards move to the other worker and back while its partner sends leads: nothing lost or doubled",
     () =>
@@ -141,18 +143,24 @@ describe.skipIf(citus === null)("on Citus", () => {
           Effect.orDie
         )
         const shard = yield* placement
+        // The partner sends for as long as the moves take: its origin's per-minute limit out of the way.
+        yield* sql`UPDATE origins SET rate_limit = 1000000
+                   WHERE organization_id = ${fixture.organizationId} AND id = ${fixture.originId}`.pipe(
+          Effect.orDie
+        )
         const from = citus!.workers.find((worker) => worker.port === shard.port)!
         const to = citus!.workers.find((worker) => worker.port !== shard.port)!
 
         // A partner's integration: each lead sent with its own Idempotency-Key until it is answered
-        // 201, a 503 (a move's final switch) retried with the same key; it goes on until both moves
-        // are done.
+        // 201, a 503 (a move's final switch) retried with the same key; each of its four connections
+        // sends a lead every 20 ms or so until both moves are done.
+        const phoneOf = (n: number) => `55 3${String(n).padStart(7, "0")}`
         const answers: Array<{ readonly status: number; readonly at: number }> = []
         let moving = true
         let next = 0
         const send = (n: number) =>
           Effect.gen(function* () {
-            const body = { nombre: `Mudanza ${n}`, telefono: `55 3000 ${String(n).padStart(4, "0")}` }
+            const body = { nombre: `Mudanza ${n}`, telefono: phoneOf(n) }
             while (true) {
               const answer = yield* postLead(handler, body, {
                 key: fixture.key,
@@ -172,30 +180,29 @@ describe.skipIf(citus === null)("on Citus", () => {
           })
         const lane = Effect.gen(function* () {
           const ids: Array<string> = []
-          while (moving || next < 40) ids.push(yield* send(next++))
+          while (moving || next < 40) {
+            ids.push(yield* send(next++))
+            yield* Effect.sleep("20 millis")
+          }
           return ids
         })
         const partner = Effect.map(
           Effect.all([lane, lane, lane, lane], { concurrency: "unbounded" }),
           (lanes) => lanes.flat()
         )
-        const windows: Array<{ readonly mode: string; readonly start: number; readonly end: number }> = []
-        const moveTo = (target: typeof to, source: typeof from, mode: "auto" | "block_writes") =>
+        const windows: Array<{ readonly move: string; readonly start: number; readonly end: number }> = []
+        const moveTo = (target: typeof to, source: typeof from, move: string) =>
           Effect.gen(function* () {
             const start = performance.now()
-            // (Each mode written into its own statement: the role may not name Citus's enum type.)
-            yield* mode === "auto"
-              ? sql`SELECT citus_move_shard_placement(${shard.id}::bigint, ${source.host}, ${source.port},
-                      ${target.host}, ${target.port}, shard_transfer_mode => 'auto')`
-              : sql`SELECT citus_move_shard_placement(${shard.id}::bigint, ${source.host}, ${source.port},
-                      ${target.host}, ${target.port}, shard_transfer_mode => 'block_writes')`
-            windows.push({ mode, start, end: performance.now() })
-            assert.strictEqual((yield* placement).port, target.port, `moved with ${mode}`)
+            yield* sql`SELECT citus_move_shard_placement(${shard.id}::bigint, ${source.host}, ${source.port},
+                         ${target.host}, ${target.port}, shard_transfer_mode => 'block_writes')`
+            windows.push({ move, start, end: performance.now() })
+            assert.strictEqual((yield* placement).port, target.port, `moved ${move}`)
           })
         const moves = Effect.sleep("300 millis").pipe(
-          Effect.andThen(moveTo(to, from, "auto")),
+          Effect.andThen(moveTo(to, from, "there")),
           Effect.andThen(Effect.sleep("300 millis")),
-          Effect.andThen(moveTo(from, to, "block_writes")),
+          Effect.andThen(moveTo(from, to, "back")),
           Effect.andThen(Effect.sleep("300 millis")),
           Effect.ensuring(Effect.sync(() => (moving = false))),
           Effect.orDie
@@ -213,15 +220,15 @@ describe.skipIf(citus === null)("on Citus", () => {
           { leads: leadIds.length, keys: leadIds.length },
           "nothing lost, nothing doubled"
         )
-        // The answers went on through each move.
+        // The answers went on after each move (the writes waited during it, and were answered).
         for (const window of windows) {
-          const during = answers.filter((answer) => answer.at >= window.start && answer.at <= window.end)
-          assert.isAbove(during.length, 0, `answers during the ${window.mode} move`)
+          const after = answers.filter((answer) => answer.at > window.end && answer.at <= window.end + 2_000)
+          assert.isAbove(after.length, 0, `answers after the move ${window.move}`)
         }
         // Every key answers its lead again, after the moves.
         const replay = yield* postLead(
           handler,
-          { nombre: "Mudanza 7", telefono: "55 3000 0007" },
+          { nombre: "Mudanza 7", telefono: phoneOf(7) },
           {
             key: fixture.key,
             headers: { "idempotency-key": "move-7" }
@@ -233,7 +240,7 @@ describe.skipIf(citus === null)("on Citus", () => {
           const during = answers.filter((answer) => answer.at >= window.start && answer.at <= window.end)
           yield* Effect.logInfo("tenant move").pipe(
             Effect.annotateLogs({
-              mode: window.mode,
+              move: window.move,
               ms: Math.round(window.end - window.start),
               answers: during.length,
               created: during.filter((answer) => answer.status === 201).length,
