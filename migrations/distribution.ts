@@ -44,8 +44,11 @@ export const distributedTables = [
   "audit_log"
 ] as const
 
-/** The migrator's own bookkeeping, left on the coordinator. */
-export const coordinatorTables = ["schema_migrations", "schema_functions"] as const
+/**
+ * Tables the coordinator keeps to itself: the migrator's bookkeeping, and the rate windows, counted
+ * where the service connects so that admitting a request makes no trip to a worker.
+ */
+export const coordinatorTables = ["schema_migrations", "schema_functions", "rate_windows"] as const
 
 /** Each distributed function by its signature, with the argument that names the organization. */
 export const distributedFunctions: ReadonlyArray<{ readonly signature: string; readonly argument: string }> =

@@ -24,9 +24,10 @@ $fn$`
   },
   {
     // An API key by its public id (docs/contract.md#6-keys), read before the organization is
-    // known: the global directory names the organization, then that organization's key, origin and
-    // country. One round trip; on Citus the directory is a reference table and the second read goes to
-    // the one node holding the organization.
+    // known, from the global directory alone: on Citus a reference table, so the node the service
+    // connects to answers it without a trip to a worker (docs/sre.md#one-trip-to-one-worker). An entry
+    // without a hash (a key the release before issued during a deploy, until `migrate` syncs it) is
+    // read from its organization's key and origin instead.
     name: "api_key_by_public_id",
     text: `
 CREATE OR REPLACE FUNCTION api_key_by_public_id(p_public_id text)
@@ -36,8 +37,16 @@ LANGUAGE plpgsql STABLE AS $fn$
 DECLARE
   v_entry record;
 BEGIN
-  SELECT d.organization_id, d.key_id INTO v_entry FROM api_key_directory d WHERE d.public_id = p_public_id;
+  SELECT d.organization_id, d.key_id, d.key_hash, d.livemode, d.revoked_at, d.origin_id, d.origin_label, d.rate_limit
+  INTO v_entry FROM api_key_directory d WHERE d.public_id = p_public_id;
   IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  IF v_entry.key_hash IS NOT NULL THEN
+    RETURN QUERY
+    SELECT v_entry.key_id, v_entry.key_hash, v_entry.revoked_at IS NOT NULL, v_entry.livemode, v_entry.origin_id,
+           v_entry.origin_label, v_entry.rate_limit, g.id, g.country::text
+    FROM organizations g WHERE g.id = v_entry.organization_id;
     RETURN;
   END IF;
   RETURN QUERY

@@ -23,6 +23,7 @@ import organizationBackfill from "./0023_organization_backfill.ts"
 import organizationForeignKeys from "./0024_organization_foreign_keys.ts"
 import organizationKeysValidated from "./0025_organization_keys_validated.ts"
 import organizationKeys from "./0026_organization_keys.ts"
+import admissionOnTheCoordinator from "./0027_admission_on_the_coordinator.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -49,5 +50,6 @@ export const migrations = {
   "0023_organization_backfill": organizationBackfill,
   "0024_organization_foreign_keys": organizationForeignKeys,
   "0025_organization_keys_validated": organizationKeysValidated,
-  "0026_organization_keys": organizationKeys
+  "0026_organization_keys": organizationKeys,
+  "0027_admission_on_the_coordinator": admissionOnTheCoordinator
 }

@@ -75,9 +75,9 @@ const create = async (request: IncomingMessage, response: ServerResponse, reques
   const now = new Date()
   const windowStart = new Date(Math.floor(now.getTime() / 60_000) * 60_000)
   const counted = await db.query<{ count: number }>(
-    `INSERT INTO rate_limit_windows AS w (organization_id, origin_id, window_start, count) VALUES ($1, $2, $3, 1)
-     ON CONFLICT (organization_id, origin_id, window_start) DO UPDATE SET count = w.count + 1 RETURNING count`,
-    [caller.organization_id, caller.origin_id, windowStart]
+    `INSERT INTO rate_windows AS w (origin_id, livemode, window_start, count) VALUES ($1, true, $2, 1)
+     ON CONFLICT (origin_id, livemode, window_start) DO UPDATE SET count = w.count + 1 RETURNING count`,
+    [caller.origin_id, windowStart]
   )
   if (counted.rows[0]!.count > caller.rate_limit) return fail(response, 429, "rate_limited", requestId)
   const phoneKey = phoneMatchKey(body.telefono, caller.country)

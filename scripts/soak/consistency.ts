@@ -168,7 +168,8 @@ const checkLogAndWindows = (answers: ReadonlyArray<Answer>, check: Record) =>
     const windows = yield* sql<{ origin_id: string; over: boolean; counted: number; logged: number }>`
       SELECT w.origin_id, bool_or(w.count > o.rate_limit) AS over, sum(w.count)::int AS counted,
              (SELECT count(*)::int FROM request_log r WHERE r.origin_id = w.origin_id AND r.status NOT IN (401, 429)) AS logged
-      FROM rate_limit_windows w JOIN origins o ON o.id = w.origin_id
+      FROM rate_windows w JOIN origins o ON o.id = w.origin_id
+      WHERE w.livemode
       GROUP BY w.origin_id`
     const insane = windows.filter((w) => w.over || w.counted !== w.logged)
     check(
@@ -177,8 +178,8 @@ const checkLogAndWindows = (answers: ReadonlyArray<Answer>, check: Record) =>
       `${windows.length} origins; ${insane.length} off (${insane.map((w) => `${w.counted} counted vs ${w.logged} logged`).join(", ")})`
     )
     const [limitedWindows] = yield* sql<{ max: number; limit: number }>`
-      SELECT max(w.count)::int AS max, o.rate_limit AS limit FROM rate_limit_windows w JOIN origins o ON o.id = w.origin_id
-      WHERE o.label = 'limited' GROUP BY o.rate_limit`
+      SELECT max(w.count)::int AS max, o.rate_limit AS limit FROM rate_windows w JOIN origins o ON o.id = w.origin_id
+      WHERE w.livemode AND o.label = 'limited' GROUP BY o.rate_limit`
     check(
       "the rate-limited origin reached its limit and no further",
       limitedWindows === undefined || limitedWindows.max === limitedWindows.limit,

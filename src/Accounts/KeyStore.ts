@@ -12,14 +12,7 @@ import {
 import type { CallerShape } from "../Domain/Caller.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
-import {
-  decodeFirst,
-  decodeItems,
-  decodeRows,
-  IdRow,
-  requireExisting,
-  type StoreUnavailable
-} from "../Platform/Sql.ts"
+import { decodeFirst, decodeItems, IdRow, requireExisting, type StoreUnavailable } from "../Platform/Sql.ts"
 import { sqlService } from "../Platform/SqlService.ts"
 
 /** Why a bearer token was refused; `originId` is known when the prefix names a key (a revoked one, say). */
@@ -89,7 +82,15 @@ const day = 24 * 60 * 60 * 1000
 
 const OriginRow = Schema.Struct({ id: Schema.String, label: Schema.String, rate_limit: Schema.Number })
 const decodeOrigin = Schema.decodeUnknownEffect(OriginRow)
-const RevokedRow = Schema.Struct({ prefix: Schema.String, revoked_at: Schema.Date })
+const RevokedRow = Schema.Struct({ public_id: Schema.String, prefix: Schema.String, revoked_at: Schema.Date })
+
+/** An origin with what its keys' directory entries repeat of it. */
+interface OwnedOrigin {
+  readonly id: string
+  readonly organizationId: string
+  readonly label: string
+  readonly rateLimit: number
+}
 
 export interface IssuedKey {
   readonly key: string
@@ -143,33 +144,40 @@ export class KeyStore extends Context.Service<
           FROM api_key_by_public_id(${publicId})`
       })
 
-      /** A key of the origin, and its entry in the global directory, in the caller's transaction. */
-      const insertKey = (organizationId: string, originId: string, mode: KeyMode) => {
+      /**
+       * A key of the origin, and its entry in the global directory with everything `authenticate` reads
+       * (migration 0027), in the caller's transaction.
+       */
+      const insertKey = (origin: OwnedOrigin, mode: KeyMode) => {
         const issued = generateApiKey(mode)
         return sql`
           WITH key AS (
             INSERT INTO api_keys (organization_id, origin_id, public_id, prefix, key_hash, livemode)
-            VALUES (${organizationId}, ${originId}, ${issued.publicId}, ${issued.prefix}, ${issued.hash}, ${mode === "live"})
+            VALUES (${origin.organizationId}, ${origin.id}, ${issued.publicId}, ${issued.prefix}, ${issued.hash}, ${mode === "live"})
             RETURNING id
           )
-          INSERT INTO api_key_directory (public_id, organization_id, key_id)
-          SELECT ${issued.publicId}, ${organizationId}, id FROM key`.pipe(
-          Effect.as({ key: issued.key, prefix: issued.prefix })
-        )
+          INSERT INTO api_key_directory (public_id, organization_id, key_id, key_hash, livemode, origin_id,
+                                         origin_label, rate_limit)
+          SELECT ${issued.publicId}, ${origin.organizationId}, id, ${issued.hash}, ${mode === "live"}, ${origin.id},
+                 ${origin.label}, ${origin.rateLimit}
+          FROM key`.pipe(Effect.as({ key: issued.key, prefix: issued.prefix }))
       }
 
       /**
-       * The origin's organization, its row locked for the caller's transaction. The organization is
-       * read first and the lock taken by both keys: a lock must name the row's organization on Citus,
-       * where `origins` is distributed by it.
+       * The origin, its row locked for the caller's transaction. The organization is read first and
+       * the lock taken by both keys: a lock must name the row's organization on Citus, where `origins`
+       * is distributed by it.
        */
       const requireOrigin = Effect.fn("KeyStore.requireOrigin")(function* (id: string) {
         const owner = yield* sql`SELECT organization_id AS id FROM origins WHERE id = ${id}`.pipe(
           decodeFirst(IdRow)
         )
         if (Option.isNone(owner)) return yield* new UnknownEntity({ entity: "origin", id })
-        yield* sql`SELECT 1 FROM origins WHERE organization_id = ${owner.value.id} AND id = ${id} FOR UPDATE`
-        return owner.value.id
+        const [row] = yield* sql`
+          SELECT id, label, rate_limit FROM origins WHERE organization_id = ${owner.value.id} AND id = ${id}
+          FOR UPDATE`.pipe(Effect.flatMap(Effect.forEach((row) => Effect.orDie(decodeOrigin(row)))))
+        if (row === undefined) return yield* new UnknownEntity({ entity: "origin", id })
+        return { id, organizationId: owner.value.id, label: row.label, rateLimit: row.rate_limit }
       })
 
       /**
@@ -181,7 +189,7 @@ export class KeyStore extends Context.Service<
         mode: KeyMode,
         then: (
           revoked: Option.Option<typeof RevokedRow.Type>,
-          organizationId: string
+          origin: OwnedOrigin
         ) => Effect.Effect<A, E | SqlError.SqlError>
       ) =>
         Effect.gen(function* () {
@@ -189,13 +197,16 @@ export class KeyStore extends Context.Service<
           return yield* sql
             .withTransaction(
               Effect.gen(function* () {
-                const organizationId = yield* requireOrigin(originId)
+                const origin = yield* requireOrigin(originId)
                 const row = yield* sql`
                   UPDATE api_keys SET revoked_at = ${now}
-                  WHERE organization_id = ${organizationId} AND origin_id = ${originId}
+                  WHERE organization_id = ${origin.organizationId} AND origin_id = ${originId}
                     AND livemode = ${mode === "live"} AND revoked_at IS NULL
-                  RETURNING prefix, revoked_at`.pipe(decodeFirst(RevokedRow))
-                return yield* then(row, organizationId)
+                  RETURNING public_id, prefix, revoked_at`.pipe(decodeFirst(RevokedRow))
+                if (Option.isSome(row))
+                  yield* sql`
+                    UPDATE api_key_directory SET revoked_at = ${now} WHERE public_id = ${row.value.public_id}`
+                return yield* then(row, origin)
               })
             )
             .pipe(Effect.catchTag("SqlError", Effect.die))
@@ -221,7 +232,15 @@ export class KeyStore extends Context.Service<
                   RETURNING id, label, rate_limit`.pipe(
                   Effect.flatMap(([row]) => Effect.orDie(decodeOrigin(row)))
                 )
-                const issued = yield* insertKey(input.organizationId, origin.id, "live")
+                const issued = yield* insertKey(
+                  {
+                    id: origin.id,
+                    organizationId: input.organizationId,
+                    label: origin.label,
+                    rateLimit: origin.rate_limit
+                  },
+                  "live"
+                )
                 return { id: origin.id, label: origin.label, rateLimit: origin.rate_limit, ...issued }
               })
             )
@@ -240,11 +259,18 @@ export class KeyStore extends Context.Service<
         }),
 
         setRateLimit: Effect.fn("KeyStore.setRateLimit")(function* (originId, rateLimit) {
-          const rows =
-            yield* sql`UPDATE origins SET rate_limit = ${rateLimit} WHERE id = ${originId} RETURNING id`.pipe(
-              decodeRows(IdRow)
+          // With its keys' directory entries, which the next request of every instance reads.
+          yield* sql
+            .withTransaction(
+              Effect.gen(function* () {
+                const origin = yield* requireOrigin(originId)
+                yield* sql`
+                  UPDATE origins SET rate_limit = ${rateLimit}
+                  WHERE organization_id = ${origin.organizationId} AND id = ${originId}`
+                yield* sql`UPDATE api_key_directory SET rate_limit = ${rateLimit} WHERE origin_id = ${originId}`
+              })
             )
-          if (rows.length === 0) return yield* new UnknownEntity({ entity: "origin", id: originId })
+            .pipe(Effect.catchTag("SqlError", Effect.die))
         }),
 
         listOrigins: Effect.fn("KeyStore.listOrigins")(function* (organizationId) {
@@ -272,9 +298,7 @@ export class KeyStore extends Context.Service<
         }),
 
         rotate: Effect.fn("KeyStore.rotate")(function* (originId, mode = "live") {
-          return yield* revokingActive(originId, mode, (_, organizationId) =>
-            insertKey(organizationId, originId, mode)
-          )
+          return yield* revokingActive(originId, mode, (_, origin) => insertKey(origin, mode))
         }),
 
         revoke: Effect.fn("KeyStore.revoke")(function* (originId, mode = "live") {

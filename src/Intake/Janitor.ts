@@ -20,8 +20,8 @@ export const sweep = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const { requestLogRetentionDays, rejectedRetentionDays } = yield* AppConfig
   const now = yield* Clock.currentTimeMillis
-  // Live and test keys' state alike (migration 0015).
-  for (const table of ["rate_limit_windows", "test_rate_limit_windows"]) {
+  // Live and test keys' state alike (migration 0015); the release before 0027 counted in the two older tables.
+  for (const table of ["rate_windows", "rate_limit_windows", "test_rate_limit_windows"]) {
     yield* sql`DELETE FROM ${sql(table)} WHERE window_start < ${new Date(now - 10 * 60_000)}`
   }
   for (const table of ["idempotency_keys", "test_idempotency_keys"]) {

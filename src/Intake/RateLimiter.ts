@@ -17,7 +17,6 @@ export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("
 }) {}
 
 export interface RateSubject {
-  readonly organizationId: string
   readonly originId: string
   /** A test key counts in its own window, with the origin's limit (docs/contract.md#10-test-mode). */
   readonly livemode: boolean
@@ -41,7 +40,9 @@ export class RateLimiter extends Context.Service<
 >()("lead-intake/RateLimiter") {
   /**
    * One UPSERT per request on its own short statement: the counter row is hot for its origin, so it
-   * is never held inside the lead's transaction (docs/performance.md#where-the-time-goes).
+   * is never held inside the lead's transaction (docs/performance.md#where-the-time-goes). The windows
+   * live in a table the node the service connects to keeps to itself (`rate_windows`, migration 0027),
+   * so counting makes no trip to a Citus worker.
    */
   static readonly layer = Layer.effect(
     RateLimiter,
@@ -50,32 +51,27 @@ export class RateLimiter extends Context.Service<
       // needs neither cancelling alone nor surviving a crash of PostgreSQL (`Sql.PipelinedSql`).
       const { sql, orFail } = yield* pipelinedSql
       const fn = yield* step
-      // Live and test windows are counted in tables of the same shape (migration 0015).
-      const countIn = (table: "rate_limit_windows" | "test_rate_limit_windows") =>
-        SqlSchema.findAll({
-          Request: Schema.Struct({
-            organizationId: Schema.String,
-            originId: Schema.String,
-            windowStart: Schema.Date,
-            limit: Schema.Number
-          }),
-          Result: Schema.Struct({ count: Schema.Number }),
-          execute: ({ organizationId, originId, windowStart, limit }) => sql`
-            INSERT INTO ${sql(table)} AS w (organization_id, origin_id, window_start, count)
-            VALUES (${organizationId}, ${originId}, ${windowStart}, 1)
-            ON CONFLICT (organization_id, origin_id, window_start) DO UPDATE SET count = w.count + 1
-            WHERE w.count < ${limit}
-            RETURNING count`
-        })
-      const live = countIn("rate_limit_windows")
-      const test = countIn("test_rate_limit_windows")
+      const count = SqlSchema.findAll({
+        Request: Schema.Struct({
+          originId: Schema.String,
+          livemode: Schema.Boolean,
+          windowStart: Schema.Date,
+          limit: Schema.Number
+        }),
+        Result: Schema.Struct({ count: Schema.Number }),
+        execute: ({ originId, livemode, windowStart, limit }) => sql`
+          INSERT INTO rate_windows AS w (origin_id, livemode, window_start, count)
+          VALUES (${originId}, ${livemode}, ${windowStart}, 1)
+          ON CONFLICT (origin_id, livemode, window_start) DO UPDATE SET count = w.count + 1
+          WHERE w.count < ${limit}
+          RETURNING count`
+      })
       return RateLimiter.of({
-        consume: fn("RateLimiter.consume")(function* ({ organizationId, originId, livemode, rateLimit }) {
+        consume: fn("RateLimiter.consume")(function* ({ originId, livemode, rateLimit }) {
           const now = yield* Clock.currentTimeMillis
-          const count = livemode ? live : test
           const [row] = yield* count({
-            organizationId,
             originId,
+            livemode,
             windowStart: windowStartOf(now),
             limit: rateLimit
           }).pipe(orFail("RateLimiter.consume"))

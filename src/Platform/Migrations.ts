@@ -9,6 +9,7 @@ import {
 } from "../../migrations/distribution.ts"
 import { sqlFunctions } from "../../migrations/functions.ts"
 import { migrations } from "../../migrations/index.ts"
+import { syncKeyDirectory } from "../../migrations/keyDirectory.ts"
 import {
   changesSchemaOutsideTransaction,
   runsOutsideTransaction
@@ -199,6 +200,11 @@ const migrateWith = (through: MigrationName | undefined, functions: ReadonlyArra
             const placed = through === undefined ? yield* distribute : []
             if (placed.length > 0)
               yield* Effect.logInfo("distributed on Citus").pipe(Effect.annotateLogs({ placed }))
+            const synced = through === undefined ? yield* syncKeyDirectory : 0
+            if (synced > 0)
+              yield* Effect.logInfo("key directory brought in step").pipe(
+                Effect.annotateLogs({ keys: synced })
+              )
             return applied
           }
           yield* migrateOutsideTransaction(step.outside)

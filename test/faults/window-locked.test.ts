@@ -54,7 +54,7 @@ describe("fault: a rate window's row is locked elsewhere", () => {
     expect((await post(server.fixture.key)).status).toBe(201)
 
     const held = db.transaction([
-      `SELECT 1 FROM rate_limit_windows WHERE origin_id = '${server.fixture.originId}' FOR UPDATE`,
+      `SELECT 1 FROM rate_windows WHERE origin_id = '${server.fixture.originId}' AND livemode FOR UPDATE`,
       "SELECT pg_sleep(4)"
     ])
     await sleep(200)

@@ -62,7 +62,11 @@ describe("fault: a statement fails inside the write", () => {
   }
   /** Units taken from every rate window: every authenticated request takes one, whatever its answer. */
   const unitsTaken = async () =>
-    (await db.query<{ n: number }>("SELECT coalesce(sum(count), 0)::int AS n FROM rate_limit_windows"))[0]!.n
+    (
+      await db.query<{ n: number }>(
+        "SELECT coalesce(sum(count), 0)::int AS n FROM rate_windows WHERE livemode"
+      )
+    )[0]!.n
   const keyState = async (key: string) =>
     (await db.query<{ state: string }>("SELECT state FROM idempotency_keys WHERE key = $1", [key]))[0]
       ?.state ?? null

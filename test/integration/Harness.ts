@@ -1,5 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { type layerMemoryServices, layerPostgresServices, makeHarness, seed } from "../support/Client.ts"
 
 type Services = Layer.Success<typeof layerMemoryServices>
@@ -23,5 +24,9 @@ export const makePostgresHarness = Effect.gen(function* () {
       Effect.map((rows) => rows[0]!.n),
       Effect.orDie
     )
-  return { ...harness, sql, fixture, count }
+  const keys = Context.get(harness.context as unknown as Context.Context<KeyStore>, KeyStore)
+  /** An origin's limit, as an operator sets it: its keys' directory entries with it. */
+  const setRateLimit = (originId: string, rateLimit: number) =>
+    keys.setRateLimit(originId, rateLimit).pipe(Effect.orDie)
+  return { ...harness, sql, fixture, count, setRateLimit }
 })

@@ -135,7 +135,7 @@ describe.skipIf(citus === null)("on Citus", () => {
     "an organization's shards move to the other worker and back while its partner sends leads: nothing lost or doubled",
     () =>
       Effect.gen(function* () {
-        const { handler, sql, fixture } = yield* makePostgresHarness
+        const { handler, sql, fixture, setRateLimit } = yield* makePostgresHarness
         const placement = sql<{ id: string; port: number }>`
           SELECT s.shardid::text AS id, s.nodeport AS port FROM citus_shards s
           WHERE s.shardid = get_shard_id_for_distribution_column('leads', ${fixture.organizationId}::uuid)`.pipe(
@@ -144,10 +144,7 @@ describe.skipIf(citus === null)("on Citus", () => {
         )
         const shard = yield* placement
         // The partner sends for as long as the moves take: its origin's per-minute limit out of the way.
-        yield* sql`UPDATE origins SET rate_limit = 1000000
-                   WHERE organization_id = ${fixture.organizationId} AND id = ${fixture.originId}`.pipe(
-          Effect.orDie
-        )
+        yield* setRateLimit(fixture.originId, 1_000_000)
         const from = citus!.workers.find((worker) => worker.port === shard.port)!
         const to = citus!.workers.find((worker) => worker.port !== shard.port)!
 

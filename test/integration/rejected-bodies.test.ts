@@ -122,8 +122,8 @@ layer(layerTestConfig)("rejected bodies kept for rescue (postgres)", (it) => {
 
   it.effect("a 429 keeps nothing", () =>
     Effect.gen(function* () {
-      const { handler, fixture, keptOf, sql } = yield* setUp
-      yield* sql`UPDATE origins SET rate_limit = 1 WHERE id = ${fixture.originId}`.pipe(Effect.orDie)
+      const { handler, fixture, keptOf, setRateLimit } = yield* setUp
+      yield* setRateLimit(fixture.originId, 1)
       yield* postLead(handler, { nombre: "Rosa", telefono: "5512345678" }, { key: fixture.key })
       const limited = yield* postLead(handler, undefined, { key: fixture.key, raw: nineDigits })
       assert.strictEqual(limited.status, 429)

@@ -65,6 +65,12 @@ layer(
           VALUES (${organizationId}, ${originId}, ${new Date(now - 11 * 60_000)}, 3),
                  (${organizationId}, ${originId}, ${new Date(now - 60_000)}, 2)`
       }
+      for (const livemode of [true, false]) {
+        yield* sql`
+          INSERT INTO rate_windows (origin_id, livemode, window_start, count)
+          VALUES (${originId}, ${livemode}, ${new Date(now - 11 * 60_000)}, 3),
+                 (${originId}, ${livemode}, ${new Date(now - 60_000)}, 2)`
+      }
 
       const result = yield* sweep
       assert.strictEqual(result.requestLogPruned, 12_001)
@@ -81,6 +87,16 @@ layer(
           table
         )
       }
+      const windows = yield* sql<{ livemode: boolean; count: number }>`
+        SELECT livemode, count FROM rate_windows ORDER BY livemode`
+      assert.deepStrictEqual(
+        windows.map((row) => [row.livemode, row.count]),
+        [
+          [false, 2],
+          [true, 2]
+        ],
+        "rate_windows: windows older than 10 minutes go, in both modes"
+      )
       for (const table of ["rate_limit_windows", "test_rate_limit_windows"]) {
         const windows = yield* sql<{ count: number }>`SELECT count FROM ${sql(table)}`
         assert.deepStrictEqual(
