@@ -173,11 +173,11 @@ export class KeyStore extends Context.Service<
           decodeFirst(IdRow)
         )
         if (Option.isNone(owner)) return yield* new UnknownEntity({ entity: "origin", id })
-        const [row] = yield* sql`
+        const row = yield* sql`
           SELECT id, label, rate_limit FROM origins WHERE organization_id = ${owner.value.id} AND id = ${id}
-          FOR UPDATE`.pipe(Effect.flatMap(Effect.forEach((row) => Effect.orDie(decodeOrigin(row)))))
-        if (row === undefined) return yield* new UnknownEntity({ entity: "origin", id })
-        return { id, organizationId: owner.value.id, label: row.label, rateLimit: row.rate_limit }
+          FOR UPDATE`.pipe(decodeFirst(OriginRow))
+        if (Option.isNone(row)) return yield* new UnknownEntity({ entity: "origin", id })
+        return { id, organizationId: owner.value.id, label: row.value.label, rateLimit: row.value.rate_limit }
       })
 
       /**
