@@ -194,17 +194,12 @@ export const Propiedad = Schema.Struct({
     })
   )
 
-/** Its pattern also states the rule of `Extras` that no key is blank. */
-export const ExtrasKey = Schema.String.check(
-  storable(storableNonBlank),
-  rule(
-    (key: string) => codePoints(key.trim()) <= Limits.extrasKey,
-    `must be at most ${Limits.extrasKey} characters`,
-    {
-      maxLength: Limits.extrasKey
-    }
-  )
-)
+/**
+ * Its pattern also states the rule of `Extras` that no key is blank. Its length is counted as sent,
+ * as the document's `maxLength` counts it (surrounding white space included; the key is stored
+ * trimmed), so that what the document admits and what the service accepts are the same keys.
+ */
+export const ExtrasKey = Schema.String.check(storable(storableNonBlank), maxCodePoints(Limits.extrasKey))
 
 const ExtrasText = Schema.String.check(storable(), maxCodePoints(Limits.extrasValue))
 

@@ -100,7 +100,7 @@ const codePoints = (text: string) => [...text].length
 
 /**
  * KNOWN GAP (reported, not fixed): docs/contract.md#2-normalisation counts `nombre` after trimming, collapsing inner
- * whitespace and NFC, an `email` and an `extras` key after trimming; the document's `maxLength` counts
+ * whitespace and NFC, and an `email` after trimming; the document's `maxLength` counts
  * the text as sent, and JSON Schema cannot state a length after normalising. So a text too long as
  * sent only by its whitespace (or whose NFC form is shorter) is accepted, and a `nombre` whose NFC
  * form is longer than it was sent (U+0344 becomes two code points) is refused. Such cases are the
@@ -108,8 +108,8 @@ const codePoints = (text: string) => [...text].length
  */
 const normalisedLengthGap = (lead: unknown, path: ReadonlyArray<string> = []): string | null => {
   if (typeof lead !== "object" || lead === null || Array.isArray(lead)) return null
-  const { nombre, email, extras } = lead as Json
-  const [field, key] = path
+  const { nombre, email } = lead as Json
+  const [field] = path
   if (typeof nombre === "string" && (field === undefined || field === "nombre")) {
     const sent = codePoints(nombre)
     const normalised = codePoints(normalizeNombre(nombre))
@@ -120,16 +120,6 @@ const normalisedLengthGap = (lead: unknown, path: ReadonlyArray<string> = []): s
   if (field === "email" && typeof email === "string") {
     if (codePoints(email) > Limits.email && codePoints(email.trim()) <= Limits.email)
       return "email too long only by its surrounding whitespace"
-  }
-  if (
-    field === "extras" &&
-    key !== undefined &&
-    path.length === 2 &&
-    typeof extras === "object" &&
-    extras !== null
-  ) {
-    if (codePoints(key) > Limits.extrasKey && key.trim() !== "" && codePoints(key.trim()) <= Limits.extrasKey)
-      return "extras key too long only by its surrounding whitespace"
   }
   return null
 }
