@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { inShortTransactions, shortTransaction } from "./outsideTransaction.ts"
 
 /**
- * A request is admitted where the service connects (docs/sre.md#one-trip-to-one-worker): on Citus the
+ * A request is admitted where the service connects (docs/sre.md#distributing-by-organization-citus): on Citus the
  * key check and the rate window are answered by the coordinator itself, so a create's one trip to a
  * worker is its write.
  *

@@ -25,7 +25,7 @@ $fn$`
   {
     // An API key by its public id (docs/contract.md#6-keys), read before the organization is
     // known, from the global directory alone: on Citus a reference table, so the node the service
-    // connects to answers it without a trip to a worker (docs/sre.md#one-trip-to-one-worker). An entry
+    // connects to answers it without a trip to a worker (docs/sre.md#distributing-by-organization-citus). An entry
     // without a hash (a key the release before issued during a deploy, until `migrate` syncs it) is
     // read from its organization's key and origin instead.
     name: "api_key_by_public_id",

@@ -14,7 +14,7 @@ import { createMigratedDatabase, databaseUrl, layerMigratedDatabase, postgres } 
 import { asHarnessServices } from "./Harness.ts"
 
 /**
- * On a Citus cluster: a create is one transaction on one worker (docs/sre.md#one-trip-to-one-worker).
+ * On a Citus cluster: a create is one transaction on one worker (docs/sre.md#distributing-by-organization-citus).
  * The key check reads the key directory, a reference table the coordinator holds a copy of, and the
  * rate window is counted in a table the coordinator keeps to itself; only the write goes to the
  * worker holding the organization. Counted from the workers' own statistics (`pg_stat_database`),
