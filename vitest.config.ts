@@ -49,7 +49,7 @@ process.stdout.write(
 export default defineConfig({
   test: {
     globalSetup: ["test/support/globalSetup.ts"],
-    setupFiles: ["test/support/fastCheck.ts", "test/support/databases.ts"],
+    setupFiles: ["test/support/cpu.ts", "test/support/fastCheck.ts", "test/support/databases.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
