@@ -62,7 +62,7 @@ describe("fault: a rate window's row is locked elsewhere", () => {
       async () => {
         const [holding] = await db.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM pg_stat_activity
-           WHERE datname = current_database() AND state = 'active' AND query = 'SELECT pg_sleep(4)'`
+           WHERE datname = current_database() AND state = 'active' AND query LIKE 'SELECT pg_sleep(4)%'`
         )
         expect(holding!.n).toBe(1)
       },
