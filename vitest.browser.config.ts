@@ -10,6 +10,7 @@ export default defineConfig({
   test: {
     include: ["test/browser/**/*.test.ts"],
     globalSetup: ["test/support/globalSetup.ts"],
+    setupFiles: ["test/support/cpu.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",

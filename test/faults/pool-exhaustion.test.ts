@@ -1,6 +1,6 @@
 import { Context, Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { statementTimeout } from "../../src/Platform/Sql.ts"
 import { exchange, type FuzzTarget } from "../fuzz/support.ts"
 import {
@@ -59,6 +59,16 @@ describe("fault: the connection pool is exhausted by slow queries", () => {
     }
   }
 
+  /** Waits until `count` (one row, `n`) reads `expected`: what the test set up holds in PostgreSQL. */
+  const holding = (count: string, expected: number) =>
+    vi.waitFor(
+      async () => {
+        const [row] = await db.query<{ n: number }>(count)
+        expect(row!.n).toBe(expected)
+      },
+      { timeout: 10_000, interval: 20 }
+    )
+
   const index = async () => {
     const started = performance.now()
     const answer = await exchange(target, { method: "GET", path: "/v1", headers: [] })
@@ -70,7 +80,11 @@ describe("fault: the connection pool is exhausted by slow queries", () => {
     const sleepers = Promise.all(
       Array.from({ length: poolSize }, () => Effect.runPromise(Effect.orDie(sql`SELECT pg_sleep(5)`)))
     )
-    await sleep(300)
+    await holding(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE datname = current_database() AND state = 'active' AND query LIKE 'SELECT pg_sleep(5)%'`,
+      poolSize
+    )
     const leads = Array.from({ length: 12 }, () => newLead("pool"))
     const [answers, health] = await Promise.all([
       Promise.all(leads.map((lead) => sendLead(target, lead))),
@@ -93,7 +107,12 @@ describe("fault: the connection pool is exhausted by slow queries", () => {
   it("writes stuck behind a lock: 503, the stuck statements are cancelled, nothing is written late", async () => {
     const leads = Array.from({ length: 8 }, () => newLead("locked"))
     const holder = db.transaction(["LOCK TABLE leads IN ACCESS EXCLUSIVE MODE", "SELECT pg_sleep(4)"])
-    await sleep(300)
+    await holding(
+      `SELECT count(*)::int AS n FROM pg_locks
+       WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND relation = 'leads'::regclass AND mode = 'AccessExclusiveLock' AND granted`,
+      1
+    )
     const [answers, health] = await Promise.all([
       Promise.all(leads.map((lead) => sendLead(target, lead))),
       index()

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { KeyStore } from "../../src/Accounts/KeyStore.ts"
 import { freshDatabaseUrl, inspector, newLead, sleep, startPostgresServer } from "./support.ts"
 
@@ -57,7 +57,17 @@ describe("fault: a rate window's row is locked elsewhere", () => {
       `SELECT 1 FROM rate_windows WHERE origin_id = '${server.fixture.originId}' AND livemode FOR UPDATE`,
       "SELECT pg_sleep(4)"
     ])
-    await sleep(200)
+    // The row is locked once the holder's transaction has reached its sleep.
+    await vi.waitFor(
+      async () => {
+        const [holding] = await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND state = 'active' AND query LIKE 'SELECT pg_sleep(4)%'`
+        )
+        expect(holding!.n).toBe(1)
+      },
+      { timeout: 10_000, interval: 20 }
+    )
     const [locked, ...others] = await Promise.all([
       post(server.fixture.key),
       ...Array.from({ length: 8 }, () => post(otherKey))
