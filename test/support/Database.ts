@@ -240,6 +240,16 @@ export const layerFreshDatabase = Layer.unwrap(
   Effect.map(createMigratedDatabase(), (name) => layerMigratedDatabase(databaseUrl(name), 30))
 ).pipe(Layer.orDie)
 
+/**
+ * The same with commits that wait for the WAL flush (`durable`), as in production: what a test
+ * needs whose outcome depends on it, such as a shard move by logical replication on Citus.
+ */
+export const layerFreshDurableDatabase = Layer.unwrap(
+  Effect.map(createMigratedDatabase("t", { durable: true }), (name) =>
+    layerMigratedDatabase(databaseUrl(name), 30)
+  )
+).pipe(Layer.orDie)
+
 export const testConfig: AppConfigShape = {
   port: 0,
   host: "127.0.0.1",
