@@ -72,12 +72,6 @@ CITUS_TEMPLATE_SCHEMA=off "$root/.ci/citus" start "$cluster" >"$dir/env" 2>"$dir
   { cat "$dir/citus.log" >&2; exit 1; }
 # shellcheck disable=SC1091
 . "$dir/env"
-# CREATE DATABASE copies template1, which a Citus maintenance daemon may be connected to for a moment.
-for attempt in $(seq 1 30); do
-  "$psql" "$TEST_DATABASE_URL" -X -q -c 'CREATE DATABASE move_repro' 2>"$dir/createdb.err" && break
-  grep -q 'being accessed by other users' "$dir/createdb.err" && [ "$attempt" -lt 30 ] || { cat "$dir/createdb.err" >&2; exit 1; }
-  sleep 1
-done
 url=${TEST_DATABASE_URL%/*}/move_repro
 coordinator_port=${url##*:}
 coordinator_port=${coordinator_port%%/*}
@@ -91,6 +85,18 @@ as_superuser() { # port [psql options]
   fi
 }
 on_coordinator() { "$psql" "$url" -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+# CREATE DATABASE copies template1, which Citus's maintenance daemons connect to now and then
+# (on every node): end those sessions and try again.
+for attempt in $(seq 1 30); do
+  "$psql" "$TEST_DATABASE_URL" -X -q -c 'CREATE DATABASE move_repro' 2>"$dir/createdb.err" && break
+  grep -q 'being accessed by other users' "$dir/createdb.err" && [ "$attempt" -lt 30 ] || { cat "$dir/createdb.err" >&2; exit 1; }
+  for port in "$coordinator_port" "${workers[@]##*:}"; do
+    as_superuser "$port" -d postgres -At >/dev/null \
+      -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'template1'"
+  done
+  sleep 0.5
+done
 
 for port in "$coordinator_port" "${workers[@]##*:}"; do
   as_superuser "$port" >/dev/null <<SQL
@@ -172,7 +178,8 @@ for run in $(seq 1 "$runs"); do
   cut -d' ' -f1 "$run_dir"/acks.* | sort >"$run_dir/acknowledged"
   on_coordinator -c "SELECT id FROM move_repro WHERE key = 1" | sort >"$run_dir/stored"
   comm -23 "$run_dir/acknowledged" "$run_dir/stored" >"$run_dir/missing"
-  as_superuser "$source_port" -At -c "SELECT id FROM move_repro_$shard" 2>/dev/null | sort >"$run_dir/source" || true
+  as_superuser "$source_port" -At -c "SELECT id FROM move_repro_$shard" 2>"$run_dir/source.err" | sort >"$run_dir/source" ||
+    echo "run $run: the source's old shard move_repro_$shard could not be read: $(tr '\n' ' ' <"$run_dir/source.err")" >&2
   missing=$(wc -l <"$run_dir/missing")
   found=$(comm -12 "$run_dir/missing" "$run_dir/source" | wc -l)
   # When the missing rows were acknowledged, in ms after the move's call returned (negative: before).
