@@ -30,10 +30,11 @@ export const unavailable = (): string | undefined => {
   return undefined
 }
 
-const randomSecret = () => Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString("base64url")
+export const randomSecret = () =>
+  Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString("base64url")
 
 /** Runs one of PostgreSQL's programs as `postgres` when this process is root (as .ci/postgres does), else as itself. */
-const asPostgres = async (bin: string, program: string, args: ReadonlyArray<string>) => {
+export const asPostgres = async (bin: string, program: string, args: ReadonlyArray<string>) => {
   const command = path.join(bin, program)
   const [file, argv] =
     process.getuid?.() === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, [...args]]
@@ -45,7 +46,7 @@ const asPostgres = async (bin: string, program: string, args: ReadonlyArray<stri
   }
 }
 
-const postgresOwner = async () => {
+export const postgresOwner = async () => {
   const id = async (flag: string) => Number((await run("id", [flag, "postgres"])).stdout.trim())
   return { uid: await id("-u"), gid: await id("-g") }
 }
@@ -62,7 +63,7 @@ const alive = (pid: number) => {
 const sleep = (millis: number) => new Promise((resolve) => setTimeout(resolve, millis))
 
 /** SIGQUIT (PostgreSQL's immediate shutdown), then SIGKILL if it is still there 10 s later. */
-const stopPostmaster = async (pid: number) => {
+export const stopPostmaster = async (pid: number) => {
   if (!alive(pid)) return
   process.kill(pid, "SIGQUIT")
   for (let waited = 0; waited < 10_000 && alive(pid); waited += 100) await sleep(100)
