@@ -17,6 +17,12 @@ export interface Readiness {
   readonly database: "ok" | "unreachable"
   readonly migrations: { readonly applied: number; readonly pending: ReadonlyArray<string> }
   readonly listeners: Record<string, "up" | "down" | "starting">
+  /**
+   * On a Citus coordinator, each worker (`host:port`) as the coordinator reaches it. An unreachable
+   * worker leaves the instance ready: it serves the organizations of the other nodes, and no other
+   * instance would serve those of the lost one.
+   */
+  readonly nodes?: Record<string, "ok" | "unreachable">
 }
 
 /**
@@ -24,13 +30,59 @@ export interface Readiness {
  * answers within the timeout and every migration this build knows is applied.
  */
 export const readiness = Effect.fn("Health.readiness")(function* () {
-  const [listeners, database] = yield* Effect.all([listenerStates, databaseReadiness], { concurrency: 2 })
+  const [listeners, database, nodes] = yield* Effect.all([listenerStates, databaseReadiness, citusNodes], {
+    concurrency: 3
+  })
   const listening = Object.values(listeners).every((state) => state === "up")
   return {
     ...database,
     status: database.status === "ready" && listening ? "ready" : "not_ready",
-    listeners
+    listeners,
+    ...(nodes === undefined ? {} : { nodes })
   } satisfies Readiness
+})
+
+const decodeNodes = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ node: Schema.String })))
+const decodeReached = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ reached: Schema.Boolean })))
+
+/**
+ * The workers a Citus coordinator knows (`pg_dist_node`), each asked for a connection
+ * (`citus_check_connection_to_node`) within the readiness timeout; undefined without Citus (or when
+ * the coordinator itself does not answer: `database` says so).
+ */
+const citusNodes = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const listed = yield* Effect.gen(function* () {
+    // Asked first, so that a PostgreSQL without Citus logs no error for every probe.
+    const [known] = yield* sql`SELECT to_regclass('pg_catalog.pg_dist_node') IS NOT NULL AS citus`
+    if (known?.citus !== true) return undefined
+    return yield* sql`
+      SELECT n.nodename || ':' || n.nodeport AS node FROM pg_dist_node n
+      WHERE n.isactive AND n.noderole = 'primary' AND n.groupid <> 0 ORDER BY n.groupid`.pipe(
+      Effect.flatMap((rows) => Effect.orDie(decodeNodes(rows)))
+    )
+  }).pipe(
+    Effect.timeoutOrElse({ duration: readinessTimeout, orElse: () => Effect.fail("timeout" as const) }),
+    Effect.orElseSucceed(() => undefined)
+  )
+  if (listed === undefined) return undefined
+  const states = yield* Effect.forEach(
+    listed,
+    ({ node }) => {
+      const at = node.lastIndexOf(":")
+      return sql`SELECT citus_check_connection_to_node(${node.slice(0, at)}, ${Number(node.slice(at + 1))}) AS reached`.pipe(
+        Effect.flatMap((rows) => Effect.orDie(decodeReached(rows))),
+        Effect.map((rows): readonly [string, "ok" | "unreachable"] => [
+          node,
+          rows[0]?.reached === true ? "ok" : "unreachable"
+        ]),
+        Effect.timeoutOrElse({ duration: readinessTimeout, orElse: () => Effect.fail("timeout" as const) }),
+        Effect.orElseSucceed((): readonly [string, "ok" | "unreachable"] => [node, "unreachable"])
+      )
+    },
+    { concurrency: "unbounded" }
+  )
+  return Object.fromEntries(states)
 })
 
 const databaseReadiness = Effect.gen(function* () {

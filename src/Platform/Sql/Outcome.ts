@@ -40,6 +40,44 @@ export const sqlStateOf = (cause: unknown) =>
 export const isOutage = (error: SqlError.SqlError) =>
   unavailableReasons.has(error.reason._tag) || unavailableStates.has(sqlStateOf(error.reason.cause))
 
+/**
+ * A Citus coordinator's answer that a connection to the node holding the rows failed (SQLSTATE
+ * 08006, `connection to the remote node user@host:port failed with the following error: …`).
+ */
+const remoteNodeFailure =
+  /^connection to the remote node (?:[^@\s]+@)?(\S+:\d+) failed with the following error: (.*)$/s
+
+/**
+ * What the node's connection failed with when it was being opened (the node stopped, not listening,
+ * out of reach, starting up or shutting down): the statement never reached it. A connection lost
+ * once open (`connection not open`, `server closed the connection unexpectedly`) may have carried it.
+ */
+const notOpened =
+  /Connection refused|could not connect|timeout expired|No route to host|Network is unreachable|could not translate host name|the database system is (?:starting up|shutting down|in recovery mode|not yet accepting connections)/
+
+/** The Citus node (`host:port`) a statement failed to reach, and whether it failed before anything was sent. */
+export const remoteNodeOf = (
+  error: SqlError.SqlError
+): { readonly node: string; readonly notSent: boolean } | undefined => {
+  const cause = error.reason.cause
+  if (!sqlStateOf(cause).startsWith("08") || !(cause instanceof Error)) return undefined
+  const match = remoteNodeFailure.exec(cause.message)
+  return match === null ? undefined : { node: match[1]!, notSent: notOpened.test(match[2]!) }
+}
+
+/**
+ * The line an SRE looks for when a Citus node is lost: which node, and what its organizations see.
+ * One per failed statement, beside the request's own line.
+ */
+const logUnreachableNode = (error: SqlError.SqlError, operation: string) => {
+  const remote = remoteNodeOf(error)
+  return remote === undefined
+    ? Effect.void
+    : Effect.logWarning(
+        "database node unreachable: the organizations it holds are answered 503 until it is back or its standby is promoted"
+      ).pipe(Effect.annotateLogs({ database_node: remote.node, operation }))
+}
+
 /** Reads are abandoned, and writes cancelled, this long after they start. */
 export const statementTimeout = Duration.seconds(2)
 const statementTimeoutMillis = Duration.toMillis(statementTimeout)
@@ -158,13 +196,20 @@ const outageOrDefect =
     Effect.catch(self, (error): Effect.Effect<never, StoreUnavailable | E> => {
       if (error._tag === "SchemaError") return Effect.die(error)
       if (error._tag !== "SqlError") return Effect.fail(error as E)
-      return isOutage(error) ? Effect.fail(new StoreUnavailable({ operation })) : Effect.die(error)
+      return isOutage(error)
+        ? Effect.andThen(
+            logUnreachableNode(error, operation),
+            Effect.fail(new StoreUnavailable({ operation }))
+          )
+        : Effect.die(error)
     })
 
 /**
  * An outage met by a statement already sent: PostgreSQL's own answer that it rolled back
- * (cancelled, out of time for a lock) means nothing was written; anything else (the connection
- * closed or failed, the server terminating the session) may have come after the commit.
+ * (cancelled, out of time for a lock), or a Citus coordinator's that it could not open a connection
+ * to the node holding the rows (the statement never reached it), means nothing was written; anything
+ * else (the connection closed or failed, the server terminating the session, a node's connection
+ * lost once open) may have come after the commit.
  */
 const sentOutcome =
   (operation: string) =>
@@ -175,10 +220,13 @@ const sentOutcome =
       self,
       (error): error is SqlError.SqlError => error._tag === "SqlError" && isOutage(error),
       (error) =>
-        Effect.fail(
-          rolledBackStates.has(sqlStateOf(error.reason.cause))
-            ? new StoreUnavailable({ operation })
-            : new OutcomeUnknown({ operation })
+        Effect.andThen(
+          logUnreachableNode(error, operation),
+          Effect.fail(
+            rolledBackStates.has(sqlStateOf(error.reason.cause)) || remoteNodeOf(error)?.notSent === true
+              ? new StoreUnavailable({ operation })
+              : new OutcomeUnknown({ operation })
+          )
         )
     )
 
