@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Env, freePort, json, type RunningServer, run, startServer } from "../e2e/Processes.ts"
+import { type Env, freePort, json, type RunningServer, runInProcess, startServer } from "../e2e/Processes.ts"
 import { type ArchivingServer, startArchivingServer } from "./archive.ts"
 import { unavailable } from "./standby.ts"
 import { inspector, newLead, sleep } from "./support.ts"
@@ -42,12 +42,12 @@ describe.skipIf(skipped !== undefined)(
       process.once("exit", killEverything)
       server = await startArchivingServer()
       const env: Env = { DATABASE_URL: server.url(server.port) }
-      json(await run(["migrate", "--json"], { env }))
-      const organization = json(await run(["org", "create", "--name", "PITR", "--json"], { env })).id
+      json(await runInProcess(["migrate", "--json"], env))
+      const organization = json(await runInProcess(["org", "create", "--name", "PITR", "--json"], env)).id
       key = json(
-        await run(
+        await runInProcess(
           ["origin", "create", "--org", organization, "--label", "pitr", "--rate-limit", "1000000", "--json"],
-          { env }
+          env
         )
       ).key
       backup = await server.baseBackup()
