@@ -1,7 +1,7 @@
 import { Effect, Option, Schema, Stdio, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { Organization } from "../AdminApi/Overview.ts"
-import { Audit } from "../Console/Audit.ts"
+import { Audit } from "../Console/AuditLog.ts"
 import { csvFile, exportTarget, leadColumns, requestColumns } from "../Console/CsvExport.ts"
 import { streamLeads } from "../Console/Leads/Queries.ts"
 import { type RequestScope, streamRequests } from "../Console/Requests/Queries.ts"
