@@ -10,10 +10,10 @@ import { AppConfig } from "./Platform/Config.ts"
 import { layerHealthServer } from "./Platform/Health.ts"
 import { layerRecordAnnounced, layerServeListeners, logListening } from "./Platform/Listening.ts"
 import * as Migrations from "./Platform/Migrations.ts"
-import * as Observability from "./Platform/Observability.ts"
+import * as Observability from "./Platform/Observability/Observability.ts"
 import { runningFrom } from "./Platform/PackageFiles.ts"
 import { refuseUnfitProduction } from "./Platform/ProductionStart.ts"
-import * as Sql from "./Platform/Sql.ts"
+import * as Sql from "./Platform/Sql/Sql.ts"
 import { layerInServe as layerWebhookWorker } from "./Webhooks/Worker.ts"
 
 const bodyDeadlineMillis = 15_000

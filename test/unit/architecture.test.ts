@@ -257,8 +257,8 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
   })
 
   it("flags an import that points the wrong way", () => {
-    expect(wrongWay("src/Api/Api.ts", 'import { Sql } from "../Platform/Sql.ts"')).toEqual([
-      { from: "src/Api/Api.ts", to: "src/Platform/Sql.ts" }
+    expect(wrongWay("src/Api/Api.ts", 'import { Sql } from "../Platform/Sql/Sql.ts"')).toEqual([
+      { from: "src/Api/Api.ts", to: "src/Platform/Sql/Sql.ts" }
     ])
     expect(
       wrongWay("src/Api/LeadRequest.ts", 'import { isAcceptablePhone } from "../Domain/Phone.ts"')
@@ -275,12 +275,15 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
     expect(wrongWay("src/Console/web/page.ts", 'import { Sessions } from "../Sessions.ts"')).toHaveLength(1)
     expect(wrongWay("src/Console/web/page.ts", 'import { x } from "../Http/Shared.ts"')).toHaveLength(1)
     expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Api/Api.ts"')).toHaveLength(1)
-    expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Platform/Sql.ts"')).toHaveLength(1)
+    expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Platform/Sql/Sql.ts"')).toHaveLength(1)
     expect(
       wrongWay("src/Accounts/KeyStore.ts", 'import type {\n  Leads\n} from "../Intake/Http/Leads.ts"')
     ).toHaveLength(1)
     expect(
-      wrongWay("src/Platform/Observability.ts", 'const m = await import("../Intake/Http/Routing.ts")')
+      wrongWay(
+        "src/Platform/Observability/Observability.ts",
+        'const m = await import("../../Intake/Http/Routing.ts")'
+      )
     ).toHaveLength(1)
     expect(
       wrongWay("src/Intake/LeadRepository.ts", 'import { Operators } from "../Console/Operators.ts"')
@@ -451,3 +454,19 @@ const unservedBy = (
   }
   return shared.filter((path) => !served.has(path))
 }
+
+/** Every module that is both a file `X.ts` and a folder `X/` beside it: a concept with two homes. */
+const twoHomes = (dir: string): ReadonlyArray<string> =>
+  readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => {
+      const folder = join(dir, entry.name)
+      const beside = readdirSync(dir).includes(`${entry.name}.ts`) ? [relative(root, folder)] : []
+      return [...beside, ...twoHomes(folder)]
+    })
+
+describe("one home per concept", () => {
+  it("no module under src/ is both a file X.ts and a folder X/", () => {
+    expect(twoHomes(src)).toEqual([])
+  })
+})
