@@ -3,7 +3,7 @@ import { appendFile, mkdir, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import type pg from "pg"
 import { generateApiKey } from "../src/Domain/ApiKey.ts"
-import { sessionSettings } from "../src/Platform/Sql.ts"
+import { sessionSettings } from "../src/Platform/Sql/Sql.ts"
 import { numberOption, parseArgs } from "./lib/args.ts"
 import { ensureBundle } from "./lib/bundle.ts"
 import {

@@ -1,14 +1,14 @@
 import { randomUUID } from "node:crypto"
 import pg from "pg"
 import { reservationTimes } from "../../src/Intake/IdempotencyStore.ts"
-import { sessionSettings } from "../../src/Platform/Sql.ts"
+import { sessionSettings } from "../../src/Platform/Sql/Sql.ts"
 
 /**
  * The request path's statements, as the release the database starts from runs them (today's
  * `KeyStore.authenticate`, `RateLimiter.consume`, `LeadRepository` writes and `RequestLog` insert),
  * paced at `rate` requests a second over `workers` pairs of connections: one for the reads and the
  * count, with the pipelined client's settings, one for the writes, with the pool's
- * (`src/Platform/Sql.ts`), so a statement gives up on a lock when the service's would. A request is
+ * (`src/Platform/Sql/Sql.ts`), so a statement gives up on a lock when the service's would. A request is
  * a key lookup, its minute's count, a create (or, one in ten, an enrichment of a filled lead; half
  * of them behind an Idempotency-Key) and its request-log row; its latency is the four together.
  *

@@ -12,7 +12,13 @@ import {
 import type { CallerShape } from "../Domain/Caller.ts"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
-import { decodeFirst, decodeItems, IdRow, requireExisting, type StoreUnavailable } from "../Platform/Sql.ts"
+import {
+  decodeFirst,
+  decodeItems,
+  IdRow,
+  requireExisting,
+  type StoreUnavailable
+} from "../Platform/Sql/Sql.ts"
 import { sqlService } from "../Platform/SqlService.ts"
 
 /** Why a bearer token was refused; `originId` is known when the prefix names a key (a revoked one, say). */

@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
-import { decodeFirst, decodeSingle } from "../Platform/Sql.ts"
+import { decodeFirst, decodeSingle } from "../Platform/Sql/Sql.ts"
 
 const OrganizationRow = Schema.Struct({ id: Schema.String, name: Schema.String, country: Schema.String })
 export type Organization = typeof OrganizationRow.Type

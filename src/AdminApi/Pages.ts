@@ -1,6 +1,6 @@
 /**
  * The console's pages, each registered here once. The server answers every `path` with the console's
- * shell (`Console/Http/Pages.ts`); the browser routes it to the page's `module` (`Console/web/app.ts`,
+ * shell (`Console/Server/Pages.ts`); the browser routes it to the page's `module` (`Console/web/app.ts`,
  * whose table of modules is keyed by this list, so a page without a module fails `npm run check`) and
  * titles it with `title`, the key of its name in the message catalogs (`shell.nav`). Pages with `nav`
  * are listed in the navigation, in this order.

@@ -1,11 +1,11 @@
 import { Effect, Option, Schema, Stdio, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { Organization } from "../AdminApi/Overview.ts"
-import { Audit } from "../Console/Audit.ts"
+import { Audit } from "../Console/AuditLog.ts"
 import { csvFile, exportTarget, leadColumns, requestColumns } from "../Console/CsvExport.ts"
 import { streamLeads } from "../Console/Leads/Queries.ts"
 import { type RequestScope, streamRequests } from "../Console/Requests/Queries.ts"
-import { decodeFirst } from "../Platform/Sql.ts"
+import { decodeFirst } from "../Platform/Sql/Sql.ts"
 import * as Input from "./Input.ts"
 
 /** `--csv`: the whole list, every row its filters keep (no --limit), as a CSV file on stdout. */

@@ -1,5 +1,5 @@
 import { Effect, Option } from "effect"
-import { Audit } from "../Console/Audit.ts"
+import { Audit } from "../Console/AuditLog.ts"
 import { type LeadDetail, LeadRepository, type LeadSummary } from "../Intake/LeadRepository.ts"
 import { PersonalData } from "../PersonalData/PersonalData.ts"
 import { csvFlag, leadsCsv } from "./Csv.ts"

@@ -15,7 +15,7 @@ import {
 } from "effect"
 import { CliConfig, CliError, CliOutput, Command, GlobalFlag } from "effect/cli"
 import packageJson from "../../package.json" with { type: "json" }
-import { certificateRefusal } from "../Platform/Sql.ts"
+import { certificateRefusal } from "../Platform/Sql/Sql.ts"
 import { demo } from "./Demo.ts"
 import { lead } from "./Leads.ts"
 import { operator } from "./Operators.ts"

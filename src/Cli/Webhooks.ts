@@ -1,6 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { Audit } from "../Console/Audit.ts"
+import { Audit } from "../Console/AuditLog.ts"
 import { type EventType, eventTypes, isEventType } from "../Domain/WebhookPayload.ts"
 import { WebhookConfig } from "../Platform/Config.ts"
 import { WebhookAttempts } from "../Webhooks/Attempts.ts"

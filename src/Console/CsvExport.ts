@@ -5,7 +5,7 @@ import { CurrentOperator } from "../AdminApi/Common.ts"
 import type { LeadItem } from "../AdminApi/Leads.ts"
 import type { RequestItem } from "../AdminApi/Requests.ts"
 import { type CsvValue, csvLine, csvStart } from "../Domain/Csv.ts"
-import { Audit } from "./Audit.ts"
+import { Audit } from "./AuditLog.ts"
 
 /** Lines per chunk written: large enough that a big export is not a write per row. */
 const linesPerChunk = 500

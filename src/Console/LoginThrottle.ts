@@ -1,6 +1,6 @@
 import { Clock, Context, Duration, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { availableOrFail, type StoreUnavailable } from "../Platform/Sql.ts"
+import { availableOrFail, type StoreUnavailable } from "../Platform/Sql/Sql.ts"
 import { normalizeEmail } from "./Operators.ts"
 
 export interface ThrottlePolicy {

@@ -2,7 +2,7 @@ import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { decoyHash, generatePassword, hashPassword, needsRehash, verifyPassword } from "../Domain/Password.ts"
-import { decodeFirst, requireExisting } from "../Platform/Sql.ts"
+import { decodeFirst, requireExisting } from "../Platform/Sql/Sql.ts"
 
 export type Role = "admin" | "viewer"
 

@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import type { Language } from "../AdminApi/Locale.ts"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { defaultTimeZone } from "../Domain/Locale.ts"
-import { availableOrFail, decodeFirst, type StoreUnavailable } from "../Platform/Sql.ts"
+import { availableOrFail, decodeFirst, type StoreUnavailable } from "../Platform/Sql/Sql.ts"
 import { hashToken } from "./Sessions.ts"
 
 export interface OrganizationSettings {

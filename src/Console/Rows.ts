@@ -1,6 +1,6 @@
 import { Option } from "effect"
 
-export { decodeAs, decodeItem, decodeItems } from "../Platform/Sql.ts"
+export { decodeAs, decodeItem, decodeItems } from "../Platform/Sql/Sql.ts"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { Clock, Context, Duration, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import { generateToken } from "../Domain/Password.ts"
-import { availableOrFail, decodeSingle, IdRow, type StoreUnavailable } from "../Platform/Sql.ts"
+import { availableOrFail, decodeSingle, IdRow, type StoreUnavailable } from "../Platform/Sql/Sql.ts"
 import type { Operator } from "./Operators.ts"
 
 export interface SessionPolicy {

@@ -2,7 +2,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore } from "../Platform/MemoryStore.ts"
-import { decodeRows, decodeSingle, IdRow, requireExisting } from "../Platform/Sql.ts"
+import { decodeRows, decodeSingle, IdRow, requireExisting } from "../Platform/Sql/Sql.ts"
 
 const AgentRow = Schema.Struct({ id: Schema.String, name: Schema.String })
 export type Agent = typeof AgentRow.Type

@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Platform/Config.ts"
-import { countOf } from "../Platform/Sql.ts"
+import { countOf } from "../Platform/Sql/Sql.ts"
 import { memoryMillis } from "./IdempotencyStore.ts"
 
 const sweepEvery = Duration.minutes(5)

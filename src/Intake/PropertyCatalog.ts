@@ -2,7 +2,7 @@ import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import type { PropertyReference } from "../Domain/LeadInput.ts"
 import { type MemoryState, MemoryStore } from "../Platform/MemoryStore.ts"
-import { decodeFirst, requireExisting, type StoreUnavailable } from "../Platform/Sql.ts"
+import { decodeFirst, requireExisting, type StoreUnavailable } from "../Platform/Sql/Sql.ts"
 import { sqlService } from "../Platform/SqlService.ts"
 
 const PropertyRow = Schema.Struct({

@@ -3,7 +3,7 @@ import { SqlSchema } from "effect/sql"
 import { type RateWindowShape, windowIndexOf, windowOf, windowStartOf } from "../Domain/RateWindow.ts"
 import { MemoryStore, rateWindowSlot } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
-import { pipelinedSql, type StoreUnavailable } from "../Platform/Sql.ts"
+import { pipelinedSql, type StoreUnavailable } from "../Platform/Sql/Sql.ts"
 
 /** The origin's window is full: nothing was counted. */
 export class RateLimitExceeded extends Schema.TaggedError<RateLimitExceeded>()("RateLimitExceeded", {

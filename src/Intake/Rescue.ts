@@ -4,7 +4,7 @@ import { UnknownEntity } from "../Domain/Errors.ts"
 import type { LeadInput } from "../Domain/LeadInput.ts"
 import { AppConfig } from "../Platform/Config.ts"
 import { decodeFirst } from "../Platform/Sql/Decode.ts"
-import type { OutcomeUnknown, StoreUnavailable } from "../Platform/Sql.ts"
+import type { OutcomeUnknown, StoreUnavailable } from "../Platform/Sql/Sql.ts"
 import { answerBody, LeadIntake } from "./LeadIntake.ts"
 import type { UnknownProperty } from "./PropertyCatalog.ts"
 

@@ -4,7 +4,7 @@ import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { isAcceptablePhone, phoneMatchKey } from "../Domain/Phone.ts"
 import { readLead } from "../Intake/LeadRecord.ts"
 import { LogRow } from "../Intake/RequestLog.ts"
-import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql.ts"
+import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql/Sql.ts"
 
 export interface ExportedLead {
   readonly id: string

@@ -5,7 +5,7 @@ import { Config, Context, Deferred, type Duration, Effect, Layer, Option } from 
 import { HttpServer } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { AppConfig } from "./Config.ts"
-import { instanceId } from "./Sql.ts"
+import { instanceId } from "./Sql/Sql.ts"
 
 export interface Announced {
   readonly listener: string

@@ -15,7 +15,7 @@ import {
   runsOutsideTransaction
 } from "../../migrations/outsideTransaction.ts"
 import { AppConfig } from "./Config.ts"
-import { decodeRows, layerClient, StartRefused } from "./Sql.ts"
+import { decodeRows, layerClient, StartRefused } from "./Sql/Sql.ts"
 
 const migrationLockKey = 4_812_775_001
 

@@ -1,7 +1,7 @@
 import { BlockList } from "node:net"
 import { Config, Effect, Option } from "effect"
 import { AppConfig, type AppConfigShape } from "./Config.ts"
-import { missingDatabase, StartRefused } from "./Sql.ts"
+import { missingDatabase, StartRefused } from "./Sql/Sql.ts"
 
 /**
  * Addresses a partner cannot follow a link to: the loopback ranges and the unspecified address

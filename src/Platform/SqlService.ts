@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { step } from "./Observability/Steps.ts"
-import { pipelinedSql } from "./Sql.ts"
+import { pipelinedSql } from "./Sql/Sql.ts"
 
 /**
  * What a request-path service on PostgreSQL takes when its layer is built: the pooled client (writes

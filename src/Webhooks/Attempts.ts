@@ -1,7 +1,7 @@
 import { Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
-import { decodeRows } from "../Platform/Sql.ts"
+import { decodeRows } from "../Platform/Sql/Sql.ts"
 import { endpointKey } from "./Endpoints.ts"
 
 /** One attempt of a delivery, as `webhook attempts` prints it. */

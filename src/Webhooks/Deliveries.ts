@@ -3,7 +3,7 @@ import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { type DeliveredType, deliveredTypes, type WebhookEvent } from "../Domain/WebhookPayload.ts"
 import { WebhookConfig, webhookConfig } from "../Platform/Config.ts"
-import { availableOrFail, countOf, decodeRows, decodeSingle, StoreUnavailable } from "../Platform/Sql.ts"
+import { availableOrFail, countOf, decodeRows, decodeSingle, StoreUnavailable } from "../Platform/Sql/Sql.ts"
 import { endpointKey } from "./Endpoints.ts"
 
 /** One attempt's worth of work, leased to this worker until `leaseUntil`. */

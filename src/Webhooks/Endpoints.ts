@@ -4,7 +4,7 @@ import { Rejected, UnknownEntity } from "../Domain/Errors.ts"
 import { type EventType, eventTypes } from "../Domain/WebhookPayload.ts"
 import { generateSecret } from "../Domain/WebhookSignature.ts"
 import { WebhookConfig } from "../Platform/Config.ts"
-import { decodeFirst, decodeRows, requireExisting } from "../Platform/Sql.ts"
+import { decodeFirst, decodeRows, requireExisting } from "../Platform/Sql/Sql.ts"
 import { vetUrl } from "./Network.ts"
 
 export interface WebhookEndpoint {

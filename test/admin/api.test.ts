@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { pagePaths } from "../../src/Console/Http/Pages.ts"
+import { pagePaths } from "../../src/Console/Server/Pages.ts"
 import {
   type Answer,
   actsOnOrganization,

@@ -1,7 +1,7 @@
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { describe, expect, it } from "vitest"
 import { adminErrorCatalog } from "../../src/AdminApi/AdminApi.ts"
-import { adminOpenApiDocument } from "../../src/Console/Http/Docs.ts"
+import { adminOpenApiDocument } from "../../src/Console/Server/Docs.ts"
 import { endpoints } from "./support.ts"
 
 describe("the admin API's OpenAPI document", () => {

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse as parseYaml } from "yaml"
 import { isLoopbackUrl } from "../../src/Platform/ProductionStart.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Sql from "../../src/Platform/Sql/Sql.ts"
 import { withSql } from "../faults/support.ts"
 import { postgres } from "../support/Database.ts"
 import {

@@ -6,7 +6,7 @@ import { promisify } from "node:util"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { migrations } from "../../migrations/index.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Sql from "../../src/Platform/Sql/Sql.ts"
 import { withSql } from "../faults/support.ts"
 import { postgres } from "../support/Database.ts"
 import {

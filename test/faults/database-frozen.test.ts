@@ -1,6 +1,6 @@
 import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { statementTimeout, writeAbandonAfter } from "../../src/Platform/Sql.ts"
+import { statementTimeout, writeAbandonAfter } from "../../src/Platform/Sql/Sql.ts"
 import {
   type DedicatedCluster,
   inspector,

@@ -1,7 +1,7 @@
 import { Context, Duration, Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { statementTimeout } from "../../src/Platform/Sql.ts"
+import { statementTimeout } from "../../src/Platform/Sql/Sql.ts"
 import { exchange, type FuzzTarget } from "../fuzz/support.ts"
 import {
   freshDatabaseUrl,

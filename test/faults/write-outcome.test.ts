@@ -1,7 +1,7 @@
 import { Context, Effect, Exit } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { writeOrFail } from "../../src/Platform/Sql.ts"
+import { writeOrFail } from "../../src/Platform/Sql/Sql.ts"
 import type { FuzzTarget } from "../fuzz/support.ts"
 import { freshDatabaseUrl, inspector, sleep, startPostgresTarget } from "./support.ts"
 

@@ -8,7 +8,7 @@ import { Cause, Effect, Exit, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { AppConfig } from "../../src/Platform/Config.ts"
-import * as Sql from "../../src/Platform/Sql.ts"
+import * as Sql from "../../src/Platform/Sql/Sql.ts"
 import { freePort, run } from "../e2e/Processes.ts"
 import { testConfig } from "../support/Database.ts"
 

@@ -1,7 +1,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Logger } from "effect"
+import { makeJsonLogger } from "../../src/Platform/Observability/Observability.ts"
 import { RequestLine } from "../../src/Platform/Observability/Request.ts"
-import { makeJsonLogger } from "../../src/Platform/Observability.ts"
 import { layerMemoryServices } from "../support/Client.ts"
 import { layerBrokenWrites, Observed, post, requestLine, send } from "./support.ts"
 

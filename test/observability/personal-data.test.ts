@@ -4,7 +4,7 @@ import { Effect, Layer, Logger, Metric, References } from "effect"
 import { PrometheusMetrics } from "effect/observability"
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
 import { PersonalData } from "../../src/PersonalData/PersonalData.ts"
-import { layerTracer, makeJsonLogger } from "../../src/Platform/Observability.ts"
+import { layerTracer, makeJsonLogger } from "../../src/Platform/Observability/Observability.ts"
 import { leadWrite } from "../services/Suite.ts"
 import { layerPostgresServices, seed } from "../support/Client.ts"
 

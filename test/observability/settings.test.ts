@@ -1,7 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { ConfigProvider, Effect, Layer, Option, References } from "effect"
-import { layerTracer, layerTracing, telemetrySettings } from "../../src/Platform/Observability.ts"
+import {
+  layerTracer,
+  layerTracing,
+  telemetrySettings
+} from "../../src/Platform/Observability/Observability.ts"
 
 const settingsFrom = (env: Record<string, string>) =>
   telemetrySettings.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))

@@ -4,7 +4,7 @@ import { Context, Effect, Layer, Logger, References } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { layerApp, layerTracedRoutes } from "../../src/Intake/Http/App.ts"
 import { LeadRepository } from "../../src/Intake/LeadRepository.ts"
-import { layerTracer, makeJsonLogger } from "../../src/Platform/Observability.ts"
+import { layerTracer, makeJsonLogger } from "../../src/Platform/Observability/Observability.ts"
 import { type Fixture, type IntakeServices, layerMemoryServices, seed } from "../support/Client.ts"
 import { layerTestConfig } from "../support/Database.ts"
 

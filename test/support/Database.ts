@@ -6,7 +6,7 @@ import { inject } from "vitest"
 import { defaultHostNames } from "../../src/Domain/HostNames.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Platform/Config.ts"
 import * as Migrations from "../../src/Platform/Migrations.ts"
-import { sessionSettings } from "../../src/Platform/Sql.ts"
+import { sessionSettings } from "../../src/Platform/Sql/Sql.ts"
 import { trustNone } from "../../src/Platform/TrustedProxies.ts"
 
 export const postgres = () => inject("postgres")

@@ -26,7 +26,9 @@ const importsOf = (text: string): ReadonlyArray<string> =>
 /**
  * Where a file sits in the architecture: the contracts and the domain at the bottom, the platform
  * (SQL, config, observability) above them, the parts of the product in the middle (each part's
- * services, then its HTTP handlers), the command line and the entry points on top.
+ * services, then its HTTP handlers), the command line and the entry points on top. The console's
+ * handlers stand in three storeys: `Console/Http/` (what its parts' handlers share), each part's
+ * `Console/<Part>/Http.ts`, and `Console/Server/`, which assembles them into the console's app.
  */
 type Layer =
   | "contract"
@@ -40,6 +42,8 @@ type Layer =
   | "personal-data"
   | "console"
   | "http"
+  | "console-part-http"
+  | "console-server"
   | "cli"
   | "client"
   | "entry"
@@ -70,7 +74,9 @@ const layerOf = (path: string): Layer => {
   if (top === "Cli") return "cli"
   if (top === "Client.ts") return "client"
   if (top === "Server.ts" || top === "main.ts") return "entry"
-  if (second === "Http" || (top === "Console" && third === "Http.ts")) return "http"
+  if (second === "Http") return "http"
+  if (top === "Console" && third === "Http.ts") return "console-part-http"
+  if (top === "Console" && second === "Server") return "console-server"
   if (top in parts) return parts[top as keyof typeof parts]
   return "unplaced"
 }
@@ -102,6 +108,32 @@ const allowed: Record<Layer, ReadonlyArray<Layer>> = {
     "http",
     "messages"
   ],
+  "console-part-http": [
+    "console",
+    "personal-data",
+    "webhooks",
+    "intake",
+    "accounts",
+    "platform",
+    "domain",
+    "contract",
+    "http",
+    "console-part-http"
+  ],
+  "console-server": [
+    "console",
+    "personal-data",
+    "webhooks",
+    "intake",
+    "accounts",
+    "platform",
+    "domain",
+    "contract",
+    "http",
+    "console-part-http",
+    "console-server",
+    "messages"
+  ],
   cli: [
     "console",
     "personal-data",
@@ -124,6 +156,7 @@ const allowed: Record<Layer, ReadonlyArray<Layer>> = {
     "domain",
     "contract",
     "http",
+    "console-server",
     "cli",
     "entry",
     "client"
@@ -144,6 +177,11 @@ const forbiddenFor = (layer: Layer) =>
 /** A part's HTTP handlers import their own part's services, never another part's handlers. */
 const httpOwner = (path: string) => path.split("/")[1]
 
+const handlerLayers: ReadonlyArray<Layer> = ["http", "console-part-http", "console-server"]
+
+/** The console's part whose handlers a `Console/<Part>/Http.ts` is. */
+const consolePart = (path: string) => path.split("/")[2]
+
 interface Edge {
   readonly from: string
   readonly to: string
@@ -156,9 +194,12 @@ const wrongWay = (from: string, text: string): ReadonlyArray<Edge> =>
     .filter(
       (edge) =>
         forbiddenFor(layerOf(edge.from)).includes(layerOf(edge.to)) ||
-        (layerOf(edge.from) === "http" &&
+        (handlerLayers.includes(layerOf(edge.from)) &&
           layerOf(edge.to) === "http" &&
-          httpOwner(edge.from) !== httpOwner(edge.to))
+          httpOwner(edge.from) !== httpOwner(edge.to)) ||
+        (layerOf(edge.from) === "console-part-http" &&
+          layerOf(edge.to) === "console-part-http" &&
+          consolePart(edge.from) !== consolePart(edge.to))
     )
 
 /** Every package a text imports, relative or not. */
@@ -216,8 +257,8 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
   })
 
   it("flags an import that points the wrong way", () => {
-    expect(wrongWay("src/Api/Api.ts", 'import { Sql } from "../Platform/Sql.ts"')).toEqual([
-      { from: "src/Api/Api.ts", to: "src/Platform/Sql.ts" }
+    expect(wrongWay("src/Api/Api.ts", 'import { Sql } from "../Platform/Sql/Sql.ts"')).toEqual([
+      { from: "src/Api/Api.ts", to: "src/Platform/Sql/Sql.ts" }
     ])
     expect(
       wrongWay("src/Api/LeadRequest.ts", 'import { isAcceptablePhone } from "../Domain/Phone.ts"')
@@ -234,26 +275,44 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
     expect(wrongWay("src/Console/web/page.ts", 'import { Sessions } from "../Sessions.ts"')).toHaveLength(1)
     expect(wrongWay("src/Console/web/page.ts", 'import { x } from "../Http/Shared.ts"')).toHaveLength(1)
     expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Api/Api.ts"')).toHaveLength(1)
-    expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Platform/Sql.ts"')).toHaveLength(1)
+    expect(wrongWay("src/Domain/Phone.ts", 'export { x } from "../Platform/Sql/Sql.ts"')).toHaveLength(1)
     expect(
       wrongWay("src/Accounts/KeyStore.ts", 'import type {\n  Leads\n} from "../Intake/Http/Leads.ts"')
     ).toHaveLength(1)
     expect(
-      wrongWay("src/Platform/Observability.ts", 'const m = await import("../Intake/Http/Routing.ts")')
+      wrongWay(
+        "src/Platform/Observability/Observability.ts",
+        'const m = await import("../../Intake/Http/Routing.ts")'
+      )
     ).toHaveLength(1)
     expect(
       wrongWay("src/Intake/LeadRepository.ts", 'import { Operators } from "../Console/Operators.ts"')
     ).toHaveLength(1)
-    expect(wrongWay("src/Cli/Leads.ts", 'import { AdminApp } from "../Console/Http/App.ts"')).toHaveLength(1)
+    expect(wrongWay("src/Cli/Leads.ts", 'import { AdminApp } from "../Console/Server/App.ts"')).toHaveLength(
+      1
+    )
     expect(
-      wrongWay("src/Console/Http/App.ts", 'import { x } from "../../Intake/Http/Leads.ts"')
+      wrongWay("src/Console/Server/App.ts", 'import { x } from "../../Intake/Http/Leads.ts"')
     ).toHaveLength(1)
+    expect(
+      wrongWay("src/Console/Http/Shared.ts", 'import { layerLeadsHandlers } from "../Leads/Http.ts"')
+    ).toHaveLength(1)
+    expect(wrongWay("src/Console/Http/Shared.ts", 'import { x } from "../Server/Handlers.ts"')).toHaveLength(
+      1
+    )
+    expect(wrongWay("src/Console/Leads/Http.ts", 'import { x } from "../Server/App.ts"')).toHaveLength(1)
+    expect(wrongWay("src/Console/Leads/Http.ts", 'import { x } from "../Requests/Http.ts"')).toHaveLength(1)
+    expect(
+      wrongWay("src/Console/Server/Handlers.ts", 'import { layerLeadsHandlers } from "../Leads/Http.ts"')
+    ).toEqual([])
+    expect(wrongWay("src/Console/Server/App.ts", 'import { x } from "../Http/RequestContext.ts"')).toEqual([])
+    expect(wrongWay("src/Server.ts", 'import { x } from "./Console/Server/App.ts"')).toEqual([])
     expect(wrongWay("src/Cli/Leads.ts", '// import { x } from "../Intake/Http/App.ts"')).toEqual([])
     expect(
       wrongWay("src/Intake/Http/Leads.ts", 'import { LeadRepository } from "../LeadRepository.ts"')
     ).toEqual([])
     expect(
-      wrongWay("src/Console/Http/App.ts", 'import { RequestLog } from "../../Intake/RequestLog.ts"')
+      wrongWay("src/Console/Server/App.ts", 'import { RequestLog } from "../../Intake/RequestLog.ts"')
     ).toEqual([])
     expect(
       wrongWay("src/AdminApi/Origins.ts", 'import { listOrigins } from "../Console/Origins/Queries.ts"')
@@ -358,5 +417,56 @@ describe("imports point one way: contracts, domain <- platform <- parts <- HTTP 
         .map((file) => file.path)
         .sort()
     ).toEqual(["src/Client.ts", "src/Server.ts", "src/main.ts"])
+  })
+
+  it("src/Console/Http/ holds only what the console's parts import: each of its files serves a part's handlers", () => {
+    const shared = files.filter((file) => file.path.startsWith("src/Console/Http/")).map((file) => file.path)
+    expect(shared).toContain("src/Console/Http/Shared.ts")
+    expect(unservedBy(files, shared)).toEqual([])
+    expect(
+      unservedBy(
+        [...files, { path: "src/Console/Http/Assembly.ts", text: 'import { x } from "../Leads/Http.ts"' }],
+        [...shared, "src/Console/Http/Assembly.ts"]
+      )
+    ).toEqual(["src/Console/Http/Assembly.ts"])
+  })
+})
+
+/** The files of `shared` that no console part's handlers import, directly or through another of them. */
+const unservedBy = (
+  all: ReadonlyArray<{ readonly path: string; readonly text: string }>,
+  shared: ReadonlyArray<string>
+): ReadonlyArray<string> => {
+  const importsOfPath = new Map(
+    all.map((file) => [
+      file.path,
+      importsOf(file.text).map((specifier) => relative(root, resolve(root, dirname(file.path), specifier)))
+    ])
+  )
+  const served = new Set<string>()
+  let reached = all.filter((file) => layerOf(file.path) === "console-part-http").map((file) => file.path)
+  while (reached.length > 0) {
+    const next = reached
+      .flatMap((path) => importsOfPath.get(path) ?? [])
+      .filter((path) => shared.includes(path) && !served.has(path))
+    for (const path of next) served.add(path)
+    reached = next
+  }
+  return shared.filter((path) => !served.has(path))
+}
+
+/** Every module that is both a file `X.ts` and a folder `X/` beside it: a concept with two homes. */
+const twoHomes = (dir: string): ReadonlyArray<string> =>
+  readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .flatMap((entry) => {
+      const folder = join(dir, entry.name)
+      const beside = readdirSync(dir).includes(`${entry.name}.ts`) ? [relative(root, folder)] : []
+      return [...beside, ...twoHomes(folder)]
+    })
+
+describe("one home per concept", () => {
+  it("no module under src/ is both a file X.ts and a folder X/", () => {
+    expect(twoHomes(src)).toEqual([])
   })
 })

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { CurrentOperator } from "../../AdminApi/AdminApi.ts"
-import { Audit } from "../Audit.ts"
+import { Audit } from "../AuditLog.ts"
 import { organizationGroup } from "../Http/Shared.ts"
 
 export const layerAuditHandlers = organizationGroup(

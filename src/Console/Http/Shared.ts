@@ -3,7 +3,7 @@ import { type HttpApi, HttpApiBuilder, type HttpApiGroup } from "effect/http-api
 import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
 import { type Rejected, UnknownEntity } from "../../Domain/Errors.ts"
 import { RequestLog } from "../../Intake/RequestLog.ts"
-import { Audit } from "../Audit.ts"
+import { Audit } from "../AuditLog.ts"
 import { type OrganizationRow, type OwnedEntity, organizationFor, owns } from "../Organizations.ts"
 import { adminFail } from "./RequestContext.ts"
 

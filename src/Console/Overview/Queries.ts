@@ -2,7 +2,7 @@ import { Clock, Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { Overview } from "../../AdminApi/Overview.ts"
 import { defaultTimeZone, midnightInZone } from "../../Domain/Locale.ts"
-import { decodeFirst } from "../../Platform/Sql.ts"
+import { decodeFirst } from "../../Platform/Sql/Sql.ts"
 import { decodeAs } from "../Rows.ts"
 
 const day = 24 * 60 * 60 * 1000

@@ -13,7 +13,7 @@ import {
 } from "../../Api/Errors.ts"
 import type { RateWindowShape } from "../../Domain/RateWindow.ts"
 import type { Attribution } from "../../Platform/Observability/Request.ts"
-import type { OutcomeUnknown, StoreUnavailable } from "../../Platform/Sql.ts"
+import type { OutcomeUnknown, StoreUnavailable } from "../../Platform/Sql/Sql.ts"
 import type { IdempotencyConflict, IdempotencyInProgress } from "../LeadIntake.ts"
 import type { UnknownProperty } from "../PropertyCatalog.ts"
 import type { RateLimitExceeded } from "../RateLimiter.ts"

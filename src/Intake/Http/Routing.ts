@@ -17,7 +17,7 @@ import { isLivePrefix } from "../../Domain/ApiKey.ts"
 import { AppConfig } from "../../Platform/Config.ts"
 import { makeRequestObserver, reportDefect, unattributed } from "../../Platform/Observability/Request.ts"
 import { isRouteNotFound } from "../../Platform/RouteNotFound.ts"
-import { AnswerBy, answerWithin } from "../../Platform/Sql.ts"
+import { AnswerBy, answerWithin } from "../../Platform/Sql/Sql.ts"
 import { RequestLog } from "../RequestLog.ts"
 import { CurrentRequest, type CurrentRequestShape, type Settlement, wireError } from "./Outcome.ts"
 

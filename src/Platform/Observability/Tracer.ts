@@ -7,7 +7,7 @@ import { BatchSpanProcessor, type SpanProcessor } from "@opentelemetry/sdk-trace
 import { Effect, Layer } from "effect"
 import { HttpMiddleware, UrlParams } from "effect/http"
 import packageJson from "../../../package.json" with { type: "json" }
-import { instanceId } from "../Sql.ts"
+import { instanceId } from "../Sql/Sql.ts"
 
 // Loaded only when traces or OTLP metrics are configured: the OpenTelemetry SDK is memory a server
 // without them never uses.

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { canonicalTimeZone } from "../../AdminApi/AdminApi.ts"
+import { organizationGroup, orNotFound } from "../Http/Shared.ts"
 import { Preferences } from "../Preferences.ts"
-import { organizationGroup, orNotFound } from "./Shared.ts"
 
 export const layerSettingsHandlers = organizationGroup(
   "settings",

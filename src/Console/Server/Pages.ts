@@ -6,11 +6,11 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { consolePages } from "../../AdminApi/Pages.ts"
 import { htmlLang } from "../../Domain/Locale.ts"
 import { consoleDirectory } from "../../Platform/PackageFiles.ts"
+import { pathOf } from "../Http/RequestContext.ts"
 import { Preferences } from "../Preferences.ts"
 import { en } from "../web/messages/en.ts"
 import { es } from "../web/messages/es.ts"
 import { pageLanguage } from "./PageLanguage.ts"
-import { pathOf } from "./RequestContext.ts"
 
 /** Every path the console's client routes to (its pages and the shell's own sign-in): each answers the same shell. */
 export const pagePaths = ["/", "/login", ...consolePages.map((page) => page.path)] as const

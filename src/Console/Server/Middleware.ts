@@ -8,8 +8,8 @@ import {
   csrfHeaderName,
   OperatorSession
 } from "../../AdminApi/AdminApi.ts"
+import { AdminRequest, adminFail } from "../Http/RequestContext.ts"
 import { Sessions } from "../Sessions.ts"
-import { AdminRequest, adminFail } from "./RequestContext.ts"
 
 const readOnlyMethods = new Set(["GET", "HEAD"])
 

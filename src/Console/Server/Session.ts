@@ -8,13 +8,18 @@ import {
   sessionCookieName,
   sessionSecurity
 } from "../../AdminApi/AdminApi.ts"
-import { Audit } from "../Audit.ts"
+import { Audit } from "../AuditLog.ts"
+import {
+  AdminRequest,
+  type AdminRequestShape,
+  adminFail,
+  setResponseHeaders
+} from "../Http/RequestContext.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import type { Operator } from "../Operators.ts"
 import { normalizeEmail, Operators } from "../Operators.ts"
 import { type OperatorPreferences, Preferences } from "../Preferences.ts"
 import { Sessions } from "../Sessions.ts"
-import { AdminRequest, type AdminRequestShape, adminFail, setResponseHeaders } from "./RequestContext.ts"
 
 const sessionView = (operator: Operator, preferences: OperatorPreferences, csrfToken: string) => ({
   operator: {

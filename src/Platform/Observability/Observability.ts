@@ -18,11 +18,11 @@ import {
 import { FetchHttpClient } from "effect/http"
 import { OtlpMetrics, OtlpSerialization, PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
-import { AppConfig } from "./Config.ts"
-import { logListening } from "./Listening.ts"
-import * as Metrics from "./Observability/Metrics.ts"
-import { RequestLine } from "./Observability/Request.ts"
-import { applicationName } from "./Sql.ts"
+import { AppConfig } from "../Config.ts"
+import { logListening } from "../Listening.ts"
+import { applicationName } from "../Sql/Sql.ts"
+import * as Metrics from "./Metrics.ts"
+import { RequestLine } from "./Request.ts"
 
 /**
  * Where telemetry goes, from the standard OpenTelemetry variables: traces and metrics are exported
@@ -86,11 +86,11 @@ export const telemetrySettings: Config.Config<TelemetrySettings> = Config.all({
   )
 })
 
-const tracerModule = Effect.promise(() => import("./Observability/Tracer.ts"))
+const tracerModule = Effect.promise(() => import("./Tracer.ts"))
 
 /**
  * Effect spans (server span per request, `Effect.fn` steps, SQL statements) into OpenTelemetry
- * through `processor`; see `Observability/Tracer.ts`.
+ * through `processor`; see `Tracer.ts`.
  */
 export const layerTracer = (processor: SpanProcessor) =>
   Layer.unwrap(Effect.map(tracerModule, (module) => module.layerTracer(processor)))

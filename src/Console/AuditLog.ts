@@ -1,6 +1,6 @@
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import { decodeRows } from "../Platform/Sql.ts"
+import { decodeRows } from "../Platform/Sql/Sql.ts"
 
 export interface AuditEvent {
   readonly organizationId: string | null

@@ -4,12 +4,12 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
-import { AppConfig, redactedDatabaseUrl } from "./Config.ts"
-import { acquireEmbeddedCluster } from "./EmbeddedPostgres.ts"
-import { availableOrFail, pipelinedOrFail } from "./Sql/Outcome.ts"
+import { AppConfig, redactedDatabaseUrl } from "../Config.ts"
+import { acquireEmbeddedCluster } from "../EmbeddedPostgres.ts"
+import { availableOrFail, pipelinedOrFail } from "./Outcome.ts"
 
-export * from "./Sql/Decode.ts"
-export * from "./Sql/Outcome.ts"
+export * from "./Decode.ts"
+export * from "./Outcome.ts"
 
 /**
  * Set on every connection of the service (startup parameters), so PostgreSQL gives up on work its

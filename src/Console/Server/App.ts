@@ -18,7 +18,8 @@ import { isRouteNotFound } from "../../Platform/RouteNotFound.ts"
 import { WebhookAttempts } from "../../Webhooks/Attempts.ts"
 import { WebhookDeliveries } from "../../Webhooks/Deliveries.ts"
 import { WebhookEndpoints } from "../../Webhooks/Endpoints.ts"
-import { Audit } from "../Audit.ts"
+import { Audit } from "../AuditLog.ts"
+import { AdminRequest, clientOf, errorResponse, pathOf } from "../Http/RequestContext.ts"
 import { LoginThrottle } from "../LoginThrottle.ts"
 import { Operators } from "../Operators.ts"
 import { Preferences } from "../Preferences.ts"
@@ -26,7 +27,6 @@ import { Sessions } from "../Sessions.ts"
 import { layerAdminHandlers } from "./Handlers.ts"
 import { layerAdminSchemaErrors, layerOperatorSession } from "./Middleware.ts"
 import { layerPages } from "./Pages.ts"
-import { AdminRequest, clientOf, errorResponse, pathOf } from "./RequestContext.ts"
 
 /** Set on every answer unless the route chose its own (pages their CSP with a nonce, assets their caching). */
 const defaultHeaders: Record<string, string> = {
