@@ -19,9 +19,9 @@ import { sessionSettings } from "../../src/Platform/Sql.ts"
  * a key lookup, its minute's count, a create (or, one in ten, an enrichment of a filled lead; half
  * of them behind an Idempotency-Key) and its request-log row; its latency is the four together.
  *
- * The statements are the newest the schema has at the start, chosen once: since 0028's release, the
- * write `lead_write` (`lead_write_keyed` behind a key) with the service's own document of it; since
- * 0022's release, the key found by `api_key_by_public_id` and every statement naming the
+ * The statements are the newest the schema has at the start, chosen once: since the release before
+ * 0028, the write `lead_write` (`lead_write_keyed` behind a key) with the service's own document of
+ * it; since 0022's release, the key found by `api_key_by_public_id` and every statement naming the
  * organization, the write `write_lead_json`; before it, the key read from `api_keys` and `write_lead` (since 0021's release)
  * or `create_or_enrich_lead` (0015); behind an Idempotency-Key, `reserve_and_write_lead_json`, or
  * `reserve_and_write_lead` before it. The previous release does not change its statements while the
