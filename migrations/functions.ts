@@ -3,9 +3,12 @@
  * changed after the versioned migrations (`Migrations.migrate`), so a rule is read, and changed, here.
  * The versioned migrations that first created them are history and stay as they landed.
  *
- * Old and new instances run side by side during a deploy: a new text keeps the signature (change
- * one by a versioned migration that adds the new function beside the old) and stays correct for
- * the code of the release before.
+ * Old and new instances run side by side during a deploy: a new text keeps the signature and stays
+ * correct for the code of the release before. A new signature is a new function beside the old one,
+ * which a later release's contract migration drops (0026, 0028). A write function's signature is
+ * fixed: the organization and one `jsonb` document that an Effect Schema encodes, answered by one
+ * `jsonb` document (a new field of the lead changes the document and the statements that store it);
+ * no function has more than 6 arguments.
  *
  * Every function a request calls takes the organization first and touches that organization's rows
  * only (each statement names `organization_id`), so Citus runs the whole call on the node that holds
@@ -59,208 +62,6 @@ END
 $fn$`
   },
   {
-    // An event of the outbox and its webhook deliveries (docs/webhooks.md): the payload an endpoint
-    // receives is snapshotted now (the lead as this write left it, `p_filled` the fields an enrichment
-    // filled), only when an enabled endpoint of the organization takes the event; a test event names its
-    // endpoint in `p_snapshot`. Every writer of the outbox calls this.
-    name: "add_outbox_event",
-    text: `
-CREATE OR REPLACE FUNCTION add_outbox_event(
-  p_organization_id uuid, p_lead_id uuid, p_type text, p_payload jsonb, p_now timestamptz, p_livemode boolean,
-  p_filled jsonb, p_snapshot jsonb
-) RETURNS TABLE (id bigint, event_id uuid)
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_snapshot jsonb := p_snapshot;
-  v_id bigint;
-  v_event_id uuid;
-BEGIN
-  IF v_snapshot IS NULL
-     AND EXISTS (SELECT 1 FROM webhook_endpoints e
-                 WHERE e.organization_id = p_organization_id
-                   AND (e.disabled_at IS NULL OR e.disabled_reason = 'operator')
-                   AND p_type = ANY (e.events) AND (p_livemode OR e.test_events)) THEN
-    IF p_type = 'lead.erased' THEN
-      v_snapshot := '{}'::jsonb;
-    ELSE
-      SELECT jsonb_build_object(
-        'origin', jsonb_build_object('id', o.id, 'label', o.label),
-        'request_id', p_payload ->> 'request_id',
-        'lead', jsonb_build_object('nombre', l.nombre, 'telefono', l.telefono, 'email', l.email,
-                                   'property_id', l.property_id, 'assignee_id', l.assignee_id),
-        'filled', CASE WHEN p_type = 'lead.enriched' THEN COALESCE(p_filled, '[]'::jsonb) ELSE '[]'::jsonb END)
-      INTO v_snapshot
-      FROM leads l
-      JOIN origins o ON o.organization_id = l.organization_id
-                    AND o.id = COALESCE((p_payload ->> 'origin_id')::uuid, l.origin_id)
-      WHERE l.organization_id = p_organization_id AND l.id = p_lead_id;
-    END IF;
-  END IF;
-
-  INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode, webhook_snapshot)
-  VALUES (p_organization_id, p_lead_id, p_type, p_payload, p_now, p_livemode, v_snapshot)
-  RETURNING outbox_events.id, outbox_events.event_id INTO v_id, v_event_id;
-
-  IF v_snapshot IS NOT NULL THEN
-    INSERT INTO webhook_deliveries (organization_id, endpoint_id, event_id, outbox_id, type, next_attempt_at, created_at)
-    SELECT e.organization_id, e.id, v_event_id, v_id, p_type, p_now, p_now
-    FROM webhook_endpoints e
-    WHERE e.organization_id = p_organization_id
-      -- An endpoint an operator disabled keeps getting its events: they wait for enable.
-      AND CASE WHEN p_type = 'webhook.test' THEN e.id = (v_snapshot ->> 'endpoint_id')::uuid
-               ELSE (e.disabled_at IS NULL OR e.disabled_reason = 'operator')
-                    AND p_type = ANY (e.events) AND (p_livemode OR e.test_events) END;
-    PERFORM pg_notify('lead_intake_webhooks', '');
-  END IF;
-  RETURN QUERY SELECT v_id, v_event_id;
-END
-$fn$`
-  },
-  {
-    // A write with an Idempotency-Key commits only with its key's completion: a reservation released
-    // meanwhile (a lost answer settled by `IdempotencyStore.settle`, a lease run out) makes it roll
-    // back, so a released key always means nothing was written (docs/contract.md#5-idempotency).
-    // A completed key keeps the token of the reservation that completed it, so that settling a lost
-    // answer tells this request's completion from another's. A round-robin rule's turn is taken last
-    // among the lead's own rows and rolls back with the write.
-    name: "create_or_enrich_lead(livemode)",
-    text: `
-CREATE OR REPLACE FUNCTION create_or_enrich_lead(
-  p_organization_id uuid,
-  p_origin_id uuid,
-  p_nombre text,
-  p_telefono text,
-  p_phone_key text,
-  p_email text,
-  p_property_id uuid,
-  p_note text,
-  p_request_id text,
-  p_now timestamptz,
-  p_due_at timestamptz,
-  p_idempotency_key text,
-  p_lease_token uuid,
-  p_livemode boolean
-) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_lead_id uuid;
-  v_assignee uuid;
-  v_created boolean := false;
-  v_filled text[] := '{}';
-  v_rule record;
-  v_turn bigint;
-  v_before record;
-  v_attempt integer := 0;
-  v_match_key text := lead_match_key(p_phone_key, p_livemode);
-BEGIN
-  <<attempts>>
-  LOOP
-  v_attempt := v_attempt + 1;
-  INSERT INTO leads (organization_id, origin_id, nombre, telefono, phone_key, email, property_id, created_at, updated_at,
-                     livemode)
-  VALUES (p_organization_id, p_origin_id, p_nombre, p_telefono, v_match_key, p_email, p_property_id, p_now, p_now,
-          p_livemode)
-  ON CONFLICT (organization_id, phone_key) DO NOTHING
-  RETURNING id INTO v_lead_id;
-
-  IF v_lead_id IS NOT NULL THEN
-    v_created := true;
-    IF p_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
-    IF p_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
-  END IF;
-
-  -- A test lead is never assigned and sets off no task (docs/contract.md#10-test-mode).
-  IF v_lead_id IS NOT NULL AND p_livemode THEN
-    SELECT r.id, r.agent_ids, r.round_robin INTO v_rule
-    FROM capture_rules r
-    WHERE r.organization_id = p_organization_id
-      AND (r.origin_id IS NULL OR r.origin_id = p_origin_id)
-      AND (r.property_id IS NULL OR r.property_id = p_property_id)
-    ORDER BY r.priority, r.created_at, r.id
-    LIMIT 1;
-    IF FOUND THEN
-      IF v_rule.round_robin THEN
-        UPDATE capture_rules r SET turns_taken = r.turns_taken + 1
-        WHERE r.organization_id = p_organization_id AND r.id = v_rule.id
-        RETURNING r.turns_taken INTO v_turn;
-        v_assignee := v_rule.agent_ids[((v_turn - 1) % cardinality(v_rule.agent_ids)) + 1];
-      ELSE
-        v_assignee := v_rule.agent_ids[1];
-      END IF;
-      UPDATE leads l SET assignee_id = v_assignee WHERE l.organization_id = p_organization_id AND l.id = v_lead_id;
-    END IF;
-    INSERT INTO lead_tasks (organization_id, lead_id, kind, assignee_id, due_at, created_at)
-    VALUES (p_organization_id, v_lead_id, 'first_contact', v_assignee, p_due_at, p_now);
-  END IF;
-
-  IF v_lead_id IS NULL THEN
-    SELECT l.id, l.email, l.property_id INTO v_before
-    FROM leads l
-    WHERE l.organization_id = p_organization_id AND l.phone_key = v_match_key
-    FOR UPDATE;
-    IF NOT FOUND THEN
-      IF v_attempt >= 3 THEN
-        RAISE EXCEPTION 'lead for phone key vanished during enrichment';
-      END IF;
-      CONTINUE attempts;
-    END IF;
-    UPDATE leads l
-    SET email = COALESCE(l.email, p_email),
-        property_id = COALESCE(l.property_id, p_property_id),
-        updated_at = p_now
-    WHERE l.organization_id = p_organization_id AND l.id = v_before.id
-    RETURNING l.id, l.assignee_id INTO v_lead_id, v_assignee;
-    IF v_before.email IS NULL AND p_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
-    IF v_before.property_id IS NULL AND p_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
-  END IF;
-  EXIT attempts;
-  END LOOP;
-
-  IF p_note IS NOT NULL THEN
-    INSERT INTO lead_notes (organization_id, lead_id, body, request_id, created_at)
-    VALUES (p_organization_id, v_lead_id, p_note, p_request_id, p_now);
-  END IF;
-
-  PERFORM add_outbox_event(
-    p_organization_id, v_lead_id, CASE WHEN v_created THEN 'lead.created' ELSE 'lead.enriched' END,
-    jsonb_build_object('lead_id', v_lead_id, 'origin_id', p_origin_id, 'assignee_id', v_assignee,
-                       'request_id', p_request_id),
-    p_now, p_livemode,
-    (SELECT COALESCE(jsonb_agg(CASE f WHEN 'property' THEN 'property_id' ELSE f END), '[]'::jsonb)
-       FROM unnest(v_filled) AS f),
-    NULL);
-
-  IF p_idempotency_key IS NOT NULL AND p_livemode THEN
-    UPDATE idempotency_keys k
-    SET state = 'completed',
-        http_status = CASE WHEN v_created THEN 201 ELSE 200 END,
-        response = jsonb_build_object('lead_id', v_lead_id,
-                                      'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
-        completed_at = p_now, lease_expires_at = NULL
-    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_idempotency_key
-      AND k.lease_token = p_lease_token;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
-    END IF;
-  ELSIF p_idempotency_key IS NOT NULL THEN
-    UPDATE test_idempotency_keys k
-    SET state = 'completed',
-        http_status = CASE WHEN v_created THEN 201 ELSE 200 END,
-        response = jsonb_build_object('lead_id', v_lead_id,
-                                      'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
-        completed_at = p_now, lease_expires_at = NULL
-    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_idempotency_key
-      AND k.lease_token = p_lease_token;
-    IF NOT FOUND THEN
-      RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
-    END IF;
-  END IF;
-
-  RETURN QUERY SELECT v_lead_id, v_created, v_assignee, v_filled;
-END
-$fn$`
-  },
-  {
     // The active property of an organization that a lead request names by `codigo`, `external_code`
     // or `id` (docs/contract.md#3-order-of-checks, step 10): NULL when none does, an archived one
     // included. The one text of the rule: the catalog's lookup (a dry run's) and the writes below call it.
@@ -305,52 +106,6 @@ END
 $fn$`
   },
   {
-    // The one text of an Idempotency-Key's reservation (docs/contract.md#5-idempotency): a first use,
-    // a lease run out (before `p_now`) or a completion forgotten (before `p_forget_before`) is
-    // reserved for `p_token` until `p_lease_expires_at`; otherwise the key's row as it stands (none:
-    // it was just released, which the caller reads as still in progress). `IdempotencyStore.reserve`
-    // and `reserve_and_write_lead_json` call it.
-    name: "reserve_idempotency_key(organization)",
-    text: `
-CREATE OR REPLACE FUNCTION reserve_idempotency_key(
-  p_organization_id uuid, p_livemode boolean, p_origin_id uuid, p_key text, p_fingerprint text, p_token uuid, p_now timestamptz,
-  p_lease_expires_at timestamptz, p_forget_before timestamptz
-) RETURNS TABLE (reserved boolean, state text, fingerprint text, response jsonb)
-LANGUAGE plpgsql AS $fn$
-BEGIN
-  IF p_livemode THEN
-    INSERT INTO idempotency_keys AS k (organization_id, origin_id, key, fingerprint, state, lease_token, lease_expires_at)
-    VALUES (p_organization_id, p_origin_id, p_key, p_fingerprint, 'in_progress', p_token, p_lease_expires_at)
-    ON CONFLICT (organization_id, origin_id, key) DO UPDATE
-      SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
-          lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
-      WHERE (k.state = 'in_progress' AND k.lease_expires_at <= p_now)
-         OR (k.state = 'completed' AND k.completed_at <= p_forget_before);
-    IF FOUND THEN
-      RETURN QUERY SELECT true, NULL::text, NULL::text, NULL::jsonb;
-    ELSE
-      RETURN QUERY SELECT false, k.state::text, k.fingerprint, k.response FROM idempotency_keys k
-                   WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_key;
-    END IF;
-  ELSE
-    INSERT INTO test_idempotency_keys AS k (organization_id, origin_id, key, fingerprint, state, lease_token, lease_expires_at)
-    VALUES (p_organization_id, p_origin_id, p_key, p_fingerprint, 'in_progress', p_token, p_lease_expires_at)
-    ON CONFLICT (organization_id, origin_id, key) DO UPDATE
-      SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
-          lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
-      WHERE (k.state = 'in_progress' AND k.lease_expires_at <= p_now)
-         OR (k.state = 'completed' AND k.completed_at <= p_forget_before);
-    IF FOUND THEN
-      RETURN QUERY SELECT true, NULL::text, NULL::text, NULL::jsonb;
-    ELSE
-      RETURN QUERY SELECT false, k.state::text, k.fingerprint, k.response FROM test_idempotency_keys k
-                   WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_key;
-    END IF;
-  END IF;
-END
-$fn$`
-  },
-  {
     // The one text of freeing a reservation: once no write holds the key's lock (a write still
     // running is waited for, so that its end decides), deleted only while it is still `p_token`'s and
     // in progress (a completed key, or one reserved anew after its lease, stays). True when it was.
@@ -376,26 +131,7 @@ END
 $fn$`
   },
   {
-    // `create_or_enrich_lead` with the property as the request names it, resolved in the same
-    // statement (one round trip less per create that names one): `required_property`. One value
-    // (`{lead_id, created, assignee_id, filled}`), so that a caller's `SELECT write_lead_json(…)` is a
-    // call Citus hands whole to the node holding the organization.
-    name: "write_lead_json",
-    text: `
-CREATE OR REPLACE FUNCTION write_lead_json(
-  p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
-  p_property_by text, p_property_value text, p_note text, p_request_id text, p_now timestamptz,
-  p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid, p_livemode boolean
-) RETURNS jsonb
-LANGUAGE sql AS $fn$
-  SELECT to_jsonb(w) FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
-                                      required_property(p_organization_id, p_property_by, p_property_value),
-                                      p_note, p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token,
-                                      p_livemode) w
-$fn$`
-  },
-  {
-    // The advisory lock an Idempotency-Key's write holds while it runs (`reserve_and_write_lead_json`),
+    // The advisory lock an Idempotency-Key's write holds while it runs (`lead_write_keyed`),
     // and that settling its lost answer waits for (`release_idempotency_key`): 64 bits of the key's
     // slot, so that two keys in flight at once share one only by a chance of about 2^-64 per pair.
     name: "idempotency_key_lock",
@@ -406,122 +142,374 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fn$
 $fn$`
   },
   {
-    // A create or enrichment behind its Idempotency-Key in one statement and one transaction
-    // (docs/contract.md#5-idempotency), which Citus hands whole to the node holding the organization:
-    // - a key completed within the last 24 h answers at once, without the lock (concurrent retries of
-    //   a finished request all replay);
-    // - otherwise the key's advisory lock (`idempotency_key_lock`), held until this transaction ends:
-    //   a request with the same key meanwhile finds it taken and answers 409 in progress;
-    // - then the reservation (`reserve_idempotency_key`: a key reserved by a previous release's
-    //   instance and still leased is in progress too), and `create_or_enrich_lead` with it, which
-    //   completes the key.
-    // A write that fails rolls back with its reservation: nothing of the request is left, and there is
-    // nothing to release. One value (`{reserved, key_state, key_fingerprint, key_response, lead_id,
-    // created, assignee_id, filled}`), as `write_lead_json`.
-    name: "reserve_and_write_lead_json",
+    // An event of the outbox and its webhook deliveries (docs/webhooks.md), from one document
+    // (`OutboxEvent` in src/Webhooks/Outbox.ts: `lead_id`, `type`, `payload`, `now`, `livemode`,
+    // `filled`, `snapshot`): the payload an endpoint receives is snapshotted now (the lead as this
+    // write left it, `filled` the fields an enrichment filled), only when an enabled endpoint of the
+    // organization takes the event; a test event names its endpoint in `snapshot`. Every writer of
+    // the outbox calls this. Answers `{id, event_id}`.
+    name: "outbox_event_add",
     text: `
-CREATE OR REPLACE FUNCTION reserve_and_write_lead_json(
-  p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text, p_phone_key text, p_email text,
-  p_property_by text, p_property_value text, p_note text, p_request_id text, p_now timestamptz,
-  p_due_at timestamptz, p_idempotency_key text, p_lease_token uuid, p_livemode boolean, p_fingerprint text,
-  p_lease_expires_at timestamptz, p_forget_before timestamptz
-) RETURNS jsonb
+CREATE OR REPLACE FUNCTION outbox_event_add(p_organization_id uuid, p_event jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
 DECLARE
-  v_reserved boolean := false;
-  v_state text;
-  v_fingerprint text;
-  v_response jsonb;
-  v_lead_id uuid;
-  v_created boolean;
-  v_assignee uuid;
-  v_filled text[];
+  v_lead_id uuid := (p_event ->> 'lead_id')::uuid;
+  v_type text := p_event ->> 'type';
+  v_payload jsonb := COALESCE(NULLIF(p_event -> 'payload', 'null'::jsonb), '{}'::jsonb);
+  v_now timestamptz := (p_event ->> 'now')::timestamptz;
+  v_livemode boolean := (p_event ->> 'livemode')::boolean;
+  v_filled jsonb := NULLIF(p_event -> 'filled', 'null'::jsonb);
+  v_snapshot jsonb := NULLIF(p_event -> 'snapshot', 'null'::jsonb);
+  v_id bigint;
+  v_event_id uuid;
 BEGIN
-  IF p_livemode THEN
-    SELECT k.state, k.fingerprint, k.response INTO v_state, v_fingerprint, v_response FROM idempotency_keys k
-    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_idempotency_key
-      AND k.state = 'completed' AND k.completed_at > p_forget_before;
-  ELSE
-    SELECT k.state, k.fingerprint, k.response INTO v_state, v_fingerprint, v_response FROM test_idempotency_keys k
-    WHERE k.organization_id = p_organization_id AND k.origin_id = p_origin_id AND k.key = p_idempotency_key
-      AND k.state = 'completed' AND k.completed_at > p_forget_before;
-  END IF;
-  IF v_state IS NULL THEN
-    IF pg_try_advisory_xact_lock(idempotency_key_lock(p_livemode, p_origin_id, p_idempotency_key)) THEN
-      SELECT r.reserved, r.state, r.fingerprint, r.response INTO v_reserved, v_state, v_fingerprint, v_response
-      FROM reserve_idempotency_key(p_organization_id, p_livemode, p_origin_id, p_idempotency_key, p_fingerprint,
-                                   p_lease_token, p_now, p_lease_expires_at, p_forget_before) r;
+  IF v_snapshot IS NULL
+     AND EXISTS (SELECT 1 FROM webhook_endpoints e
+                 WHERE e.organization_id = p_organization_id
+                   AND (e.disabled_at IS NULL OR e.disabled_reason = 'operator')
+                   AND v_type = ANY (e.events) AND (v_livemode OR e.test_events)) THEN
+    IF v_type = 'lead.erased' THEN
+      v_snapshot := '{}'::jsonb;
     ELSE
-      v_state := 'in_progress';
+      SELECT jsonb_build_object(
+        'origin', jsonb_build_object('id', o.id, 'label', o.label),
+        'request_id', v_payload ->> 'request_id',
+        'lead', jsonb_build_object('nombre', l.nombre, 'telefono', l.telefono, 'email', l.email,
+                                   'property_id', l.property_id, 'assignee_id', l.assignee_id),
+        'filled', CASE WHEN v_type = 'lead.enriched' THEN COALESCE(v_filled, '[]'::jsonb) ELSE '[]'::jsonb END)
+      INTO v_snapshot
+      FROM leads l
+      JOIN origins o ON o.organization_id = l.organization_id
+                    AND o.id = COALESCE((v_payload ->> 'origin_id')::uuid, l.origin_id)
+      WHERE l.organization_id = p_organization_id AND l.id = v_lead_id;
     END IF;
   END IF;
-  IF v_reserved THEN
-    SELECT w.lead_id, w.created, w.assignee_id, w.filled INTO v_lead_id, v_created, v_assignee, v_filled
-    FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
-                               required_property(p_organization_id, p_property_by, p_property_value), p_note,
-                               p_request_id, p_now, p_due_at, p_idempotency_key, p_lease_token, p_livemode) w;
+
+  INSERT INTO outbox_events (organization_id, lead_id, type, payload, created_at, livemode, webhook_snapshot)
+  VALUES (p_organization_id, v_lead_id, v_type, v_payload, v_now, v_livemode, v_snapshot)
+  RETURNING outbox_events.id, outbox_events.event_id INTO v_id, v_event_id;
+
+  IF v_snapshot IS NOT NULL THEN
+    INSERT INTO webhook_deliveries (organization_id, endpoint_id, event_id, outbox_id, type, next_attempt_at, created_at)
+    SELECT e.organization_id, e.id, v_event_id, v_id, v_type, v_now, v_now
+    FROM webhook_endpoints e
+    WHERE e.organization_id = p_organization_id
+      -- An endpoint an operator disabled keeps getting its events: they wait for enable.
+      AND CASE WHEN v_type = 'webhook.test' THEN e.id = (v_snapshot ->> 'endpoint_id')::uuid
+               ELSE (e.disabled_at IS NULL OR e.disabled_reason = 'operator')
+                    AND v_type = ANY (e.events) AND (v_livemode OR e.test_events) END;
+    PERFORM pg_notify('lead_intake_webhooks', '');
   END IF;
-  RETURN jsonb_build_object(
-    'reserved', v_reserved, 'key_state', v_state, 'key_fingerprint', v_fingerprint, 'key_response', v_response,
-    'lead_id', v_lead_id, 'created', v_created, 'assignee_id', v_assignee, 'filled', to_jsonb(v_filled));
+  RETURN jsonb_build_object('id', v_id, 'event_id', v_event_id);
+END
+$fn$`
+  },
+  {
+    // The one text of an Idempotency-Key's reservation (docs/contract.md#5-idempotency), from one
+    // document (`ReservationDocument` in src/Intake/IdempotencyStore.ts: `livemode`, `origin_id`, `key`,
+    // `fingerprint`, `token`, `now`, `lease_expires_at`, `forget_before`): a first use, a lease run out
+    // (before `now`) or a completion forgotten (before `forget_before`) is reserved for `token` until
+    // `lease_expires_at`; otherwise the key's row as it stands (none: it was just released, which the
+    // caller reads as still in progress). Answers `{reserved, state, fingerprint, response}`.
+    // `IdempotencyStore.reserve` and `lead_write_keyed` call it.
+    name: "idempotency_key_reserve",
+    text: `
+CREATE OR REPLACE FUNCTION idempotency_key_reserve(p_organization_id uuid, p_reservation jsonb) RETURNS jsonb
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_livemode boolean := (p_reservation ->> 'livemode')::boolean;
+  v_origin_id uuid := (p_reservation ->> 'origin_id')::uuid;
+  v_key text := p_reservation ->> 'key';
+  v_fingerprint text := p_reservation ->> 'fingerprint';
+  v_token uuid := (p_reservation ->> 'token')::uuid;
+  v_now timestamptz := (p_reservation ->> 'now')::timestamptz;
+  v_lease_expires_at timestamptz := (p_reservation ->> 'lease_expires_at')::timestamptz;
+  v_forget_before timestamptz := (p_reservation ->> 'forget_before')::timestamptz;
+  v_found record;
+BEGIN
+  IF v_livemode THEN
+    INSERT INTO idempotency_keys AS k (organization_id, origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+    VALUES (p_organization_id, v_origin_id, v_key, v_fingerprint, 'in_progress', v_token, v_lease_expires_at)
+    ON CONFLICT (organization_id, origin_id, key) DO UPDATE
+      SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
+          lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
+      WHERE (k.state = 'in_progress' AND k.lease_expires_at <= v_now)
+         OR (k.state = 'completed' AND k.completed_at <= v_forget_before);
+    IF FOUND THEN
+      RETURN jsonb_build_object('reserved', true, 'state', NULL, 'fingerprint', NULL, 'response', NULL);
+    END IF;
+    SELECT k.state::text AS state, k.fingerprint, k.response INTO v_found FROM idempotency_keys k
+    WHERE k.organization_id = p_organization_id AND k.origin_id = v_origin_id AND k.key = v_key;
+  ELSE
+    INSERT INTO test_idempotency_keys AS k (organization_id, origin_id, key, fingerprint, state, lease_token, lease_expires_at)
+    VALUES (p_organization_id, v_origin_id, v_key, v_fingerprint, 'in_progress', v_token, v_lease_expires_at)
+    ON CONFLICT (organization_id, origin_id, key) DO UPDATE
+      SET fingerprint = EXCLUDED.fingerprint, state = 'in_progress', lease_token = EXCLUDED.lease_token,
+          lease_expires_at = EXCLUDED.lease_expires_at, http_status = NULL, response = NULL, completed_at = NULL
+      WHERE (k.state = 'in_progress' AND k.lease_expires_at <= v_now)
+         OR (k.state = 'completed' AND k.completed_at <= v_forget_before);
+    IF FOUND THEN
+      RETURN jsonb_build_object('reserved', true, 'state', NULL, 'fingerprint', NULL, 'response', NULL);
+    END IF;
+    SELECT k.state::text AS state, k.fingerprint, k.response INTO v_found FROM test_idempotency_keys k
+    WHERE k.organization_id = p_organization_id AND k.origin_id = v_origin_id AND k.key = v_key;
+  END IF;
+  RETURN jsonb_build_object('reserved', false, 'state', v_found.state, 'fingerprint', v_found.fingerprint,
+                            'response', v_found.response);
+END
+$fn$`
+  },
+  {
+    // A create or enrichment from the write's document (`LeadWriteDocument` in
+    // src/Intake/LeadRepository.ts: the request's `input` as normalised, `origin_id`, `livemode`,
+    // `request_id`, `phone_key`, `note`, `now`, `due_at`, `idempotency`), with `property_id` set by the
+    // caller once the property is resolved. A write with an Idempotency-Key commits only with its
+    // key's completion: a reservation released meanwhile (a lost answer settled by
+    // `IdempotencyStore.settle`, a lease run out) makes it roll back with P0004, so a released key
+    // always means nothing was written (docs/contract.md#5-idempotency). A completed key keeps the
+    // token of the reservation that completed it, so that settling a lost answer tells this
+    // request's completion from another's. A round-robin rule's turn is taken last among the lead's
+    // own rows and rolls back with the write. Answers `{lead_id, created, assignee_id, filled}`.
+    name: "lead_create_or_enrich",
+    text: `
+CREATE OR REPLACE FUNCTION lead_create_or_enrich(p_organization_id uuid, p_write jsonb) RETURNS jsonb
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_input jsonb := p_write -> 'input';
+  v_origin_id uuid := (p_write ->> 'origin_id')::uuid;
+  v_livemode boolean := (p_write ->> 'livemode')::boolean;
+  v_request_id text := p_write ->> 'request_id';
+  v_now timestamptz := (p_write ->> 'now')::timestamptz;
+  v_due_at timestamptz := (p_write ->> 'due_at')::timestamptz;
+  v_note text := p_write ->> 'note';
+  v_email text := v_input ->> 'email';
+  v_property_id uuid := (p_write ->> 'property_id')::uuid;
+  v_key text := p_write -> 'idempotency' ->> 'key';
+  v_token uuid := (p_write -> 'idempotency' ->> 'token')::uuid;
+  v_match_key text := lead_match_key(p_write ->> 'phone_key', (p_write ->> 'livemode')::boolean);
+  v_lead_id uuid;
+  v_assignee uuid;
+  v_created boolean := false;
+  v_filled text[] := '{}';
+  v_rule record;
+  v_turn bigint;
+  v_before record;
+  v_attempt integer := 0;
+BEGIN
+  <<attempts>>
+  LOOP
+  v_attempt := v_attempt + 1;
+  INSERT INTO leads (organization_id, origin_id, nombre, telefono, phone_key, email, property_id, created_at, updated_at,
+                     livemode)
+  VALUES (p_organization_id, v_origin_id, v_input ->> 'nombre', v_input ->> 'telefono', v_match_key, v_email,
+          v_property_id, v_now, v_now, v_livemode)
+  ON CONFLICT (organization_id, phone_key) DO NOTHING
+  RETURNING id INTO v_lead_id;
+
+  IF v_lead_id IS NOT NULL THEN
+    v_created := true;
+    IF v_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
+    IF v_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
+  END IF;
+
+  -- A test lead is never assigned and sets off no task (docs/contract.md#10-test-mode).
+  IF v_lead_id IS NOT NULL AND v_livemode THEN
+    SELECT r.id, r.agent_ids, r.round_robin INTO v_rule
+    FROM capture_rules r
+    WHERE r.organization_id = p_organization_id
+      AND (r.origin_id IS NULL OR r.origin_id = v_origin_id)
+      AND (r.property_id IS NULL OR r.property_id = v_property_id)
+    ORDER BY r.priority, r.created_at, r.id
+    LIMIT 1;
+    IF FOUND THEN
+      IF v_rule.round_robin THEN
+        UPDATE capture_rules r SET turns_taken = r.turns_taken + 1
+        WHERE r.organization_id = p_organization_id AND r.id = v_rule.id
+        RETURNING r.turns_taken INTO v_turn;
+        v_assignee := v_rule.agent_ids[((v_turn - 1) % cardinality(v_rule.agent_ids)) + 1];
+      ELSE
+        v_assignee := v_rule.agent_ids[1];
+      END IF;
+      UPDATE leads l SET assignee_id = v_assignee WHERE l.organization_id = p_organization_id AND l.id = v_lead_id;
+    END IF;
+    INSERT INTO lead_tasks (organization_id, lead_id, kind, assignee_id, due_at, created_at)
+    VALUES (p_organization_id, v_lead_id, 'first_contact', v_assignee, v_due_at, v_now);
+  END IF;
+
+  IF v_lead_id IS NULL THEN
+    SELECT l.id, l.email, l.property_id INTO v_before
+    FROM leads l
+    WHERE l.organization_id = p_organization_id AND l.phone_key = v_match_key
+    FOR UPDATE;
+    IF NOT FOUND THEN
+      IF v_attempt >= 3 THEN
+        RAISE EXCEPTION 'lead for phone key vanished during enrichment';
+      END IF;
+      CONTINUE attempts;
+    END IF;
+    UPDATE leads l
+    SET email = COALESCE(l.email, v_email),
+        property_id = COALESCE(l.property_id, v_property_id),
+        updated_at = v_now
+    WHERE l.organization_id = p_organization_id AND l.id = v_before.id
+    RETURNING l.id, l.assignee_id INTO v_lead_id, v_assignee;
+    IF v_before.email IS NULL AND v_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
+    IF v_before.property_id IS NULL AND v_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
+  END IF;
+  EXIT attempts;
+  END LOOP;
+
+  IF v_note IS NOT NULL THEN
+    INSERT INTO lead_notes (organization_id, lead_id, body, request_id, created_at)
+    VALUES (p_organization_id, v_lead_id, v_note, v_request_id, v_now);
+  END IF;
+
+  PERFORM outbox_event_add(p_organization_id, jsonb_build_object(
+    'lead_id', v_lead_id,
+    'type', CASE WHEN v_created THEN 'lead.created' ELSE 'lead.enriched' END,
+    'payload', jsonb_build_object('lead_id', v_lead_id, 'origin_id', v_origin_id, 'assignee_id', v_assignee,
+                                  'request_id', v_request_id),
+    'now', v_now,
+    'livemode', v_livemode,
+    'filled', (SELECT COALESCE(jsonb_agg(CASE f WHEN 'property' THEN 'property_id' ELSE f END), '[]'::jsonb)
+               FROM unnest(v_filled) AS f),
+    'snapshot', NULL));
+
+  IF v_key IS NOT NULL AND v_livemode THEN
+    UPDATE idempotency_keys k
+    SET state = 'completed',
+        http_status = CASE WHEN v_created THEN 201 ELSE 200 END,
+        response = jsonb_build_object('lead_id', v_lead_id,
+                                      'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
+        completed_at = v_now, lease_expires_at = NULL
+    WHERE k.organization_id = p_organization_id AND k.origin_id = v_origin_id AND k.key = v_key
+      AND k.lease_token = v_token;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
+    END IF;
+  ELSIF v_key IS NOT NULL THEN
+    UPDATE test_idempotency_keys k
+    SET state = 'completed',
+        http_status = CASE WHEN v_created THEN 201 ELSE 200 END,
+        response = jsonb_build_object('lead_id', v_lead_id,
+                                      'status', CASE WHEN v_created THEN 'created' ELSE 'enriched' END),
+        completed_at = v_now, lease_expires_at = NULL
+    WHERE k.organization_id = p_organization_id AND k.origin_id = v_origin_id AND k.key = v_key
+      AND k.lease_token = v_token;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'the idempotency key''s reservation is no longer held' USING ERRCODE = 'P0004';
+    END IF;
+  END IF;
+
+  RETURN jsonb_build_object('lead_id', v_lead_id, 'created', v_created, 'assignee_id', v_assignee,
+                            'filled', to_jsonb(v_filled));
+END
+$fn$`
+  },
+  {
+    // The property a write's document names (`input.propiedad`, null: none), resolved by
+    // `required_property` (P0005 when nothing active matches): the document as
+    // `lead_create_or_enrich` takes it, with `property_id`.
+    name: "lead_write_resolved",
+    text: `
+CREATE OR REPLACE FUNCTION lead_write_resolved(p_organization_id uuid, p_write jsonb) RETURNS jsonb
+LANGUAGE sql STABLE AS $fn$
+  SELECT p_write || jsonb_build_object('property_id',
+    required_property(p_organization_id, p_write -> 'input' -> 'propiedad' ->> 'by',
+                      p_write -> 'input' -> 'propiedad' ->> 'value'))
+$fn$`
+  },
+  {
+    // A create or enrichment without an Idempotency-Key: the property the request names resolved in
+    // the same statement, then `lead_create_or_enrich`. One value, so that a caller's
+    // `SELECT lead_write($1, $2)` is a call Citus hands whole to the node holding the organization.
+    name: "lead_write",
+    text: `
+CREATE OR REPLACE FUNCTION lead_write(p_organization_id uuid, p_write jsonb) RETURNS jsonb
+LANGUAGE sql AS $fn$
+  SELECT lead_create_or_enrich(p_organization_id, lead_write_resolved(p_organization_id, p_write))
+$fn$`
+  },
+  {
+    // A create or enrichment behind its Idempotency-Key in one statement and one transaction
+    // (docs/contract.md#5-idempotency), which Citus hands whole to the node holding the organization.
+    // The document is `lead_write`'s, its `idempotency` carrying `key`, `token`, `fingerprint`,
+    // `lease_expires_at` and `forget_before`:
+    // - a key completed after `forget_before` answers at once, without the lock (concurrent retries
+    //   of a finished request all replay);
+    // - otherwise the key's advisory lock (`idempotency_key_lock`), held until this transaction ends:
+    //   a request with the same key meanwhile finds it taken and answers 409 in progress;
+    // - then the reservation (`idempotency_key_reserve`: a key reserved by a previous release's
+    //   instance and still leased is in progress too), and `lead_create_or_enrich` with it, which
+    //   completes the key.
+    // A write that fails rolls back with its reservation: nothing of the request is left, and there is
+    // nothing to release. Answers `{reserved, state, fingerprint, response, written}`: what the
+    // reservation found, and what the write did (`lead_write`'s answer; null when nothing was written).
+    name: "lead_write_keyed",
+    text: `
+CREATE OR REPLACE FUNCTION lead_write_keyed(p_organization_id uuid, p_write jsonb) RETURNS jsonb
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_key jsonb := p_write -> 'idempotency';
+  v_livemode boolean := (p_write ->> 'livemode')::boolean;
+  v_origin_id uuid := (p_write ->> 'origin_id')::uuid;
+  v_found jsonb;
+  v_written jsonb;
+BEGIN
+  IF v_livemode THEN
+    SELECT jsonb_build_object('reserved', false, 'state', k.state, 'fingerprint', k.fingerprint, 'response', k.response)
+    INTO v_found FROM idempotency_keys k
+    WHERE k.organization_id = p_organization_id AND k.origin_id = v_origin_id AND k.key = v_key ->> 'key'
+      AND k.state = 'completed' AND k.completed_at > (v_key ->> 'forget_before')::timestamptz;
+  ELSE
+    SELECT jsonb_build_object('reserved', false, 'state', k.state, 'fingerprint', k.fingerprint, 'response', k.response)
+    INTO v_found FROM test_idempotency_keys k
+    WHERE k.organization_id = p_organization_id AND k.origin_id = v_origin_id AND k.key = v_key ->> 'key'
+      AND k.state = 'completed' AND k.completed_at > (v_key ->> 'forget_before')::timestamptz;
+  END IF;
+  IF v_found IS NULL THEN
+    IF pg_try_advisory_xact_lock(idempotency_key_lock(v_livemode, v_origin_id, v_key ->> 'key')) THEN
+      v_found := idempotency_key_reserve(p_organization_id, v_key || jsonb_build_object(
+        'livemode', v_livemode, 'origin_id', v_origin_id, 'now', p_write -> 'now'));
+    ELSE
+      v_found := jsonb_build_object('reserved', false, 'state', 'in_progress', 'fingerprint', NULL, 'response', NULL);
+    END IF;
+  END IF;
+  IF (v_found ->> 'reserved')::boolean THEN
+    v_written := lead_create_or_enrich(p_organization_id, lead_write_resolved(p_organization_id, p_write));
+  END IF;
+  RETURN v_found || jsonb_build_object('written', v_written);
 END
 $fn$`
   },
   {
     // A rescue (docs/contract.md#11-rejected-leads-are-kept-for-rescue): the very write of
-    // `POST /v1/leads`, done only while the request-log row still keeps its body and names no lead,
-    // and then marked on that row in the same transaction. The row lock makes two rescues of one
-    // request take turns; the second finds the body gone and writes nothing (no row returned).
-    name: "rescue_lead",
+    // `POST /v1/leads` (`lead_write`'s document, with `request_log_id` and no Idempotency-Key), done
+    // only while the request-log row still keeps its body and names no lead, and then marked on that
+    // row in the same transaction. The property is resolved first, whatever the row's state (P0005).
+    // The row lock makes two rescues of one request take turns; the second finds the body gone and
+    // writes nothing (null). Answers `lead_write`'s answer, or null.
+    name: "lead_rescue",
     text: `
-CREATE OR REPLACE FUNCTION rescue_lead(
-  p_request_log_id bigint,
-  p_organization_id uuid,
-  p_origin_id uuid,
-  p_nombre text,
-  p_telefono text,
-  p_phone_key text,
-  p_email text,
-  p_property_id uuid,
-  p_note text,
-  p_request_id text,
-  p_now timestamptz,
-  p_due_at timestamptz,
-  p_livemode boolean
-) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
+CREATE OR REPLACE FUNCTION lead_rescue(p_organization_id uuid, p_write jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
 DECLARE
-  v_written record;
+  v_write jsonb := lead_write_resolved(p_organization_id, p_write) || jsonb_build_object('idempotency', NULL);
+  v_request_log_id bigint := (p_write ->> 'request_log_id')::bigint;
+  v_written jsonb;
 BEGIN
   PERFORM 1 FROM request_log r
-  WHERE r.organization_id = p_organization_id AND r.id = p_request_log_id AND r.origin_id = p_origin_id AND r.kept_body IS NOT NULL
-    AND r.rescued_lead_id IS NULL
+  WHERE r.organization_id = p_organization_id AND r.id = v_request_log_id
+    AND r.origin_id = (p_write ->> 'origin_id')::uuid AND r.kept_body IS NOT NULL AND r.rescued_lead_id IS NULL
   FOR UPDATE;
   IF NOT FOUND THEN
-    RETURN;
+    RETURN NULL;
   END IF;
-  SELECT * INTO v_written
-  FROM create_or_enrich_lead(p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key, p_email,
-                             p_property_id, p_note, p_request_id, p_now, p_due_at, NULL, NULL, p_livemode) w;
-  UPDATE request_log r SET rescued_lead_id = v_written.lead_id, kept_body = NULL WHERE r.organization_id = p_organization_id AND r.id = p_request_log_id;
-  RETURN QUERY SELECT v_written.lead_id, v_written.created, v_written.assignee_id, v_written.filled;
+  v_written := lead_create_or_enrich(p_organization_id, v_write);
+  UPDATE request_log r SET rescued_lead_id = (v_written ->> 'lead_id')::uuid, kept_body = NULL
+  WHERE r.organization_id = p_organization_id AND r.id = v_request_log_id;
+  RETURN v_written;
 END
-$fn$`
-  },
-  {
-    // `rescue_lead` with the property as the kept request names it: `required_property` first,
-    // whatever the row's state.
-    name: "rescue_write_lead",
-    text: `
-CREATE OR REPLACE FUNCTION rescue_write_lead(
-  p_request_log_id bigint, p_organization_id uuid, p_origin_id uuid, p_nombre text, p_telefono text,
-  p_phone_key text, p_email text, p_property_by text, p_property_value text, p_note text, p_request_id text,
-  p_now timestamptz, p_due_at timestamptz, p_livemode boolean
-) RETURNS TABLE (lead_id uuid, created boolean, assignee_id uuid, filled text[])
-LANGUAGE sql AS $fn$
-  SELECT * FROM rescue_lead(p_request_log_id, p_organization_id, p_origin_id, p_nombre, p_telefono, p_phone_key,
-                            p_email, required_property(p_organization_id, p_property_by, p_property_value),
-                            p_note, p_request_id, p_now, p_due_at, p_livemode)
 $fn$`
   }
 ]

@@ -24,6 +24,7 @@ import organizationForeignKeys from "./0024_organization_foreign_keys.ts"
 import organizationKeysValidated from "./0025_organization_keys_validated.ts"
 import organizationKeys from "./0026_organization_keys.ts"
 import admissionOnTheCoordinator from "./0027_admission_on_the_coordinator.ts"
+import writeDocuments from "./0028_write_documents.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -51,5 +52,6 @@ export const migrations = {
   "0024_organization_foreign_keys": organizationForeignKeys,
   "0025_organization_keys_validated": organizationKeysValidated,
   "0026_organization_keys": organizationKeys,
-  "0027_admission_on_the_coordinator": admissionOnTheCoordinator
+  "0027_admission_on_the_coordinator": admissionOnTheCoordinator,
+  "0028_write_documents": writeDocuments
 }

@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto"
+import { Schema } from "effect"
 import pg from "pg"
 import { reservationTimes } from "../../src/Intake/IdempotencyStore.ts"
+import {
+  documentOf,
+  KeyedLeadWriteDocument,
+  type LeadWrite,
+  LeadWriteDocument
+} from "../../src/Intake/LeadRepository.ts"
 import { sessionSettings } from "../../src/Platform/Sql/Sql.ts"
 
 /**
@@ -12,9 +19,10 @@ import { sessionSettings } from "../../src/Platform/Sql/Sql.ts"
  * a key lookup, its minute's count, a create (or, one in ten, an enrichment of a filled lead; half
  * of them behind an Idempotency-Key) and its request-log row; its latency is the four together.
  *
- * The statements are the newest the schema has at the start, chosen once: since 0022's release, the
- * key found by `api_key_by_public_id` and every statement naming the organization, the write
- * `write_lead_json`; before it, the key read from `api_keys` and `write_lead` (since 0021's release)
+ * The statements are the newest the schema has at the start, chosen once: since the release before
+ * 0028, the write `lead_write` (`lead_write_keyed` behind a key) with the service's own document of
+ * it; since 0022's release, the key found by `api_key_by_public_id` and every statement naming the
+ * organization, the write `write_lead_json`; before it, the key read from `api_keys` and `write_lead` (since 0021's release)
  * or `create_or_enrich_lead` (0015); behind an Idempotency-Key, `reserve_and_write_lead_json`, or
  * `reserve_and_write_lead` before it. The previous release does not change its statements while the
  * database is migrated, so a migration that drops what it calls shows here as errors.
@@ -104,6 +112,26 @@ const common = (lead: ProbeLead) => [
 const times = (lead: ProbeLead) => [lead.now, new Date(lead.now.getTime() + firstContactMillis)]
 const byCodigo = (lead: ProbeLead) => [lead.property === null ? null : "codigo", lead.property]
 
+/** A probe's write as the service writes it (`LeadRepository.documentOf`): a live one, no Idempotency-Key. */
+const leadWriteOf = (lead: ProbeLead): LeadWrite => ({
+  requestId: lead.requestId,
+  organizationId: lead.caller.organizationId,
+  originId: lead.caller.originId,
+  livemode: true,
+  input: {
+    nombre: `Probe ${lead.telefono}`,
+    telefono: lead.telefono,
+    email: lead.email,
+    mensaje: note,
+    propiedad: lead.property === null ? null : { by: "codigo", value: lead.property },
+    extras: []
+  },
+  phoneKey: lead.telefono,
+  idempotency: null
+})
+const encodeWrite = Schema.encodeSync(LeadWriteDocument)
+const encodeKeyed = Schema.encodeSync(KeyedLeadWriteDocument)
+
 /** The arguments `write_lead` and `write_lead_json` share: a live write, no Idempotency-Key. */
 const writeArguments = (lead: ProbeLead) => [
   ...common(lead),
@@ -116,8 +144,18 @@ const writeArguments = (lead: ProbeLead) => [
   true
 ]
 
-/** Newest first: the request path since 0022 (the organization's keys), since 0021, then since 0015. */
+/** Newest first: the request path since 0028 (one document), since 0022 (the organization's keys), since 0021, then since 0015. */
 const unkeyedWrites: ReadonlyArray<Write> = [
+  {
+    name: "lead_write",
+    signature: "lead_write(uuid,jsonb)",
+    text: `SELECT (w->>'lead_id')::uuid AS lead_id, (w->>'created')::boolean AS created
+           FROM lead_write($1, $2::jsonb) AS w`,
+    values: (lead) => [
+      lead.caller.organizationId,
+      JSON.stringify(encodeWrite(documentOf(leadWriteOf(lead), lead.now.getTime())))
+    ]
+  },
   {
     name: "write_lead_json",
     signature:
@@ -163,8 +201,27 @@ const keyedArguments = (lead: ProbeLead) => {
   ]
 }
 
-/** Newest first: one transaction under the key's lock, then the procedure of the releases before it. */
+/** Newest first: one transaction under the key's lock (a document, then positional), then the procedure of the releases before it. */
 const keyedWrites: ReadonlyArray<Write> = [
+  {
+    name: "lead_write_keyed",
+    signature: "lead_write_keyed(uuid,jsonb)",
+    text: "SELECT lead_write_keyed($1, $2::jsonb) AS w",
+    values: (lead) => {
+      const reservation = reservationTimes(lead.now.getTime())
+      const key = { key: lead.key ?? "", token: randomUUID() }
+      const document = {
+        ...documentOf({ ...leadWriteOf(lead), idempotency: key }, lead.now.getTime()),
+        idempotency: {
+          ...key,
+          fingerprint: `fingerprint-${lead.key}`,
+          lease_expires_at: reservation.leaseExpiresAt,
+          forget_before: reservation.forgetBefore
+        }
+      }
+      return [lead.caller.organizationId, JSON.stringify(encodeKeyed(document))]
+    }
+  },
   {
     name: "reserve_and_write_lead_json",
     signature:

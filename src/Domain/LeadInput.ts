@@ -1,23 +1,28 @@
+import { Schema } from "effect"
+
 /** A property named by one of its references, normalised (codes upper case, ids lower case). */
-export type PropertyReference =
-  | { readonly by: "codigo"; readonly value: string }
-  | { readonly by: "external_code"; readonly value: string }
-  | { readonly by: "id"; readonly value: string }
+export const PropertyReference = Schema.Struct({
+  by: Schema.Literals(["codigo", "external_code", "id"]),
+  value: Schema.String
+})
+export type PropertyReference = typeof PropertyReference.Type
 
 /**
  * The lead's input, the one type of it: a request once the contract's schema accepted it and
  * normalisation ran (`normalisedLead` in `Api/LeadBody.ts`, docs/contract.md#2-normalisation), as the
- * write, the dry run and a rescue take it.
+ * write, the dry run and a rescue take it. The write sends it whole, in its document
+ * (`LeadWriteDocument` in Intake/LeadRepository.ts), to the SQL that stores it and to the memory fake.
  */
-export interface LeadInput {
-  readonly nombre: string
-  readonly telefono: string | null
-  readonly email: string | null
-  readonly mensaje: string | null
-  readonly propiedad: PropertyReference | null
+export const LeadInput = Schema.Struct({
+  nombre: Schema.String,
+  telefono: Schema.NullOr(Schema.String),
+  email: Schema.NullOr(Schema.String),
+  mensaje: Schema.NullOr(Schema.String),
+  propiedad: Schema.NullOr(PropertyReference),
   /** Stored extras in the order sent, values as text; null and blank values already dropped. */
-  readonly extras: ReadonlyArray<readonly [key: string, value: string]>
-}
+  extras: Schema.Array(Schema.Tuple([Schema.String, Schema.String]))
+})
+export type LeadInput = typeof LeadInput.Type
 
 /** The note a request adds to its lead: the message, then one `key: value` line per extra. */
 export const noteBody = (input: LeadInput): string | null => {

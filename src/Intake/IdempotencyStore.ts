@@ -22,14 +22,31 @@ export const StoredResponse = Schema.Struct({
 })
 export type StoredResponse = typeof StoredResponse.Type
 
-/** What `reserve_idempotency_key` (migrations/functions.ts) answers: reserved, or the key's row as it stands. */
+/**
+ * A reservation as `idempotency_key_reserve` (migrations/functions.ts) reads it: `token` reserves
+ * the key until `lease_expires_at` if it is free at `now` (a lease run out, a completion before
+ * `forget_before` forgotten).
+ */
+export const ReservationDocument = Schema.Struct({
+  livemode: Schema.Boolean,
+  origin_id: Schema.String,
+  key: Schema.String,
+  fingerprint: Schema.String,
+  token: Schema.String,
+  now: Schema.DateFromString,
+  lease_expires_at: Schema.DateFromString,
+  forget_before: Schema.DateFromString
+})
+const encodeReservation = Schema.encodeEffect(ReservationDocument)
+
+/** What `idempotency_key_reserve` answers: reserved, or the key's row as it stands. */
 export const ReserveRow = Schema.Struct({
   reserved: Schema.Boolean,
   state: Schema.NullOr(Schema.Literals(["in_progress", "completed"])),
   fingerprint: Schema.NullOr(Schema.String),
   response: Schema.NullOr(StoredResponse)
 })
-const decodeReserveRow = Schema.decodeUnknownEffect(Schema.Array(ReserveRow))
+const decodeReserveRow = Schema.decodeUnknownEffect(ReserveRow)
 
 const SettleRow = Schema.Struct({
   state: Schema.Literals(["in_progress", "completed"]),
@@ -97,7 +114,7 @@ const reservationOf = (
   fingerprint: string
 ): Reservation => (row?.reserved === true ? { _tag: "Reserved", token } : foundOf(row, fingerprint))
 
-/** The times `reserve_idempotency_key` takes for a reservation made at `now` (clock millis). */
+/** The times `idempotency_key_reserve` takes for a reservation made at `now` (clock millis). */
 export const reservationTimes = (now: number) => ({
   now: new Date(now),
   leaseExpiresAt: new Date(now + leaseMillis),
@@ -145,7 +162,7 @@ export interface IdempotencySlot {
 /**
  * Idempotency keys per origin. The request path reserves a key in its write's own transaction,
  * under the key's lock (`LeadRepository.createOrEnrichKeyed`, by the rule `reserve` runs:
- * `reserve_idempotency_key`); success is recorded by the lead write, in that transaction, and
+ * `idempotency_key_reserve`); success is recorded by the lead write, in that transaction, and
  * remembered for 24 h; a write that fails rolls back with its reservation. A reservation `reserve`
  * commits on its own holds the key for a 30 s lease (an instance that dies frees it by itself). A
  * write whose answer was lost (`OutcomeUnknown`) is settled here, once it no longer holds its key:
@@ -274,12 +291,19 @@ export class IdempotencyStore extends Context.Service<
           const now = yield* Clock.currentTimeMillis
           const token = crypto.randomUUID()
           const times = reservationTimes(now)
-          const rows = yield* sql`
-            SELECT reserved, state, fingerprint, response FROM reserve_idempotency_key(
-              ${slot.organizationId}, ${slot.livemode}, ${slot.originId}, ${slot.key}, ${fingerprint}, ${token}::uuid, ${times.now},
-              ${times.leaseExpiresAt}, ${times.forgetBefore}
-            )`.pipe(
-            Effect.flatMap(decodeReserveRow),
+          const reservation = yield* encodeReservation({
+            livemode: slot.livemode,
+            origin_id: slot.originId,
+            key: slot.key,
+            fingerprint,
+            token,
+            now: times.now,
+            lease_expires_at: times.leaseExpiresAt,
+            forget_before: times.forgetBefore
+          }).pipe(Effect.orDie)
+          const row = yield* sql<{ readonly answer: unknown }>`
+            SELECT idempotency_key_reserve(${slot.organizationId}, ${JSON.stringify(reservation)}::jsonb) AS answer`.pipe(
+            Effect.flatMap(([answer]) => decodeReserveRow(answer?.answer)),
             writeOrFail(sql, "IdempotencyStore.reserve"),
             // A reservation whose answer was lost is settled like a write: released (or never made),
             // nothing is held and the answer is 503; not answerable in time, it is kept and asked after.
@@ -293,7 +317,7 @@ export class IdempotencyStore extends Context.Service<
               )
             )
           )
-          return yield* annotated(reservationOf(rows[0], token, fingerprint))
+          return yield* annotated(reservationOf(row, token, fingerprint))
         }),
         settle: fn("IdempotencyStore.settle")(settling)
       })

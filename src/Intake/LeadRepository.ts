@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
-import { type LeadInput, noteBody } from "../Domain/LeadInput.ts"
+import { LeadInput, noteBody } from "../Domain/LeadInput.ts"
 import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { countOf, IdRow, requireExisting } from "../Platform/Sql/Decode.ts"
 import {
@@ -93,6 +93,58 @@ export interface LeadSummary {
 
 export const firstContactMillis = 15 * 60 * 1000
 
+/**
+ * One write as the SQL write functions (`lead_write`, `lead_write_keyed`, `lead_rescue` in
+ * migrations/functions.ts) and the memory fake both read it: the request's input whole, as
+ * normalised, with who writes it, when, its phone's match key, its note and the Idempotency-Key's
+ * reservation it completes. The functions take it as one `jsonb` argument beside the organization,
+ * so a new field of the lead changes `LeadInput` and the statements that store it, not a signature.
+ */
+export const LeadWriteDocument = Schema.Struct({
+  origin_id: Schema.String,
+  /** A test key's write: it meets only test leads, is never assigned and sets off no task. */
+  livemode: Schema.Boolean,
+  request_id: Schema.String,
+  /** Its `propiedad` is resolved by the write itself (P0005, 422, when it names no active property). */
+  input: LeadInput,
+  phone_key: Schema.NullOr(Schema.String),
+  note: Schema.NullOr(Schema.String),
+  now: Schema.DateFromString,
+  /** When the first-contact task a created live lead gets falls due. */
+  due_at: Schema.DateFromString,
+  idempotency: Schema.NullOr(Schema.Struct({ key: Schema.String, token: Schema.String }))
+})
+export type LeadWriteDocument = typeof LeadWriteDocument.Type
+
+/** `lead_write_keyed`'s document: the reservation it takes, with the request's fingerprint and its times. */
+export const KeyedLeadWriteDocument = Schema.Struct({
+  ...LeadWriteDocument.fields,
+  idempotency: Schema.Struct({
+    key: Schema.String,
+    token: Schema.String,
+    fingerprint: Schema.String,
+    lease_expires_at: Schema.DateFromString,
+    forget_before: Schema.DateFromString
+  })
+})
+
+/** `lead_rescue`'s document: the write, for the request-log row it rescues. */
+export const RescueDocument = Schema.Struct({ ...LeadWriteDocument.fields, request_log_id: Schema.String })
+
+/** The document of `write` made at `now` (clock millis): what both layers write from. */
+export const documentOf = (write: LeadWrite, now: number): LeadWriteDocument => ({
+  origin_id: write.originId,
+  livemode: write.livemode,
+  request_id: write.requestId,
+  input: write.input,
+  phone_key: write.phoneKey,
+  note: noteBody(write.input),
+  now: new Date(now),
+  due_at: new Date(now + firstContactMillis),
+  idempotency: write.idempotency
+})
+
+/** What a write did (`lead_write`'s answer). */
 const Written = Schema.Struct({
   lead_id: Schema.String,
   created: Schema.Boolean,
@@ -100,16 +152,13 @@ const Written = Schema.Struct({
   filled: Schema.Array(FilledField)
 })
 
-/** `reserve_and_write_lead_json`'s answer: what the reservation found, else what the write did. */
-const KeyedRow = Schema.Struct({
+/** `lead_write_keyed`'s answer: what the reservation found, and what the write did (none when nothing was written). */
+const KeyedAnswer = Schema.Struct({
   reserved: Schema.Boolean,
-  key_state: Schema.NullOr(Schema.Literals(["in_progress", "completed"])),
-  key_fingerprint: Schema.NullOr(Schema.String),
-  key_response: Schema.NullOr(StoredResponse),
-  lead_id: Schema.NullOr(Schema.String),
-  created: Schema.NullOr(Schema.Boolean),
-  assignee_id: Schema.NullOr(Schema.String),
-  filled: Schema.NullOr(Schema.Array(FilledField))
+  state: Schema.NullOr(Schema.Literals(["in_progress", "completed"])),
+  fingerprint: Schema.NullOr(Schema.String),
+  response: Schema.NullOr(StoredResponse),
+  written: Schema.NullOr(Written)
 })
 
 const SummaryRow = Schema.Struct({
@@ -121,12 +170,12 @@ const SummaryRow = Schema.Struct({
   created_at: Schema.Date
 })
 
-/** `write_lead`'s and `rescue_write_lead`'s word that the request's property does not resolve: nothing was written. */
+/** `lead_write`'s and `lead_rescue`'s word that the request's property does not resolve: nothing was written. */
 const unknownPropertyState = "P0005"
 
 /**
- * Leads and everything a write sets off. `createOrEnrich` is one round trip (`write_lead_json` in
- * migrations/functions.ts: the request's property resolved, then `create_or_enrich_lead`), so a
+ * Leads and everything a write sets off. `createOrEnrich` is one round trip (`lead_write` in
+ * migrations/functions.ts: the request's property resolved, then `lead_create_or_enrich`), so a
  * lead, its note, task, outbox event, capture assignment and stored idempotent response commit
  * together or not at all, and a property that does not resolve writes nothing (`UnknownProperty`);
  * the unique (organization, phone key) index decides races, not timing, and only a real creation
@@ -148,7 +197,7 @@ export class LeadRepository extends Context.Service<
     ): Effect.Effect<LeadWritten, UnknownProperty | StoreUnavailable | OutcomeUnknown>
     /**
      * `createOrEnrich` behind its Idempotency-Key, in one statement and one transaction
-     * (`reserve_and_write_lead_json`): the key's lock taken (so a request with the same key meanwhile
+     * (`lead_write_keyed`): the key's lock taken (so a request with the same key meanwhile
      * finds it in progress) and the key reserved for `write.idempotency.token`, then the write; a key
      * that is not free comes back as what its reservation found, and nothing is written. A write that
      * fails rolls back with its reservation, so the caller releases nothing; a lost answer
@@ -160,7 +209,7 @@ export class LeadRepository extends Context.Service<
     /**
      * The same write as `createOrEnrich`, for a rescue of the request-log row `requestLogId`: done
      * only while that row keeps its body and names no lead, and marked on it in the same transaction
-     * (`rescue_lead`); none when the row was rescued already, or keeps nothing.
+     * (`lead_rescue`); none when the row was rescued already, or keeps nothing.
      */
     rescue(
       write: LeadWrite,
@@ -194,10 +243,8 @@ export class LeadRepository extends Context.Service<
             WHERE organization_id = ${organizationId} AND phone_key = lead_match_key(${phoneKey}, ${livemode})`
       })
       const decodeWritten = Schema.decodeUnknownEffect(Written)
-      const propertyOf = (lead: LeadWrite) => ({
-        by: lead.input.propiedad?.by ?? null,
-        value: lead.input.propiedad?.value ?? null
-      })
+      const decodeKeyed = Schema.decodeUnknownEffect(KeyedAnswer)
+      const decodeRescued = Schema.decodeUnknownEffect(Schema.NullOr(Written))
       /** P0005 as a value, so that it reaches the caller as `UnknownProperty` rather than as an SQL failure. */
       const noProperty = Symbol("noProperty")
       const propertyResolved = <A, R>(self: Effect.Effect<A, SqlError.SqlError | Schema.SchemaError, R>) =>
@@ -206,48 +253,48 @@ export class LeadRepository extends Context.Service<
           (error) => error._tag === "SqlError" && sqlStateOf(error.reason.cause) === unknownPropertyState,
           () => Effect.succeed(noProperty)
         )
-      const write = (lead: LeadWrite, now: Date) => {
-        const property = propertyOf(lead)
-        return sql<{ readonly written: unknown }>`
-          SELECT write_lead_json(
-            ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
-            ${lead.input.email}, ${property.by}::text, ${property.value}::text, ${noteBody(lead.input)}::text,
-            ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
-            ${lead.idempotency?.key ?? null}::text, ${lead.idempotency?.token ?? null}::uuid, ${lead.livemode}
-          ) AS written`.pipe(
-          Effect.flatMap(([row]) => decodeWritten(row?.written)),
+      // Each a statement `SELECT f($1, $2)`, the organization first and the write's document encoded
+      // by its Schema: a call Citus hands whole to the node holding the organization.
+      const encodeWrite = Schema.encodeEffect(LeadWriteDocument)
+      const encodeKeyed = Schema.encodeEffect(KeyedLeadWriteDocument)
+      const encodeRescue = Schema.encodeEffect(RescueDocument)
+      const write = (lead: LeadWrite, now: number) =>
+        encodeWrite(documentOf(lead, now)).pipe(
+          Effect.flatMap(
+            (document) => sql<{ readonly answer: unknown }>`
+              SELECT lead_write(${lead.organizationId}, ${JSON.stringify(document)}::jsonb) AS answer`
+          ),
+          Effect.flatMap(([row]) => decodeWritten(row?.answer)),
+          propertyResolved
+        )
+      const keyedWrite = (lead: KeyedLeadWrite, now: number) => {
+        const times = reservationTimes(now)
+        return encodeKeyed({
+          ...documentOf(lead, now),
+          idempotency: {
+            ...lead.idempotency,
+            fingerprint: lead.fingerprint,
+            lease_expires_at: times.leaseExpiresAt,
+            forget_before: times.forgetBefore
+          }
+        }).pipe(
+          Effect.flatMap(
+            (document) => sql<{ readonly answer: unknown }>`
+              SELECT lead_write_keyed(${lead.organizationId}, ${JSON.stringify(document)}::jsonb) AS answer`
+          ),
+          Effect.flatMap(([row]) => decodeKeyed(row?.answer)),
           propertyResolved
         )
       }
-      const decodeKeyed = Schema.decodeUnknownEffect(KeyedRow)
-      const keyedWrite = (lead: KeyedLeadWrite, now: Date) => {
-        const property = propertyOf(lead)
-        const times = reservationTimes(now.getTime())
-        return sql<{ readonly written: unknown }>`
-          SELECT reserve_and_write_lead_json(
-            ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre}, ${lead.input.telefono}, ${lead.phoneKey},
-            ${lead.input.email}, ${property.by}::text, ${property.value}::text, ${noteBody(lead.input)}::text,
-            ${lead.requestId}, ${now}, ${new Date(now.getTime() + firstContactMillis)},
-            ${lead.idempotency.key}::text, ${lead.idempotency.token}::uuid, ${lead.livemode}, ${lead.fingerprint}::text,
-            ${times.leaseExpiresAt}, ${times.forgetBefore}
-          ) AS written`.pipe(
-          Effect.flatMap(([row]) => decodeKeyed(row?.written)),
+      const rescueWrite = (lead: LeadWrite, now: number, requestLogId: string) =>
+        encodeRescue({ ...documentOf(lead, now), idempotency: null, request_log_id: requestLogId }).pipe(
+          Effect.flatMap(
+            (document) => sql<{ readonly answer: unknown }>`
+              SELECT lead_rescue(${lead.organizationId}, ${JSON.stringify(document)}::jsonb) AS answer`
+          ),
+          Effect.flatMap(([row]) => decodeRescued(row?.answer)),
           propertyResolved
         )
-      }
-      const rescueWrite = (lead: LeadWrite, now: Date, requestLogId: string) => {
-        const property = propertyOf(lead)
-        return sql`
-          SELECT lead_id, created, assignee_id, filled FROM rescue_write_lead(
-            ${requestLogId}::bigint, ${lead.organizationId}, ${lead.originId}, ${lead.input.nombre},
-            ${lead.input.telefono}, ${lead.phoneKey}, ${lead.input.email}, ${property.by}::text,
-            ${property.value}::text, ${noteBody(lead.input)}::text, ${lead.requestId}, ${now},
-            ${new Date(now.getTime() + firstContactMillis)}, ${lead.livemode}
-          )`.pipe(
-          Effect.flatMap(([row]) => (row === undefined ? Effect.succeed(undefined) : decodeWritten(row))),
-          propertyResolved
-        )
-      }
       const writtenOf = (row: typeof Written.Type): LeadWritten => ({
         leadId: row.lead_id,
         outcome: row.created ? "created" : "enriched",
@@ -261,22 +308,14 @@ export class LeadRepository extends Context.Service<
           "capture.assignee_id": written.assigneeId ?? "unassigned"
         })
       /** A keyed write's value: what the reservation found, else what the write did. */
-      const keyedOf = (lead: KeyedLeadWrite, row: typeof KeyedRow.Type): Effect.Effect<KeyedWritten> => {
-        if (!row.reserved) {
-          const found = { state: row.key_state, fingerprint: row.key_fingerprint, response: row.key_response }
-          return Effect.succeed(foundOf(found, lead.fingerprint))
-        }
-        if (row.lead_id === null || row.created === null || row.filled === null)
-          return Effect.die(new Error("reserve_and_write_lead_json reserved its key and wrote no lead"))
-        return Effect.succeed({
-          _tag: "Written",
-          written: writtenOf({
-            lead_id: row.lead_id,
-            created: row.created,
-            assignee_id: row.assignee_id,
-            filled: row.filled
-          })
-        })
+      const keyedOf = (
+        lead: KeyedLeadWrite,
+        answer: typeof KeyedAnswer.Type
+      ): Effect.Effect<KeyedWritten> => {
+        if (!answer.reserved) return Effect.succeed(foundOf(answer, lead.fingerprint))
+        if (answer.written === null)
+          return Effect.die(new Error("lead_write_keyed reserved its key and wrote no lead"))
+        return Effect.succeed({ _tag: "Written", written: writtenOf(answer.written) })
       }
       const findLeads = SqlSchema.findAll({
         Request: Schema.Struct({
@@ -304,7 +343,7 @@ export class LeadRepository extends Context.Service<
         createOrEnrich: fn("LeadRepository.createOrEnrich")(function* (lead) {
           if (lead.input.propiedad !== null)
             yield* Effect.annotateCurrentSpan("property.by", lead.input.propiedad.by)
-          const row = yield* write(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
+          const row = yield* write(lead, yield* Clock.currentTimeMillis).pipe(
             writeOrFail(sql, "LeadRepository.createOrEnrich")
           )
           if (row === noProperty) return yield* new UnknownProperty()
@@ -316,7 +355,7 @@ export class LeadRepository extends Context.Service<
         createOrEnrichKeyed: fn("LeadRepository.createOrEnrichKeyed")(function* (lead) {
           if (lead.input.propiedad !== null)
             yield* Effect.annotateCurrentSpan("property.by", lead.input.propiedad.by)
-          const row = yield* keyedWrite(lead, new Date(yield* Clock.currentTimeMillis)).pipe(
+          const row = yield* keyedWrite(lead, yield* Clock.currentTimeMillis).pipe(
             writeOrFail(sql, "LeadRepository.createOrEnrichKeyed")
           )
           if (row === noProperty) return yield* new UnknownProperty()
@@ -328,11 +367,11 @@ export class LeadRepository extends Context.Service<
         }),
 
         rescue: fn("LeadRepository.rescue")(function* (lead, requestLogId) {
-          const row = yield* rescueWrite(lead, new Date(yield* Clock.currentTimeMillis), requestLogId).pipe(
+          const row = yield* rescueWrite(lead, yield* Clock.currentTimeMillis, requestLogId).pipe(
             writeOrFail(sql, "LeadRepository.rescue")
           )
           if (row === noProperty) return yield* new UnknownProperty()
-          return row === undefined ? Option.none() : Option.some(writtenOf(row))
+          return row === null ? Option.none() : Option.some(writtenOf(row))
         }),
 
         show: Effect.fn("LeadRepository.show")(function* (id) {
@@ -411,12 +450,16 @@ export class LeadRepository extends Context.Service<
                 lead.phoneKey === phoneKey
             )
 
-      const assign = (write: LeadWrite, propertyId: string | null): string | null => {
+      const assign = (
+        organizationId: string,
+        write: LeadWriteDocument,
+        propertyId: string | null
+      ): string | null => {
         const rule = store.rules
           .filter(
             (r) =>
-              r.organizationId === write.organizationId &&
-              (r.originId === null || r.originId === write.originId) &&
+              r.organizationId === organizationId &&
+              (r.originId === null || r.originId === write.origin_id) &&
               (r.propertyId === null || r.propertyId === propertyId)
           )
           .sort((a, b) => a.priority - b.priority || a.seq - b.seq)[0]
@@ -427,29 +470,30 @@ export class LeadRepository extends Context.Service<
         return agent
       }
 
-      const createOrEnrich = Effect.fn("LeadRepository.createOrEnrich")(function* (write: LeadWrite) {
-        const now = yield* Clock.currentTimeMillis
+      /** The write from its document, as `lead_write` reads it. */
+      const writeDocument = Effect.fnUntraced(function* (organizationId: string, write: LeadWriteDocument) {
+        const now = write.now.getTime()
         const { input } = write
         const propertyId =
-          input.propiedad === null ? null : activePropertyIn(store, write.organizationId, input.propiedad)
+          input.propiedad === null ? null : activePropertyIn(store, organizationId, input.propiedad)
         if (propertyId === undefined) return yield* new UnknownProperty()
         if (write.idempotency !== null) {
-          const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
+          const slot = idempotencySlot(write.origin_id, write.livemode, write.idempotency.key)
           const reservation = store.idempotency.get(slot)
           if (reservation?.state !== "in_progress" || reservation.token !== write.idempotency.token)
             return yield* Effect.die(new Error("the idempotency key's reservation is no longer held"))
         }
-        const existing = matching(write.organizationId, write.livemode, write.phoneKey)
+        const existing = matching(organizationId, write.livemode, write.phone_key)
         const lead = existing ?? {
           id: crypto.randomUUID(),
-          organizationId: write.organizationId,
-          originId: write.originId,
+          organizationId,
+          originId: write.origin_id,
           nombre: input.nombre,
           telefono: input.telefono,
-          phoneKey: write.phoneKey,
+          phoneKey: write.phone_key,
           email: input.email,
           propertyId,
-          assigneeId: write.livemode ? assign(write, propertyId) : null,
+          assigneeId: write.livemode ? assign(organizationId, write, propertyId) : null,
           createdAt: now,
           livemode: write.livemode
         }
@@ -459,7 +503,7 @@ export class LeadRepository extends Context.Service<
             leadId: lead.id,
             kind: "first_contact",
             assigneeId: lead.assigneeId,
-            dueAt: now + firstContactMillis,
+            dueAt: write.due_at.getTime(),
             createdAt: now
           })
         }
@@ -471,19 +515,18 @@ export class LeadRepository extends Context.Service<
           existing.email ??= input.email
           existing.propertyId ??= propertyId
         }
-        const note = noteBody(input)
-        if (note !== null)
-          store.notes.push({ leadId: lead.id, body: note, requestId: write.requestId, createdAt: now })
+        if (write.note !== null)
+          store.notes.push({ leadId: lead.id, body: write.note, requestId: write.request_id, createdAt: now })
         const outcome = existing === undefined ? "created" : "enriched"
         store.events.push({
           leadId: lead.id,
-          organizationId: write.organizationId,
+          organizationId,
           type: `lead.${outcome}`,
           createdAt: now,
           livemode: write.livemode
         })
         if (write.idempotency !== null) {
-          const slot = idempotencySlot(write.originId, write.livemode, write.idempotency.key)
+          const slot = idempotencySlot(write.origin_id, write.livemode, write.idempotency.key)
           const reservation = store.idempotency.get(slot)
           if (reservation?.state === "in_progress") {
             store.idempotency.set(slot, {
@@ -497,6 +540,9 @@ export class LeadRepository extends Context.Service<
           }
         }
         return { leadId: lead.id, outcome, assigneeId: lead.assigneeId, filled } as const
+      })
+      const createOrEnrich = Effect.fn("LeadRepository.createOrEnrich")(function* (write: LeadWrite) {
+        return yield* writeDocument(write.organizationId, documentOf(write, yield* Clock.currentTimeMillis))
       })
 
       return LeadRepository.of({
@@ -516,9 +562,9 @@ export class LeadRepository extends Context.Service<
           }
           const found = reserveIn(store, slot, write.fingerprint, write.idempotency.token, now)
           if (found._tag !== "Reserved") return yield* annotated(found)
-          const exit = yield* Effect.exit(createOrEnrich(write))
+          const exit = yield* Effect.exit(writeDocument(write.organizationId, documentOf(write, now)))
           if (Exit.isSuccess(exit)) return { _tag: "Written", written: exit.value } as const
-          // As `reserve_and_write_lead_json`'s rollback does: a write that fails frees its key.
+          // As `lead_write_keyed`'s rollback does: a write that fails frees its key.
           releaseIn(store, slot, write.idempotency.token)
           return yield* Effect.failCause(exit.cause)
         }),

@@ -5,6 +5,7 @@ import { isAcceptablePhone, phoneMatchKey } from "../Domain/Phone.ts"
 import { readLead } from "../Intake/LeadRecord.ts"
 import { LogRow } from "../Intake/RequestLog.ts"
 import { countOf, decodeFirst, decodeRows, IdRow, requireExisting } from "../Platform/Sql/Sql.ts"
+import { addOutboxEvent } from "../Webhooks/Outbox.ts"
 
 export interface ExportedLead {
   readonly id: string
@@ -632,11 +633,15 @@ export class PersonalData extends Context.Service<
               INSERT INTO lead_erasures (lead_id, organization_id, erased_at, erased_by, reason, removed)
               VALUES (${request.leadId}, ${lead.organization_id}, ${now}, ${request.actor.trim()},
                       ${request.reason.trim()}, ${JSON.stringify(removed)}::jsonb)`.pipe(Effect.orDie)
-            yield* sql`
-              SELECT id FROM add_outbox_event(${lead.organization_id}, ${request.leadId}, 'lead.erased',
-                                      '{"erased": true}'::jsonb, ${now}, ${lead.livemode}, NULL, NULL)`.pipe(
-              Effect.orDie
-            )
+            yield* addOutboxEvent(sql, lead.organization_id, {
+              lead_id: request.leadId,
+              type: "lead.erased",
+              payload: { erased: true },
+              now,
+              livemode: lead.livemode,
+              filled: null,
+              snapshot: null
+            }).pipe(Effect.orDie)
             return { id: request.leadId, erased_at: iso(now), already_erased: false } satisfies Erased
           })
           const erased = yield* sql.withTransaction(erase).pipe(Effect.catchTag("SqlError", Effect.die))

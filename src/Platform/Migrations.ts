@@ -218,6 +218,31 @@ const migrateWith = (through: MigrationName | undefined, functions: ReadonlyArra
   )
 
 /**
+ * The one signature (`name(uuid, jsonb)`, as `regprocedure` spells it) of the service's function
+ * `name`: `migrations/distribution.ts` names functions without their arguments. Fails when the
+ * schema has none, or more than one (an overload would make the name ambiguous: which one Citus
+ * should run on the organization's node).
+ */
+export const signatureOf = (name: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const found = yield* sql<{ signature: string }>`
+      SELECT p.oid::regprocedure::text AS signature FROM pg_proc p
+      WHERE p.proname = ${name} AND p.pronamespace = current_schema()::regnamespace
+      ORDER BY 1`
+    const [only] = found
+    if (only === undefined || found.length > 1)
+      return yield* new Migrator.MigrationError({
+        kind: "Failed",
+        message:
+          only === undefined
+            ? `the function ${name} to distribute does not exist`
+            : `the function ${name} to distribute is ambiguous: ${found.map((row) => row.signature).join(", ")}`
+      })
+    return only.signature
+  })
+
+/**
  * On a Citus coordinator (the `citus` extension is present), what `migrations/distribution.ts` says and
  * the cluster does not have yet: the global tables made reference tables, the tenant tables
  * distributed by `organization_id` in one colocation group (rows already there move to the workers),
@@ -269,14 +294,15 @@ export const distribute = Effect.gen(function* () {
         for (const key of keys)
           yield* sql.unsafe(`ALTER TABLE ${key.table} ADD CONSTRAINT ${key.name} ${key.definition}`)
       }
-      for (const { signature, argument } of distributedFunctions) {
+      for (const { name, argument } of distributedFunctions) {
+        const signature = yield* signatureOf(name)
         const [known] = yield* sql<{ distributed: boolean }>`
           SELECT EXISTS (SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass
                          AND objid = ${signature}::regprocedure AND distribution_argument_index IS NOT NULL)
           AS distributed`
         if (known?.distributed === true) continue
         yield* sql`SELECT create_distributed_function(${signature}, ${argument}, colocate_with => ${"leads"})`
-        done.push(signature.slice(0, signature.indexOf("(")))
+        done.push(name)
       }
       return done
     })

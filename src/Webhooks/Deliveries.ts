@@ -3,8 +3,9 @@ import { SqlClient } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
 import { type DeliveredType, deliveredTypes, type WebhookEvent } from "../Domain/WebhookPayload.ts"
 import { WebhookConfig, webhookConfig } from "../Platform/Config.ts"
-import { availableOrFail, countOf, decodeRows, decodeSingle, StoreUnavailable } from "../Platform/Sql/Sql.ts"
+import { availableOrFail, countOf, decodeRows, StoreUnavailable } from "../Platform/Sql/Sql.ts"
 import { endpointKey } from "./Endpoints.ts"
+import { addOutboxEvent } from "./Outbox.ts"
 
 /** One attempt's worth of work, leased to this worker until `leaseUntil`. */
 export interface ClaimedDelivery {
@@ -480,12 +481,15 @@ export class WebhookDeliveries extends Context.Service<
           const now = new Date(yield* Clock.currentTimeMillis)
           // A call of its own, not one per row of a query on a distributed table: Citus would run it on
           // the node holding the row, where its statements cannot reach the other nodes.
-          const row = yield* sql`
-            SELECT event_id FROM add_outbox_event(${endpoint.organization_id}, NULL, 'webhook.test', '{}'::jsonb,
-                                                  ${now}, true, NULL,
-                                                  jsonb_build_object('endpoint_id', ${endpoint.id}::uuid))`.pipe(
-            decodeSingle(Schema.Struct({ event_id: Schema.String }))
-          )
+          const row = yield* addOutboxEvent(sql, endpoint.organization_id, {
+            lead_id: null,
+            type: "webhook.test",
+            payload: {},
+            now,
+            livemode: true,
+            filled: null,
+            snapshot: { endpoint_id: endpoint.id }
+          }).pipe(Effect.orDie)
           yield* Effect.annotateCurrentSpan({
             "webhook.endpoint_id": endpointId,
             "webhook.event_id": row.event_id

@@ -70,7 +70,7 @@ export const describeFailure = (sent: Finished): string => {
 
 /**
  * The delivery loop: claim what is due, send it, record the answer, schedule the retry. It wakes
- * on the NOTIFY a write sends at its commit (`add_outbox_event`, a resend), when an attempt ends,
+ * on the NOTIFY a write sends at its commit (`outbox_event_add`, a resend), when an attempt ends,
  * and every poll interval (due retries, a missed notification, a database that came back). Attempts
  * in flight are bounded per endpoint and in total, and each endpoint's slots are its own, so a
  * hanging receiver only ever holds its own slots.

@@ -339,6 +339,13 @@ describe("the previous release on this release's schema (real processes)", {
     }
     const [applied] = await query(env.DATABASE_URL!, "SELECT count(*)::int AS n FROM schema_migrations")
     expect(applied!.n, "the previous release migrated nothing").toBe(Object.keys(migrations).length)
+    const [wide] = await query(
+      env.DATABASE_URL!,
+      "SELECT count(*)::int AS n FROM pg_proc WHERE pronamespace = current_schema()::regnamespace AND pronargs > 6"
+    )
+    // The previous release applied its own SQL texts at its start: none brings back what a contract
+    // migration (0028) dropped.
+    expect(wide!.n, "no function of more than 6 arguments came back").toBe(0)
     const [events] = await query(
       env.DATABASE_URL!,
       `SELECT (SELECT count(*)::int FROM outbox_events WHERE type IN ('lead.created', 'lead.enriched')) AS events,

@@ -779,9 +779,9 @@ const waitFor = (sql: SqlClient.SqlClient, query: string) =>
     )
   }).pipe(Effect.orDie)
 
-/** Until the forked request's write (`write_lead_json`) is paused in a test trigger's pg_sleep. */
+/** Until the forked request's write (`lead_write`) is paused in a test trigger's pg_sleep. */
 const waitForSleep = (sql: SqlClient.SqlClient) =>
   waitFor(
     sql,
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ~ 'write_lead_json\\(' AND wait_event = 'PgSleep'"
+    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query ~ 'lead_write\\(' AND wait_event = 'PgSleep'"
   )

@@ -5,6 +5,7 @@ import { TestClock } from "effect/testing"
 import { sweep } from "../../src/Intake/Janitor.ts"
 import { AppConfig, appConfig } from "../../src/Platform/Config.ts"
 import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
+import { addOutboxEvent } from "../../src/Webhooks/Outbox.ts"
 import { layerFreshDatabase, testConfig } from "../support/Database.ts"
 
 const day = 24 * 60 * 60 * 1000
@@ -129,11 +130,15 @@ layer(
                 'whsec_x', ${new Date(now - 90 * day)})`
       // Each event queues a delivery to the endpoint, as a write's would.
       const event = (name: string, age: number) =>
-        sql<{ id: string }>`
-          SELECT id::text FROM add_outbox_event(${organizationId}, ${lead!.id}, 'lead.enriched',
-                                                ${JSON.stringify({ name })}::jsonb, ${new Date(now - age)}, true, NULL, NULL)`.pipe(
-          Effect.map((rows) => rows[0]!.id)
-        )
+        addOutboxEvent(sql, organizationId, {
+          lead_id: lead!.id,
+          type: "lead.enriched",
+          payload: { name },
+          now: new Date(now - age),
+          livemode: true,
+          filled: null,
+          snapshot: null
+        }).pipe(Effect.map((added) => String(added.id)))
       const delivered = yield* event("old-delivered", 40 * day)
       yield* event("old-pending", 40 * day)
       yield* event("recent-delivered", day)

@@ -1,5 +1,5 @@
 import { assert, layer } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect, Exit, Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import { sqlFunctions } from "../../migrations/functions.ts"
 import * as Migrations from "../../src/Platform/Migrations.ts"
@@ -22,6 +22,18 @@ const definitionOf = (name: string, args: number) =>
       SELECT pg_get_functiondef(p.oid) AS body FROM pg_proc p WHERE p.proname = ${name} AND p.pronargs = ${args}`
     return row?.body ?? ""
   })
+
+/** The service's functions with more than 6 arguments, by signature. */
+const wideFunctions = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ readonly signature: string }>`
+    SELECT p.oid::regprocedure::text AS signature FROM pg_proc p
+    WHERE p.pronamespace = current_schema()::regnamespace AND p.pronargs > 6
+    ORDER BY 1`
+  return rows.map((row) => row.signature)
+})
+
+const fifteen = Array.from({ length: 15 }, (_, i) => `a${i} text`).join(", ")
 
 layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrations/functions.ts", (it) => {
   it.effect("every function is applied once, with the checksum of its text", () =>
@@ -64,6 +76,72 @@ layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrati
         if (row.name === "resolve_property") assert.notStrictEqual(row.checksum, "old")
         else assert.deepStrictEqual(row, was, `${row.name} untouched`)
       }
+    })
+  )
+
+  it.effect(
+    "no function of the schema takes more than 6 arguments: the write functions take one document",
+    () =>
+      Effect.gen(function* () {
+        assert.deepStrictEqual(yield* wideFunctions, [])
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(`CREATE FUNCTION wide_probe(${fifteen.split(", ").slice(0, 7).join(", ")}) RETURNS int
+                         LANGUAGE sql AS 'SELECT 1'`)
+        assert.deepStrictEqual(
+          yield* wideFunctions,
+          ["wide_probe(text,text,text,text,text,text,text)"],
+          "a function with 7 is found"
+        )
+        yield* sql`DROP FUNCTION wide_probe(text, text, text, text, text, text, text)`
+      })
+  )
+
+  it.effect(
+    "migration 0028 drops every signature of the positional write functions, run again from the start",
+    () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // What a database of the release before holds (its texts do not matter here, their signatures do).
+        yield* sql.unsafe(
+          `CREATE FUNCTION write_lead_json(${fifteen}) RETURNS jsonb LANGUAGE sql AS 'SELECT NULL::jsonb'`
+        )
+        yield* sql.unsafe(`CREATE FUNCTION add_outbox_event(${fifteen.split(", ").slice(0, 8).join(", ")})
+                         RETURNS int LANGUAGE sql AS 'SELECT 1'`)
+        yield* sql.unsafe(`CREATE FUNCTION add_outbox_event(a uuid) RETURNS int LANGUAGE sql AS 'SELECT 1'`)
+        yield* sql`INSERT INTO schema_functions (name, checksum) VALUES ('write_lead_json', 'old')`
+        assert.lengthOf(yield* wideFunctions, 2)
+        yield* sql`DELETE FROM schema_migrations WHERE migration_id = 28`
+        assert.deepStrictEqual(yield* Migrations.migrate, ["0028_write_documents"])
+        assert.deepStrictEqual(yield* wideFunctions, [])
+        const [left] = yield* sql<{ readonly n: number }>`
+        SELECT count(*)::int AS n FROM pg_proc
+        WHERE proname IN ('write_lead_json', 'add_outbox_event') AND pronamespace = current_schema()::regnamespace`
+        assert.strictEqual(left!.n, 0, "every signature of a dropped name")
+        assert.notInclude(
+          (yield* applied).map((row) => row.name),
+          "write_lead_json"
+        )
+        assert.include(yield* definitionOf("lead_write", 2), "lead_create_or_enrich")
+      })
+  )
+
+  it.effect("a distributed function is found by its name alone; a name with two signatures is refused", () =>
+    Effect.gen(function* () {
+      assert.strictEqual(yield* Migrations.signatureOf("lead_write"), "lead_write(uuid,jsonb)")
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE FUNCTION lead_write(p_organization_id uuid) RETURNS jsonb LANGUAGE sql AS 'SELECT NULL::jsonb'`
+      const twice = yield* Effect.exit(Migrations.signatureOf("lead_write"))
+      yield* sql`DROP FUNCTION lead_write(uuid)`
+      assert.isTrue(Exit.isFailure(twice))
+      assert.include(
+        String(Exit.isFailure(twice) ? twice.cause : ""),
+        "the function lead_write to distribute is ambiguous: lead_write(uuid), lead_write(uuid,jsonb)"
+      )
+      const none = yield* Effect.exit(Migrations.signatureOf("no_such_function"))
+      assert.include(
+        String(Exit.isFailure(none) ? none.cause : ""),
+        "no_such_function to distribute does not exist"
+      )
     })
   )
 })

@@ -49,7 +49,7 @@ layer(Observed.layer(layerPostgresServices), { excludeTestServices: true })(
         assert.strictEqual(lookup!.attributes["db.system.name"], "postgresql")
         assert.match(String(lookup!.attributes["db.query.text"]), /FROM api_key_by_public_id\(\$1\)/)
         const [write] = statementsUnder(tree, "LeadRepository.createOrEnrichKeyed")
-        assert.match(String(write!.attributes["db.query.text"]), /SELECT reserve_and_write_lead_json\(/)
+        assert.match(String(write!.attributes["db.query.text"]), /SELECT lead_write_keyed\(\$1, \$2::jsonb\)/)
 
         const server = attributes(tree.span)
         assert.strictEqual(server["http.route"], "/v1/leads")

@@ -15,6 +15,7 @@ import { PersonalData } from "../../src/PersonalData/PersonalData.ts"
 import { WebhookConfig, type WebhookConfigShape } from "../../src/Platform/Config.ts"
 import { type ClaimedDelivery, type ClaimRequest, WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { rotationGraceMillis, WebhookEndpoints } from "../../src/Webhooks/Endpoints.ts"
+import { addOutboxEvent } from "../../src/Webhooks/Outbox.ts"
 import { layerPostgresServices, seed } from "../support/Client.ts"
 import { expectFailure, leadWrite, setClock } from "./Suite.ts"
 
@@ -634,9 +635,15 @@ const writeTestModeEvent = (fixture: { organizationId: string }, leadId: string)
   Effect.gen(function* () {
     const now = new Date(yield* Clock.currentTimeMillis)
     const sql = yield* SqlClient.SqlClient
-    yield* sql`
-      SELECT id FROM add_outbox_event(${fixture.organizationId}, ${leadId}, 'lead.created', '{}'::jsonb, ${now}, false, NULL,
-                              NULL)`
+    yield* addOutboxEvent(sql, fixture.organizationId, {
+      lead_id: leadId,
+      type: "lead.created",
+      payload: {},
+      now,
+      livemode: false,
+      filled: null,
+      snapshot: null
+    })
   })
 
 acrossLayers((test) => {
