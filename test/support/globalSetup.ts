@@ -28,6 +28,12 @@ declare module "vitest" {
       /** The workers of a Citus cluster whose coordinator is the server (`TEST_CITUS_WORKERS`), else null. */
       readonly citus: {
         readonly workers: ReadonlyArray<{ readonly host: string; readonly port: number }>
+        /**
+         * Each node's superuser URL and log file, the coordinator first, then the workers in the
+         * order above (`TEST_CITUS_SUPERUSER_URLS`, `TEST_CITUS_LOGS`): for tests that inspect the
+         * nodes (log levels, backends' memory); null when the cluster does not say.
+         */
+        readonly inspection: ReadonlyArray<{ readonly superuserUrl: string; readonly log: string }> | null
       } | null
       /**
        * A database migrated once for the run, which `createMigratedDatabase` copies (`CREATE
@@ -65,7 +71,20 @@ const citusOf = (raw: string | undefined) => {
       throw new Error("TEST_CITUS_WORKERS: expected host:port,host:port")
     return { host: worker.slice(0, at), port }
   })
-  return { workers }
+  return { workers, inspection: inspectionOf(workers.length) }
+}
+
+/** `TEST_CITUS_SUPERUSER_URLS` and `TEST_CITUS_LOGS`, one per node, the coordinator first. */
+const inspectionOf = (workers: number) => {
+  const urls = process.env.TEST_CITUS_SUPERUSER_URLS
+  const logs = process.env.TEST_CITUS_LOGS
+  if (urls === undefined || urls === "" || logs === undefined || logs === "") return null
+  const pairs = urls.split(",").map((superuserUrl, i) => ({ superuserUrl, log: logs.split(",")[i] ?? "" }))
+  if (pairs.length !== workers + 1 || pairs.some((pair) => pair.log === ""))
+    throw new Error(
+      "TEST_CITUS_SUPERUSER_URLS, TEST_CITUS_LOGS: expected one per node, the coordinator first"
+    )
+  return pairs
 }
 
 /**
