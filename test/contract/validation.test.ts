@@ -1044,10 +1044,18 @@ layer(Contract.layer(layerMemoryServices))("POST /v1/leads acceptances (memory)"
       assert.deepStrictEqual(resolved(yield* dryRun({ ...valid, extras: { [emojiKey]: "v" } })).extras, {
         [emojiKey]: "v"
       })
-      const paddedKey = ` ${"k".repeat(60)} `
+      // Counted as sent, as the document's maxLength counts it; stored trimmed.
+      const paddedKey = ` ${"k".repeat(58)} `
       assert.deepStrictEqual(resolved(yield* dryRun({ ...valid, extras: { [paddedKey]: "v" } })).extras, {
-        [key]: "v"
+        ["k".repeat(58)]: "v"
       })
+      const overPadded = ` ${key} `
+      assertError(
+        yield* dryRun({ ...valid, extras: { [overPadded]: "v" } }),
+        400,
+        "validation_error",
+        `extras.${overPadded}`
+      )
       for (const value of ["v".repeat(200), emoji.repeat(200)]) {
         assert.deepStrictEqual(resolved(yield* dryRun({ ...valid, extras: { nota: value } })).extras, {
           nota: value

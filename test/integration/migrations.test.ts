@@ -89,7 +89,7 @@ const withoutIndexBuild = async () => {
 }
 
 describe("migrations", () => {
-  it("declares 0017, 0022, 0023, 0025 and 0026 outside a transaction, 0022 and 0026 changing the schema", () => {
+  it("declares 0017, 0022, 0023 and 0025-0028 outside a transaction, 0022, 0026, 0027 and 0028 changing the schema", () => {
     const declared = (test: (migration: unknown) => boolean) =>
       Object.entries(migrations)
         .filter(([, migration]) => test(migration))
@@ -99,11 +99,15 @@ describe("migrations", () => {
       "0022_organization_columns",
       "0023_organization_backfill",
       "0025_organization_keys_validated",
-      "0026_organization_keys"
+      "0026_organization_keys",
+      "0027_admission_on_the_coordinator",
+      "0028_write_documents"
     ])
     expect(declared(changesSchemaOutsideTransaction)).toEqual([
       "0022_organization_columns",
-      "0026_organization_keys"
+      "0026_organization_keys",
+      "0027_admission_on_the_coordinator",
+      "0028_write_documents"
     ])
   })
 
