@@ -423,11 +423,15 @@ $fn$`
     // A create or enrichment without an Idempotency-Key: the property the request names resolved in
     // the same statement, then `lead_create_or_enrich`. One value, so that a caller's
     // `SELECT lead_write($1, $2)` is a call Citus hands whole to the node holding the organization.
+    // PL/pgSQL, not SQL: PostgreSQL inlines a one-line SQL function into its caller's statement, and
+    // Citus then sees a call of `lead_create_or_enrich`, which it runs on the coordinator.
     name: "lead_write",
     text: `
 CREATE OR REPLACE FUNCTION lead_write(p_organization_id uuid, p_write jsonb) RETURNS jsonb
-LANGUAGE sql AS $fn$
-  SELECT lead_create_or_enrich(p_organization_id, lead_write_resolved(p_organization_id, p_write))
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  RETURN lead_create_or_enrich(p_organization_id, lead_write_resolved(p_organization_id, p_write));
+END
 $fn$`
   },
   {

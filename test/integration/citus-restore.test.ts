@@ -221,6 +221,12 @@ const populate = async (harness: Harness, single: string): Promise<Before> => {
   }
 }
 
+/**
+ * Tables only the release before migration 0027 writes (its rate windows), kept during the deploy
+ * and empty on a database this release filled: still placed and compared, but not required to hold a row.
+ */
+const previousReleaseTables = ["rate_limit_windows", "test_rate_limit_windows"]
+
 describe.skipIf(citus === null)(
   `from one PostgreSQL to Citus: a dump restored onto the cluster${citus === null ? " (skipped: not on a Citus cluster, TEST_CITUS_WORKERS unset; `.ci/citus start` runs one)" : ""}`,
   () => {
@@ -245,7 +251,9 @@ describe.skipIf(citus === null)(
       const before = await populate(harness, single)
       const contents = await tableContents(single)
       expect(
-        Object.entries(contents).flatMap(([table, { rows }]) => (rows === 0 ? [table] : [])),
+        Object.entries(contents).flatMap(([table, { rows }]) =>
+          rows === 0 && !previousReleaseTables.includes(table) ? [table] : []
+        ),
         "tables of the single node without a row"
       ).toEqual([])
 
