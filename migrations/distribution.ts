@@ -34,6 +34,7 @@ export const distributedTables = [
   "rate_limit_windows",
   "test_rate_limit_windows",
   "request_log",
+  "logged_requests",
   "lead_notes",
   "lead_tasks",
   "lead_erasures",

@@ -500,19 +500,88 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   v_write jsonb := lead_write_resolved(p_organization_id, p_write) || jsonb_build_object('idempotency', NULL);
   v_request_log_id bigint := (p_write ->> 'request_log_id')::bigint;
+  v_origin_id uuid := (p_write ->> 'origin_id')::uuid;
+  v_logged boolean;
   v_written jsonb;
 BEGIN
-  PERFORM 1 FROM request_log r
+  PERFORM 1 FROM logged_requests r
   WHERE r.organization_id = p_organization_id AND r.id = v_request_log_id
-    AND r.origin_id = (p_write ->> 'origin_id')::uuid AND r.kept_body IS NOT NULL AND r.rescued_lead_id IS NULL
+    AND r.origin_id = v_origin_id AND r.kept_body IS NOT NULL AND r.rescued_lead_id IS NULL
   FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN NULL;
+  v_logged := FOUND;
+  IF NOT v_logged THEN
+    -- The previous release's row, not moved yet (migration 0029): its instances name that table's ids.
+    PERFORM 1 FROM request_log r
+    WHERE r.organization_id = p_organization_id AND r.id = v_request_log_id
+      AND r.origin_id = v_origin_id AND r.kept_body IS NOT NULL AND r.rescued_lead_id IS NULL
+    FOR UPDATE;
+    IF NOT FOUND THEN
+      RETURN NULL;
+    END IF;
   END IF;
   v_written := lead_create_or_enrich(p_organization_id, v_write);
-  UPDATE request_log r SET rescued_lead_id = (v_written ->> 'lead_id')::uuid, kept_body = NULL
-  WHERE r.organization_id = p_organization_id AND r.id = v_request_log_id;
+  IF v_logged THEN
+    UPDATE logged_requests r SET rescued_lead_id = (v_written ->> 'lead_id')::uuid, kept_body = NULL
+    WHERE r.organization_id = p_organization_id AND r.id = v_request_log_id;
+  ELSE
+    UPDATE request_log r SET rescued_lead_id = (v_written ->> 'lead_id')::uuid, kept_body = NULL
+    WHERE r.organization_id = p_organization_id AND r.id = v_request_log_id;
+  END IF;
   RETURN v_written;
+END
+$fn$`
+  },
+
+  {
+    // The request log's partitions, one per day (UTC) on `at` (migration 0029), made ahead by the
+    // janitor and on demand by the request log's writer for a row whose day has none. Run as the
+    // schema's owner (the service's role has no DDL rights); one maker at a time (an advisory lock), so
+    // instances racing to make the same day do not fail. Returns how many it made.
+    name: "logged_requests_add_partitions",
+    text: `
+CREATE OR REPLACE FUNCTION logged_requests_add_partitions(p_from timestamptz, p_until timestamptz) RETURNS integer
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT SET lock_timeout = '200ms' AS $fn$
+DECLARE
+  v_day date := (p_from AT TIME ZONE 'UTC')::date;
+  v_name text;
+  v_made integer := 0;
+BEGIN
+  PERFORM pg_advisory_xact_lock(4812775030);
+  WHILE v_day <= (p_until AT TIME ZONE 'UTC')::date LOOP
+    v_name := 'logged_requests_' || to_char(v_day, 'YYYYMMDD');
+    IF to_regclass(v_name) IS NULL THEN
+      EXECUTE format('CREATE TABLE %I PARTITION OF logged_requests FOR VALUES FROM (%L) TO (%L)', v_name,
+                     (v_day::timestamp AT TIME ZONE 'UTC')::text, ((v_day + 1)::timestamp AT TIME ZONE 'UTC')::text);
+      v_made := v_made + 1;
+    END IF;
+    v_day := v_day + 1;
+  END LOOP;
+  RETURN v_made;
+END
+$fn$`
+  },
+  {
+    // Retention without DELETE: every partition whose day ended at or before p_before is dropped
+    // (no row by row delete, no WAL for the rows, nothing left to vacuum). A drop holds the parent's
+    // exclusive lock for a moment: waited for 200 ms at most, else this fails and the janitor's next
+    // sweep tries again. Returns the dropped partitions' names.
+    name: "logged_requests_drop_partitions",
+    text: `
+CREATE OR REPLACE FUNCTION logged_requests_drop_partitions(p_before timestamptz) RETURNS SETOF text
+LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT SET lock_timeout = '200ms' AS $fn$
+DECLARE
+  v_name text;
+BEGIN
+  PERFORM pg_advisory_xact_lock(4812775030);
+  FOR v_name IN
+    SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+    WHERE i.inhparent = 'logged_requests'::regclass AND c.relname ~ '^logged_requests_[0-9]{8}$'
+      AND (to_date(substr(c.relname, 17), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC' <= p_before
+    ORDER BY c.relname
+  LOOP
+    EXECUTE format('DROP TABLE %I', v_name);
+    RETURN NEXT v_name;
+  END LOOP;
 END
 $fn$`
   }

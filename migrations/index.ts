@@ -25,6 +25,7 @@ import organizationKeysValidated from "./0025_organization_keys_validated.ts"
 import organizationKeys from "./0026_organization_keys.ts"
 import admissionOnTheCoordinator from "./0027_admission_on_the_coordinator.ts"
 import writeDocuments from "./0028_write_documents.ts"
+import requestLogPartitioned from "./0029_request_log_partitioned.ts"
 
 export const migrations = {
   "0001_create_domain": createDomain,
@@ -53,5 +54,6 @@ export const migrations = {
   "0025_organization_keys_validated": organizationKeysValidated,
   "0026_organization_keys": organizationKeys,
   "0027_admission_on_the_coordinator": admissionOnTheCoordinator,
-  "0028_write_documents": writeDocuments
+  "0028_write_documents": writeDocuments,
+  "0029_request_log_partitioned": requestLogPartitioned
 }

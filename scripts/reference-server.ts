@@ -162,7 +162,7 @@ const create = async (request: IncomingMessage, response: ServerResponse, reques
       ]
     )
     await client.query(
-      `INSERT INTO request_log (organization_id, request_id, at, origin_id, status, outcome, lead_id, duration_ms)
+      `INSERT INTO logged_requests (organization_id, request_id, at, origin_id, status, outcome, lead_id, duration_ms)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
       [
         caller.organization_id,

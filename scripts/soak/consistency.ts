@@ -156,7 +156,7 @@ const checkEffects = (answers: ReadonlyArray<Answer>, check: Record) =>
 const checkLogAndWindows = (answers: ReadonlyArray<Answer>, check: Record) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const logged = yield* sql<{ request_id: string }>`SELECT request_id FROM request_log`
+    const logged = yield* sql<{ request_id: string }>`SELECT request_id FROM logged_requests`
     const loggedIds = new Set(logged.map((row) => row.request_id))
     const unlogged = answers.filter((a) => !loggedIds.has(a.requestId)).length
     check(
@@ -167,7 +167,7 @@ const checkLogAndWindows = (answers: ReadonlyArray<Answer>, check: Record) =>
 
     const windows = yield* sql<{ origin_id: string; over: boolean; counted: number; logged: number }>`
       SELECT w.origin_id, bool_or(w.count > o.rate_limit) AS over, sum(w.count)::int AS counted,
-             (SELECT count(*)::int FROM request_log r WHERE r.origin_id = w.origin_id AND r.status NOT IN (401, 429)) AS logged
+             (SELECT count(*)::int FROM logged_requests r WHERE r.origin_id = w.origin_id AND r.status NOT IN (401, 429)) AS logged
       FROM rate_windows w JOIN origins o ON o.id = w.origin_id
       WHERE w.livemode
       GROUP BY w.origin_id`

@@ -285,9 +285,9 @@ export class KeyStore extends Context.Service<
           return yield* sql`
             SELECT o.id, o.label, k.prefix, o.created_at, o.rate_limit,
                    (k.id IS NULL OR k.revoked_at IS NOT NULL) AS revoked,
-                   (SELECT max(at) FROM request_log r
+                   (SELECT max(at) FROM logged_requests r
                     WHERE r.organization_id = o.organization_id AND r.origin_id = o.id AND r.livemode) AS last_used_at,
-                   (SELECT count(*)::int FROM request_log r
+                   (SELECT count(*)::int FROM logged_requests r
                     WHERE r.organization_id = o.organization_id AND r.origin_id = o.id AND r.livemode
                       AND r.at > ${since}) AS requests_24h,
                    (SELECT t.prefix FROM api_keys t

@@ -3,18 +3,24 @@ import { SqlClient } from "effect/sql"
 import { AppConfig } from "../Platform/Config.ts"
 import { countOf } from "../Platform/Sql/Sql.ts"
 import { memoryMillis } from "./IdempotencyStore.ts"
+import * as PreviousRequestLog from "./PreviousRequestLog.ts"
 
 const sweepEvery = Duration.minutes(5)
 const dayMillis = 24 * 60 * 60 * 1000
-/** Request-log rows deleted per statement, so a long backlog never holds one long transaction. */
-const requestLogBatch = 5_000
+/** How far ahead the request log's partitions are made: a week of sweeps may fail before a row needs the writer's. */
+const partitionsAhead = 7 * dayMillis
+/** Batches of the previous request log moved per sweep (5,000 rows each), so that a sweep stays short. */
+const movedBatchesPerSweep = 20
 
 /**
  * Deletes state nobody can consult any more or that is past its retention: rate-limit windows
  * older than the current minute's neighbours, idempotency records past their 24 h memory or long
- * past their lease, request-log rows older than `REQUEST_LOG_RETENTION_DAYS`, and the rejected bodies
- * kept for rescue older than `REJECTED_RETENTION_DAYS` (their rows stay). The deletes are
- * idempotent, so instances need no coordination.
+ * past their lease, the request log's days older than `REQUEST_LOG_RETENTION_DAYS` (a day's partition
+ * dropped whole once its last row is past it, so a row stays between N and N + 1 days), and the
+ * rejected bodies kept for rescue older than `REJECTED_RETENTION_DAYS` (their rows stay). It makes
+ * the request log's partitions from yesterday to a week ahead, and moves into `logged_requests` up to
+ * 100,000 of the rows in `request_log`, the table before partitioning (`PreviousRequestLog`). Every
+ * step is idempotent, so instances need no coordination.
  */
 export const sweep = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -31,24 +37,25 @@ export const sweep = Effect.gen(function* () {
          OR (state = 'in_progress' AND lease_expires_at < ${new Date(now - 60 * 60_000)})`
   }
   const cutoff = new Date(now - requestLogRetentionDays * dayMillis)
-  const pruneBatch = sql`
-    WITH gone AS (
-      DELETE FROM request_log
-      WHERE id IN (SELECT id FROM request_log WHERE at < ${cutoff} LIMIT ${requestLogBatch})
-      RETURNING 1
+  const [made] = yield* sql<{ made: number }>`
+    SELECT logged_requests_add_partitions(${new Date(now - dayMillis)}, ${new Date(now + partitionsAhead)}) AS made`
+  if ((made?.made ?? 0) > 0)
+    yield* Effect.logInfo("request log partitions made").pipe(Effect.annotateLogs({ partitions: made!.made }))
+  const moved = yield* PreviousRequestLog.moveRows(cutoff, movedBatchesPerSweep)
+  if (moved > 0)
+    yield* Effect.logInfo("request log rows moved from request_log").pipe(
+      Effect.annotateLogs({ rows: moved })
     )
-    SELECT count(*)::int AS n FROM gone`.pipe(countOf)
-  let pruned = 0
-  while (true) {
-    const n = yield* pruneBatch
-    pruned += n
-    if (n < requestLogBatch) break
-  }
-  if (pruned > 0) yield* Effect.logInfo("request log pruned").pipe(Effect.annotateLogs({ rows: pruned }))
+  const dropped = (yield* sql<{ name: string }>`
+    SELECT logged_requests_drop_partitions(${cutoff}) AS name`).map((row) => row.name)
+  if (dropped.length > 0)
+    yield* Effect.logInfo("request log days past their retention dropped").pipe(
+      Effect.annotateLogs({ partitions: dropped })
+    )
   const keptCutoff = new Date(now - rejectedRetentionDays * dayMillis)
   const rejectedBodiesDeleted = yield* sql`
     WITH gone AS (
-      UPDATE request_log SET kept_body = NULL
+      UPDATE logged_requests SET kept_body = NULL
       WHERE kept_body IS NOT NULL AND at < ${keptCutoff}
       RETURNING 1
     )
@@ -57,7 +64,7 @@ export const sweep = Effect.gen(function* () {
     yield* Effect.logInfo("rejected bodies past their retention deleted").pipe(
       Effect.annotateLogs({ rows: rejectedBodiesDeleted })
     )
-  return { requestLogPruned: pruned, rejectedBodiesDeleted }
+  return { requestLogDaysDropped: dropped, rejectedBodiesDeleted }
 }).pipe(Effect.withSpan("Janitor.sweep"))
 
 export const layerJanitor = Layer.effectDiscard(

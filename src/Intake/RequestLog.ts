@@ -4,7 +4,7 @@ import { UnknownEntity } from "../Domain/Errors.ts"
 import { MemoryStore, type RequestLogRow } from "../Platform/MemoryStore.ts"
 import { step } from "../Platform/Observability/Steps.ts"
 import { decodeRows, requireExisting } from "../Platform/Sql/Decode.ts"
-import { statementTimeout } from "../Platform/Sql/Outcome.ts"
+import { sqlStateOf, statementTimeout } from "../Platform/Sql/Outcome.ts"
 
 export type { RequestLogRow }
 
@@ -40,6 +40,9 @@ export const LogRow = Schema.Struct({
 /** Rows one INSERT carries at most, and rows kept waiting at most (beyond, new rows are dropped and counted). */
 const maxBatchRows = 500
 const maxWaitingRows = 20_000
+
+/** PostgreSQL's answer to a row no partition takes (check_violation). */
+const noPartitionState = "23514"
 
 /** The wait before a failed batch is tried again, doubled per failure up to the last. */
 const retryAfter = [250, 500, 1_000, 2_000] as const
@@ -139,13 +142,13 @@ export class RequestLog extends Context.Service<
         return sql.withTransaction(
           Effect.andThen(
             sql`
-              INSERT INTO request_log (organization_id, row_key, request_id, at, origin_id, key_prefix, status, outcome,
+              INSERT INTO logged_requests (organization_id, row_key, request_id, at, origin_id, key_prefix, status, outcome,
                                        lead_id, idempotency_key, duration_ms, livemode, kept_body)
               SELECT i.organization_id, i.row_key, i.request_id, i.at, i.origin_id, i.key_prefix, i.status, i.outcome,
                      i.lead_id, i.idempotency_key, i.duration_ms, i.livemode, i.kept_body
               FROM (${input}) i WHERE i.organization_id IS NOT NULL
               ORDER BY i.seq
-              ON CONFLICT (organization_id, row_key) DO NOTHING`,
+              ON CONFLICT (organization_id, row_key, at) DO NOTHING`,
             sql`
               INSERT INTO unattributed_requests (row_key, request_id, at, key_prefix, status, outcome, idempotency_key,
                                                  duration_ms, livemode)
@@ -168,11 +171,28 @@ export class RequestLog extends Context.Service<
             )
       })
 
+      /**
+       * A batch with a row of a day that has no partition (the janitor makes them a week ahead; a clock
+       * far off, or no janitor run for a week) makes its days' partitions and is written again.
+       */
+      const insertMakingPartitions = (batch: ReadonlyArray<Waiting>) =>
+        Effect.catchIf(
+          insert(batch),
+          (error) => sqlStateOf(error.reason.cause) === noPartitionState,
+          () => {
+            const times = batch.map((entry) => entry.row.at)
+            return sql`
+              SELECT logged_requests_add_partitions(${new Date(Math.min(...times))}, ${new Date(Math.max(...times))})`.pipe(
+              Effect.andThen(insert(batch))
+            )
+          }
+        )
+
       /** The oldest waiting rows written, then taken off the queue; false when none were waiting. */
       const writeBatch = Effect.suspend(() => {
         const batch = waiting.slice(0, maxBatchRows)
         if (batch.length === 0) return Effect.succeed(false)
-        return insert(batch).pipe(
+        return insertMakingPartitions(batch).pipe(
           Effect.timeout(statementTimeout),
           Effect.andThen(() => {
             waiting.splice(0, batch.length)
@@ -235,7 +255,7 @@ export class RequestLog extends Context.Service<
               ? sql`
                 SELECT request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms,
                        livemode, kept_body IS NOT NULL AS kept, rescued_lead_id
-                FROM request_log
+                FROM logged_requests
                 WHERE origin_id = ${scope.originId}
                   ${listing?.keptOnly === true ? sql`AND kept_body IS NOT NULL` : sql``}
                 ORDER BY at DESC, id DESC

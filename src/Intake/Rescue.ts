@@ -84,7 +84,7 @@ export class Rescues extends Context.Service<
         sql`
           SELECT r.id::text AS id, r.request_id, r.origin_id, o.organization_id, g.country::text AS country,
                  r.livemode, r.kept_body IS NOT NULL AS kept, r.rescued_lead_id
-          FROM request_log r
+          FROM logged_requests r
           LEFT JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
           LEFT JOIN organizations g ON g.id = o.organization_id
           WHERE r.request_id = ${requestId}
@@ -102,7 +102,7 @@ export class Rescues extends Context.Service<
           const found = yield* sql`
             SELECT r.request_id, r.at, r.status, r.outcome, r.origin_id, r.key_prefix, r.livemode,
                    r.kept_body AS body, r.rescued_lead_id, o.organization_id
-            FROM request_log r LEFT JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
+            FROM logged_requests r LEFT JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
             WHERE r.request_id = ${requestId}
             ORDER BY r.id DESC LIMIT 1`.pipe(
             decodeFirst(

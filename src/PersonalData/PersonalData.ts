@@ -403,10 +403,21 @@ export class PersonalData extends Context.Service<
         }
       ]
 
+      const loggedColumns = sql.literal(
+        "id, organization_id, request_id, at, origin_id, key_prefix, status, outcome, lead_id, idempotency_key, duration_ms"
+      )
+
+      /**
+       * Both tables of the request log: `logged_requests`, and `request_log` until the janitor has moved
+       * its rows (migration 0029; a moved row keeps its id, and one transaction moves it).
+       */
       const keptBodiesOf = (organizationId: string) =>
         sql`
           SELECT r.id::text AS id, r.request_id, r.at, r.origin_id, r.livemode, r.kept_body AS body
-          FROM request_log r JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
+          FROM (SELECT id, organization_id, request_id, at, origin_id, livemode, kept_body FROM logged_requests
+                UNION ALL
+                SELECT id, organization_id, request_id, at, origin_id, livemode, kept_body FROM request_log) r
+          JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
           WHERE o.organization_id = ${organizationId} AND r.kept_body IS NOT NULL
           ORDER BY r.at, r.id`.pipe(decodeRows(KeptBodyRow))
 
@@ -448,13 +459,17 @@ export class PersonalData extends Context.Service<
             .filter((kept) => names(kept.body))
             .map((kept) => kept.id)
           if (gone.length === 0) return 0
-          return yield* sql`
-            WITH gone AS (
-              UPDATE request_log SET kept_body = NULL
-              WHERE organization_id = ${organizationId} AND id = ANY(${gone}::bigint[])
-              RETURNING 1
-            )
-            SELECT count(*)::int AS n FROM gone`.pipe(countOf, Effect.orDie)
+          // request_log first: a row the janitor moves meanwhile is then found in logged_requests.
+          let erased = 0
+          for (const table of ["request_log", "logged_requests"])
+            erased += yield* sql`
+              WITH gone AS (
+                UPDATE ${sql(table)} SET kept_body = NULL
+                WHERE organization_id = ${organizationId} AND id = ANY(${gone}::bigint[]) AND kept_body IS NOT NULL
+                RETURNING 1
+              )
+              SELECT count(*)::int AS n FROM gone`.pipe(countOf, Effect.orDie)
+          return erased
         })
 
       return PersonalData.of({
@@ -501,7 +516,8 @@ export class PersonalData extends Context.Service<
             const organizationId = lead.organization_id
             const requests = yield* sql`
               SELECT request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms
-              FROM request_log WHERE organization_id = ${organizationId} AND lead_id = ${leadId}
+              FROM (SELECT ${loggedColumns} FROM logged_requests UNION ALL SELECT ${loggedColumns} FROM request_log) r
+              WHERE organization_id = ${organizationId} AND lead_id = ${leadId}
               ORDER BY at, id`.pipe(decodeRows(RequestRow))
             const replies = yield* sql`
               SELECT origin_id, key, http_status, response, completed_at FROM idempotency_keys

@@ -277,7 +277,7 @@ export const distribute = Effect.gen(function* () {
         const keys = yield* sql<{ table: string; name: string; definition: string }>`
           SELECT conrelid::regclass::text AS table, conname AS name, pg_get_constraintdef(oid) AS definition
           FROM pg_constraint
-          WHERE contype = 'f' AND connamespace = current_schema()::regnamespace
+          WHERE contype = 'f' AND connamespace = current_schema()::regnamespace AND conparentid = 0
             AND (conrelid::regclass::text IN ${sql.in(moving)} OR confrelid::regclass::text IN ${sql.in(moving)})`
         for (const key of keys) yield* sql.unsafe(`ALTER TABLE ${key.table} DROP CONSTRAINT ${key.name}`)
         for (const table of toReference) {

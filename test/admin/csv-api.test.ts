@@ -51,8 +51,11 @@ describe("CSV exports from the console's API", { timeout: 120_000 }, () => {
     const { a, b } = harness
     await sql((sql) => sql`UPDATE origins SET label = 'Sitio, "web"' WHERE id = ${a.originId} RETURNING id`)
     await sql(
+      (sql) => sql`SELECT logged_requests_add_partitions('2026-11-20T10:00:00Z', '2026-11-20T13:00:00Z')`
+    )
+    await sql(
       (sql) => sql`
-        INSERT INTO request_log (organization_id, request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms, livemode)
+        INSERT INTO logged_requests (organization_id, request_id, at, origin_id, key_prefix, status, outcome, idempotency_key, duration_ms, livemode)
         VALUES (${a.organizationId}, 'csv-1', '2026-11-20T10:00:00Z', ${a.originId}, ${a.prefix}, 201, 'created', '=HYPERLINK("http://x","y")', 3.5, true),
                (${a.organizationId}, 'csv-2', '2026-11-20T11:00:00Z', ${a.originId}, ${a.prefix}, 400, 'validation_error', '+cmd|calc', 1, true),
                (${a.organizationId}, 'csv-3', '2026-11-20T12:00:00Z', ${a.originId}, 'lk_test_abcdefgh', 400, 'validation_error', NULL, 2, false),
@@ -205,8 +208,11 @@ describe("CSV exports from the console's API", { timeout: 120_000 }, () => {
   it("streams a large export: 20,000 rows arrive in many chunks, none holding the file", async () => {
     const { a } = harness
     await sql(
+      (sql) => sql`SELECT logged_requests_add_partitions('2026-10-01T00:00:00Z', '2026-10-02T00:00:00Z')`
+    )
+    await sql(
       (sql) => sql`
-        INSERT INTO request_log (organization_id, request_id, at, origin_id, key_prefix, status, outcome, duration_ms, livemode)
+        INSERT INTO logged_requests (organization_id, request_id, at, origin_id, key_prefix, status, outcome, duration_ms, livemode)
         SELECT ${a.organizationId}, 'bulk-' || n, timestamptz '2026-10-01T00:00:00Z' + n * interval '1 second', ${a.originId},
                ${a.prefix}, 201, 'created', 1, true
         FROM generate_series(1, 20000) AS n

@@ -29,8 +29,11 @@ describe("CSV exports from the command line", { timeout: 300_000 }, () => {
     otherOrigin = JSON.parse((await ok("origin", "create", "--org", org, "--label", "Otro", "--json")).out).id
     db = inProcess(url)
     await db.sql(
+      (sql) => sql`SELECT logged_requests_add_partitions('2026-11-20T10:00:00Z', '2026-11-20T12:00:00Z')`
+    )
+    await db.sql(
       (sql) => sql`
-        INSERT INTO request_log (organization_id, request_id, at, origin_id, key_prefix, status, outcome, idempotency_key,
+        INSERT INTO logged_requests (organization_id, request_id, at, origin_id, key_prefix, status, outcome, idempotency_key,
                                  duration_ms, livemode)
         VALUES (${org}, 'req-1', '2026-11-20T10:00:00Z', ${origin}, 'lk_live_ab', 201, 'created', '=HYPERLINK("http://x","y")', 3.500199999999, true),
                (${org}, 'req-2', '2026-11-20T11:00:00Z', ${origin}, 'lk_test_cd', 422, 'validation_error', 'con "comillas"', 1, false),
@@ -106,8 +109,11 @@ describe("CSV exports from the command line", { timeout: 300_000 }, () => {
 
   it("streams a large export: 50,000 rows arrive in many chunks, none holding the file", async () => {
     await db.sql(
+      (sql) => sql`SELECT logged_requests_add_partitions('2026-11-01T00:00:00Z', '2026-11-02T00:00:00Z')`
+    )
+    await db.sql(
       (sql) => sql`
-        INSERT INTO request_log (organization_id, request_id, at, origin_id, key_prefix, status, outcome, duration_ms,
+        INSERT INTO logged_requests (organization_id, request_id, at, origin_id, key_prefix, status, outcome, duration_ms,
                                  livemode)
         SELECT ${org}, 'bulk-' || n, timestamptz '2026-11-01T00:00:00Z' + n * interval '1 second', ${otherOrigin},
                'lk_live_ef', 201, 'created', 1, true

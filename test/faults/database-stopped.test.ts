@@ -164,7 +164,7 @@ describe("fault: the database stops mid-load", () => {
     do {
       rows = await db.query(
         // a row of no origin lands in unattributed_requests
-        `SELECT request_id, origin_id, key_prefix FROM request_log WHERE request_id = ANY($1)
+        `SELECT request_id, origin_id, key_prefix FROM logged_requests WHERE request_id = ANY($1)
          UNION ALL SELECT request_id, NULL, key_prefix FROM unattributed_requests WHERE request_id = ANY($1)`,
         [requestIds]
       )

@@ -221,7 +221,7 @@ describe.skipIf(skipped !== undefined)(
             (
               await db.query<{ request_id: string; origin_id: string | null; key_prefix: string | null }>(
                 // a row of no origin lands in unattributed_requests
-                `SELECT request_id, origin_id, key_prefix FROM request_log
+                `SELECT request_id, origin_id, key_prefix FROM logged_requests
                  UNION ALL SELECT request_id, NULL, key_prefix FROM unattributed_requests`
               )
             ).map((row) => [row.request_id, row])
@@ -296,7 +296,7 @@ describe.skipIf(skipped !== undefined)(
           statuses[answerName(attempt)] = (statuses[answerName(attempt)] ?? 0) + 1
         const logRows = (
           await db.query<{ rows: number }>(
-            "SELECT ((SELECT count(*) FROM request_log) + (SELECT count(*) FROM unattributed_requests))::int AS rows"
+            "SELECT ((SELECT count(*) FROM logged_requests) + (SELECT count(*) FROM unattributed_requests))::int AS rows"
           )
         )[0]!.rows
 

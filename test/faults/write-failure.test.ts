@@ -31,7 +31,7 @@ describe("fault: a statement fails inside the write", () => {
       "lead_notes",
       "outbox_events",
       "idempotency_keys",
-      "request_log"
+      "logged_requests"
     ]) {
       await db.query(
         `CREATE TRIGGER inject_fault BEFORE INSERT OR UPDATE ON ${table} FOR EACH ROW EXECUTE FUNCTION inject_fault()`
@@ -171,7 +171,7 @@ describe("fault: a statement fails inside the write", () => {
 
   it("a request log that cannot be written does not change the answer", async () => {
     const lead = newLead("fail-log")
-    await failOn("request_log", "INSERT")
+    await failOn("logged_requests", "INSERT")
     const answer = await sendLead(target, lead)
     await heal()
     expect(answer.status, JSON.stringify(answer.json)).toBe(201)

@@ -9,7 +9,7 @@ import { layerFreshDatabase } from "../support/Database.ts"
  * tables by `organization_id` with Citus needs every primary key, unique key (constraint or unique
  * index) and foreign key of a tenant table to carry `organization_id`. Read from the live catalog of a
  * migrated database: every table is placed by `migrations/distribution.ts` (reference, distributed or
- * the coordinator's own), and no key of a tenant table lacks the column. A new table or key that breaks
+ * the coordinator's own; a partition goes with its table), and no key of a tenant table lacks the column. A new table or key that breaks
  * the rule fails here.
  */
 
@@ -17,11 +17,12 @@ import { layerFreshDatabase } from "../support/Database.ts"
 const tenantTablesQuery = `
   WITH RECURSIVE tenant(relid) AS (
     SELECT a.attrelid FROM pg_attribute a
-      JOIN pg_class c ON c.oid = a.attrelid AND c.relkind IN ('r', 'p')
+      JOIN pg_class c ON c.oid = a.attrelid AND c.relkind IN ('r', 'p') AND NOT c.relispartition
       JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
      WHERE a.attname = 'organization_id' AND NOT a.attisdropped
     UNION
-    SELECT con.conrelid FROM pg_constraint con JOIN tenant t ON con.confrelid = t.relid WHERE con.contype = 'f'
+    SELECT con.conrelid FROM pg_constraint con JOIN tenant t ON con.confrelid = t.relid
+     WHERE con.contype = 'f' AND con.conparentid = 0
   )
   SELECT DISTINCT relid::regclass::text AS name FROM tenant ORDER BY 1`
 
@@ -60,7 +61,9 @@ describe("the schema, ready to be distributed by organization", () => {
         const sql = yield* SqlClient.SqlClient
         const all = (yield* sql<{ name: string }>`
           SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') ORDER BY 1`).map((row) => row.name)
+          WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p') AND NOT c.relispartition ORDER BY 1`).map(
+          (row) => row.name
+        )
         const tables = (yield* sql.unsafe<{ name: string }>(tenantTablesQuery))
           .map((row) => row.name)
           .filter((name) => !(referenceTables as ReadonlyArray<string>).includes(name))

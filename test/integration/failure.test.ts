@@ -139,7 +139,7 @@ describe("failures while saving (postgres)", () => {
       const started = performance.now()
       const response = yield* sql.withTransaction(
         Effect.andThen(
-          sql`LOCK TABLE request_log IN ACCESS EXCLUSIVE MODE`,
+          sql`LOCK TABLE logged_requests IN ACCESS EXCLUSIVE MODE`,
           postLead(handler, { nombre: "Bitácora", telefono: "55 6400 0001" }, { key: fixture.key })
         )
       )

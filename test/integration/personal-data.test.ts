@@ -238,8 +238,8 @@ describe("personal data on PostgreSQL, through the real API", () => {
           "lead_notes.body",
           "outbox_events.payload",
           "idempotency_keys.response",
-          "request_log.idempotency_key",
-          "request_log.kept_body",
+          "logged_requests.idempotency_key",
+          "logged_requests.kept_body",
           "lead_erasures.reason",
           "lead_erasures.removed",
           "webhook_attempts.error"
@@ -253,7 +253,7 @@ describe("personal data on PostgreSQL, through the real API", () => {
             "leads.email",
             "lead_notes.body",
             "outbox_events.payload",
-            "request_log.kept_body"
+            "logged_requests.kept_body"
           ],
           "the sweep finds the data while it is there"
         )
@@ -283,7 +283,7 @@ describe("personal data on PostgreSQL, through the real API", () => {
           [fixture.organizationId, fixture.originId, erased.erased_at]
         )
         const requestRows = yield* harness.count(
-          sql`SELECT count(*)::int AS n FROM request_log WHERE lead_id = ${leadId}`
+          sql`SELECT count(*)::int AS n FROM logged_requests WHERE lead_id = ${leadId}`
         )
         assert.isAtLeast(requestRows, 2, "the request log is kept")
 

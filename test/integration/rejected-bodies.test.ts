@@ -19,7 +19,7 @@ const setUp = Effect.gen(function* () {
       yield* log.flush
       // A request whose key names no origin is logged unattributed, where nothing is ever kept.
       const rows = yield* harness.sql<{ kept_body: string | null }>`
-        SELECT kept_body FROM request_log WHERE request_id = ${requestId}
+        SELECT kept_body FROM logged_requests WHERE request_id = ${requestId}
         UNION ALL SELECT NULL FROM unattributed_requests WHERE request_id = ${requestId}`.pipe(Effect.orDie)
       assert.strictEqual(rows.length, 1, `one request-log row for ${requestId}`)
       return rows[0]!.kept_body
@@ -36,7 +36,7 @@ const setUp = Effect.gen(function* () {
   )
   const rowOf = (requestId: string) =>
     harness.sql<{ kept: boolean; rescued_lead_id: string | null }>`
-      SELECT kept_body IS NOT NULL AS kept, rescued_lead_id FROM request_log WHERE request_id = ${requestId}`.pipe(
+      SELECT kept_body IS NOT NULL AS kept, rescued_lead_id FROM logged_requests WHERE request_id = ${requestId}`.pipe(
       Effect.map((rows) => rows[0]),
       Effect.orDie
     )

@@ -146,19 +146,48 @@ layer(layerPostgresServices, { excludeTestServices: true })("RequestLog (postgre
         yield* log.record(first)
         yield* log.flush
         // The table gone for a while: every INSERT fails, as it would with the database away.
-        yield* sql`ALTER TABLE request_log RENAME TO request_log_away`
+        yield* sql`ALTER TABLE logged_requests RENAME TO request_log_away`
         yield* log.record(second, '{"telefono":"551234567"}')
         yield* log.record(third)
         yield* log.flush
         yield* Effect.sleep("600 millis")
-        yield* sql`ALTER TABLE request_log_away RENAME TO request_log`
+        yield* sql`ALTER TABLE request_log_away RENAME TO logged_requests`
         yield* Effect.sleep("2500 millis")
         const rows = yield* log.list({ originId: fixture.originId }, 10)
         assert.deepStrictEqual(rows, [listed(third), listed(second, true), listed(first)])
         const [stored] = yield* sql<{ n: number; kept: number }>`
         SELECT count(*)::int AS n, count(kept_body)::int AS kept
-        FROM request_log WHERE origin_id = ${fixture.originId} AND row_key IS NOT NULL`
+        FROM logged_requests WHERE origin_id = ${fixture.originId} AND row_key IS NOT NULL`
         assert.deepStrictEqual(stored, { n: 3, kept: 1 }, "the kept body is written once, with its row")
       })
+  )
+})
+
+layer(layerPostgresServices, { excludeTestServices: true })("RequestLog (postgres, partitions)", (it) => {
+  it.effect("a row of a day that has no partition makes its day's partition and is written, none lost", () =>
+    Effect.gen(function* () {
+      const log = yield* RequestLog
+      const sql = yield* SqlClient.SqlClient
+      const fixture = yield* seed()
+      // Far past the week the janitor makes ahead (a clock far off, a janitor stopped for a week).
+      const at = Date.parse("2031-03-09T23:59:59.999Z")
+      const partitionOf = (name: string) =>
+        sql<{ present: boolean }>`SELECT to_regclass(${name}) IS NOT NULL AS present`.pipe(
+          Effect.map(([row]) => row!.present)
+        )
+      assert.isFalse(yield* partitionOf("logged_requests_20310309"))
+      assert.isFalse(yield* partitionOf("logged_requests_20310310"))
+      const late = row({ at, originId: fixture.originId, keyPrefix: fixture.prefix })
+      const next = row({ at: at + 1, originId: fixture.originId, keyPrefix: fixture.prefix })
+      yield* log.record(late)
+      yield* log.record(next, '{"telefono":"551234567"}')
+      yield* log.flush
+      assert.deepStrictEqual(yield* log.list({ originId: fixture.originId }, 10), [
+        listed(next, true),
+        listed(late)
+      ])
+      assert.isTrue(yield* partitionOf("logged_requests_20310309"))
+      assert.isTrue(yield* partitionOf("logged_requests_20310310"))
+    })
   )
 })

@@ -30,7 +30,7 @@ export const overviewOf = Effect.fn("Console.overview")(function* (organizationI
   const [requests_per_minute, leads_per_day, error_codes, [waiting]] = yield* Effect.all([
     sql`
       SELECT date_trunc('minute', r.at) AS minute, r.origin_id, o.label, count(*)::int AS count
-      FROM request_log r JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
+      FROM logged_requests r JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
       WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.livemode
       GROUP BY 1, 2, 3 ORDER BY 1, 3`,
     sql`
@@ -42,12 +42,12 @@ export const overviewOf = Effect.fn("Console.overview")(function* (organizationI
       GROUP BY 1 ORDER BY 1`,
     sql`
       SELECT r.outcome AS code, count(*)::int AS count
-      FROM request_log r JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
+      FROM logged_requests r JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
       WHERE o.organization_id = ${organizationId} AND r.at > ${since} AND r.status >= 400 AND r.livemode
       GROUP BY 1 ORDER BY 2 DESC, 1`,
     sql`
       SELECT count(*)::int AS count
-      FROM request_log r JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
+      FROM logged_requests r JOIN origins o ON o.id = r.origin_id AND o.organization_id = r.organization_id
       WHERE o.organization_id = ${organizationId} AND r.kept_body IS NOT NULL AND r.livemode`
   ]).pipe(Effect.orDie)
   return yield* decodeAs(Overview, {

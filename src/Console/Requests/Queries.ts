@@ -44,7 +44,7 @@ const sourceOf = (sql: SqlClient.SqlClient, unattributed: boolean) =>
                  idempotency_key, duration_ms, NULL::uuid AS origin_id, livemode, NULL::text AS kept_body,
                  NULL::uuid AS rescued_lead_id
           FROM unattributed_requests) r`
-    : sql`request_log r`
+    : sql`logged_requests r`
 
 /** The origin a row names, in the row's organization. */
 const withOrigin = (sql: SqlClient.SqlClient) =>
