@@ -12,8 +12,12 @@ import { sqlFunctions } from "./functions.ts"
  * drops a day's partition once the day is past the retention.
  *
  * - Keys: `(organization_id, id, at)` and `(organization_id, row_key, at)` (a row's `at` is fixed when
- *   it is queued, so a batch written twice still finds its rows); `id` from `request_log`'s sequence
- *   (the contract release that drops `request_log` gives it a sequence of its own).
+ *   it is queued, so a batch written twice still finds its rows). `id` from a sequence of its own that
+ *   starts a billion past `request_log`'s: a moved row keeps its id, the previous release's instances
+ *   draw theirs from `request_log`'s meanwhile, and no id names two rows unless they write a billion
+ *   rows during the rollout. (Not `request_log`'s identity itself: on Citus, distributing a table whose
+ *   default draws from another table's identity fails on the workers, "relation
+ *   request_log_id_seq does not exist".)
  * - `logged_requests_add_partitions(from, until)` and `logged_requests_drop_partitions(before)` run
  *   as the schema's owner (the service's role has no DDL rights), today's text in
  *   `migrations/functions.ts`; created here too, to make the first partitions.
@@ -24,8 +28,10 @@ import { sqlFunctions } from "./functions.ts"
 export default Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   yield* sql`
+    CREATE SEQUENCE IF NOT EXISTS logged_requests_id_seq AS bigint`
+  yield* sql`
     CREATE TABLE IF NOT EXISTS logged_requests (
-      id bigint NOT NULL,
+      id bigint NOT NULL DEFAULT nextval('logged_requests_id_seq'),
       organization_id uuid NOT NULL,
       row_key uuid,
       request_id text NOT NULL,
@@ -45,12 +51,17 @@ export default Effect.gen(function* () {
       CONSTRAINT logged_requests_origin_fkey FOREIGN KEY (organization_id, origin_id)
         REFERENCES origins (organization_id, id)
     ) PARTITION BY RANGE (at)`
-  // The ids go on from request_log's own sequence: a row moved keeps its id, and no id names two rows.
+  yield* sql`ALTER SEQUENCE logged_requests_id_seq OWNED BY logged_requests.id`
+  // The ids start a billion past request_log's, once (a run again finds the sequence used).
   yield* sql`
     DO $do$
+    DECLARE
+      v_last bigint;
     BEGIN
-      EXECUTE format('ALTER TABLE logged_requests ALTER COLUMN id SET DEFAULT nextval(%L::regclass)',
-                     pg_get_serial_sequence('request_log', 'id'));
+      IF (SELECT NOT is_called FROM logged_requests_id_seq) THEN
+        EXECUTE format('SELECT last_value FROM %s', pg_get_serial_sequence('request_log', 'id')) INTO v_last;
+        PERFORM setval('logged_requests_id_seq', v_last + 1000000000);
+      END IF;
     END
     $do$`
   yield* sql`CREATE INDEX IF NOT EXISTS logged_requests_origin_idx ON logged_requests (origin_id, at DESC, id DESC)`

@@ -94,22 +94,31 @@ export const fill = async (client: pg.Client, options: FillOptions): Promise<Rea
   })
 
   await timed(phases, "idempotency keys, rate windows, sessions", async () => {
-    await run(`
-      INSERT INTO idempotency_keys (origin_id, key, fingerprint, state, http_status, response, completed_at)
-      SELECT r.origin_id, r.idempotency_key, md5(r.idempotency_key), 'completed', 201,
-             jsonb_build_object('lead_id', r.lead_id, 'status', 'created'), r.at
-      FROM request_log r
-      WHERE r.at > now() - interval '1 day' AND r.status = 201 AND r.idempotency_key IS NOT NULL AND r.livemode`)
-    await run(`
-      INSERT INTO test_idempotency_keys (origin_id, key, fingerprint, state, http_status, response, completed_at)
-      SELECT r.origin_id, r.idempotency_key, md5(r.idempotency_key), 'completed', 201,
-             jsonb_build_object('lead_id', r.lead_id, 'status', 'created'), r.at
-      FROM request_log r
-      WHERE r.at > now() - interval '1 day' AND r.status = 201 AND r.idempotency_key IS NOT NULL AND NOT r.livemode`)
+    // Each with its organization from 0022 on, as every tenant table.
+    const withOrganization = (table: string) => has(`${table}.organization_id`)
+    for (const [table, livemode] of [
+      ["idempotency_keys", "r.livemode"],
+      ["test_idempotency_keys", "NOT r.livemode"]
+    ] as const)
+      await run(`
+        INSERT INTO ${table} (${withOrganization(table) ? "organization_id, " : ""}origin_id, key, fingerprint, state,
+                              http_status, response, completed_at)
+        SELECT ${withOrganization(table) ? "o.organization_id, " : ""}r.origin_id, r.idempotency_key,
+               md5(r.idempotency_key), 'completed', 201, jsonb_build_object('lead_id', r.lead_id, 'status', 'created'),
+               r.at
+        FROM request_log r JOIN origins o ON o.id = r.origin_id
+        WHERE r.at > now() - interval '1 day' AND r.status = 201 AND r.idempotency_key IS NOT NULL AND ${livemode}`)
     for (const table of ["rate_limit_windows", "test_rate_limit_windows"])
       await run(`
-        INSERT INTO ${table} (origin_id, window_start, count)
-        SELECT o.id, date_trunc('minute', now()) - m * interval '1 minute', 1 + m
+        INSERT INTO ${table} (${withOrganization(table) ? "organization_id, " : ""}origin_id, window_start, count)
+        SELECT ${withOrganization(table) ? "o.organization_id, " : ""}o.id,
+               date_trunc('minute', now()) - m * interval '1 minute', 1 + m
+        FROM origins o, generate_series(1, 9) m`)
+    // From 0027 on the windows are counted in one table of the node the service connects to.
+    if (has("rate_windows.origin_id"))
+      await run(`
+        INSERT INTO rate_windows (origin_id, livemode, window_start, count)
+        SELECT o.id, true, date_trunc('minute', now()) - m * interval '1 minute', 1 + m
         FROM origins o, generate_series(1, 9) m`)
     await run(`
       INSERT INTO operator_sessions (operator_id, token_hash, csrf_token, ip, created_at, last_seen_at)
@@ -145,11 +154,14 @@ const setUp = async (run: Run, has: (column: string) => boolean, organizations: 
     INSERT INTO origins (id, organization_id, label, rate_limit, created_at)
     SELECT r.id, o.id, 'portal-' || r.j, 1000000000, now() - interval '2 years'
     FROM fill_origin r JOIN fill_org o ON o.idx = r.org_idx`)
-  // A live key per origin, a test key for every other one, and a live key revoked before it.
+  // A live key per origin, a test key for every other one, and a live key revoked before it (each with
+  // its organization from migration 0026 on).
+  const keyOrganization = has("api_keys.organization_id") ? ", organization_id" : ""
   await run(`
-    INSERT INTO api_keys (origin_id, public_id, prefix, key_hash, created_at, revoked_at, livemode)
-    SELECT id, p.letter || serial, p.prefix || p.letter || serial,
+    INSERT INTO api_keys (origin_id, public_id, prefix, key_hash, created_at, revoked_at, livemode${keyOrganization})
+    SELECT fill_origin.id, p.letter || serial, p.prefix || p.letter || serial,
            encode(sha256(convert_to(p.letter || serial, 'UTF8')), 'hex'), now() - p.age, p.revoked, p.live
+           ${keyOrganization === "" ? "" : ", (SELECT o.id FROM fill_org o WHERE o.idx = fill_origin.org_idx)"}
     FROM fill_origin,
          LATERAL (VALUES ('L', 'lk_live_', interval '1 year', NULL::timestamptz, true),
                          ('T', 'lk_test_', interval '1 year', NULL, false),
@@ -204,12 +216,16 @@ const setUp = async (run: Run, has: (column: string) => boolean, organizations: 
     INSERT INTO audit_log (at, organization_id, operator_id, operator_email, action, target, ip)
     SELECT now() - i * interval '1 hour', o.id, NULL::uuid, 'admin' || o.idx || '@rehearsal.example', 'origin.rate_limit',
            'origin:portal-1', '127.0.0.1'
-    FROM generate_series(1, 5000) i JOIN fill_org o ON o.idx = i % $1
-    UNION ALL
-    SELECT now() - i * interval '1 day', NULL, NULL, 'platform@rehearsal.example', 'organization.create', NULL, '127.0.0.1'
-    FROM generate_series(1, 100) i`,
+    FROM generate_series(1, 5000) i JOIN fill_org o ON o.idx = i % $1`,
     [organizations]
   )
+  // The platform's own actions: in their own table from 0022 on, before in the audit log with no organization.
+  const platform = has("platform_audit_log.id") ? "platform_audit_log (at" : "audit_log (at, organization_id"
+  await run(`
+    INSERT INTO ${platform}, operator_id, operator_email, action, target, ip)
+    SELECT now() - i * interval '1 day'${platform.startsWith("audit_log") ? ", NULL" : ""}, NULL::uuid,
+           'platform@rehearsal.example', 'organization.create', NULL, '127.0.0.1'
+    FROM generate_series(1, 100) i`)
 }
 
 /**
@@ -230,6 +246,17 @@ const leadsBatch = (has: (column: string) => boolean) => {
   const logOrgColumn = has("request_log.organization_id") ? ", organization_id" : ""
   const logOrgValue = (attributed: string) =>
     has("request_log.organization_id") ? `, CASE WHEN ${attributed} THEN organization_id END` : ""
+  // Since 0023 the requests whose key names no origin are kept in a table of their own.
+  const unattributed = has("unattributed_requests.request_id")
+  const unattributedRows = unattributed
+    ? `, unattributed_rows AS (
+      INSERT INTO unattributed_requests (row_key, request_id, at, key_prefix, status, outcome, duration_ms, livemode)
+      SELECT gen_random_uuid(), 'req_fill_' || n || '_b', least(at + interval '1 hour', now()), 'lk_live_unknown0',
+             401, 'unauthorized', 12 + r % 30, NOT test
+      FROM src WHERE r < 50 AND r % 10 = 1
+      RETURNING 1
+    )`
+    : ""
   return `
     WITH src AS MATERIALIZED (
       SELECT n, gen_random_uuid() AS lead_id, o.id AS organization_id,
@@ -279,6 +306,7 @@ const leadsBatch = (has: (column: string) => boolean) => {
       FROM src
       RETURNING 1
     )
+    ${unattributedRows}
     INSERT INTO request_log (${logColumns}${logOrgColumn})
     SELECT 'req_fill_' || n || '_b', least(at + interval '1 hour', now()),
            CASE WHEN r % 10 = 1 THEN NULL ELSE origin_id END,
@@ -289,5 +317,5 @@ const leadsBatch = (has: (column: string) => boolean) => {
            CASE WHEN r % 10 IN (1, 3, 5) OR erased THEN NULL ELSE lead_id END,
            NULL, 12 + r % 30, NOT test
            ${logValues(`CASE WHEN r % 10 = 3 THEN '{"nombre": "", "telefono": "' || phone || '"}' END`)}${logOrgValue("r % 10 <> 1")}
-    FROM src WHERE r < 50`
+    FROM src WHERE r < 50${unattributed ? " AND r % 10 <> 1" : ""}`
 }

@@ -6,7 +6,7 @@ import { sweep } from "../../src/Intake/Janitor.ts"
 import { AppConfig, appConfig } from "../../src/Platform/Config.ts"
 import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { addOutboxEvent } from "../../src/Webhooks/Outbox.ts"
-import { layerFreshDatabase, testConfig } from "../support/Database.ts"
+import { layerFreshDatabase, postgres, testConfig } from "../support/Database.ts"
 
 const day = 24 * 60 * 60 * 1000
 const now = Date.parse("2026-10-15T12:00:00.000Z")
@@ -51,35 +51,47 @@ layer(
   ).pipe(Layer.provideMerge(layerFreshDatabase)),
   { excludeTestServices: true }
 )("janitor retention (postgres)", (it) => {
-  it.effect("a day dropped writes no WAL for its rows; the same rows deleted write each", () =>
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
-      const [origin] = yield* sql<{ id: string; organization_id: string }>`
+  // On one PostgreSQL: on Citus the rows live on the workers, whose WAL the coordinator's EXPLAIN
+  // does not count (docs/performance.md measures a day's retention there by hand).
+  it.effect.skipIf(postgres().citus !== null)(
+    "a day dropped writes no WAL for its rows; the same rows deleted write each",
+    () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const [origin] = yield* sql<{ id: string; organization_id: string }>`
         WITH org AS (INSERT INTO organizations (name) VALUES ('Retención WAL') RETURNING id)
         INSERT INTO origins (organization_id, label) SELECT id, 'web' FROM org RETURNING id, organization_id`
-      const days = ["2026-08-01", "2026-08-02"].map((date) => Date.parse(`${date}T00:00:00Z`))
-      for (const at of days) {
-        yield* sql`SELECT logged_requests_add_partitions(${new Date(at)}, ${new Date(at)})`
-        yield* sql`
+        const days = ["2026-08-01", "2026-08-02"].map((date) => Date.parse(`${date}T00:00:00Z`))
+        for (const at of days) {
+          yield* sql`SELECT logged_requests_add_partitions(${new Date(at)}, ${new Date(at)})`
+          yield* sql`
           INSERT INTO logged_requests (organization_id, request_id, at, origin_id, status, outcome, duration_ms)
           SELECT ${origin!.organization_id}, 'wal-' || n, ${new Date(at + 3_600_000)}, ${origin!.id}, 201, 'created', 1
           FROM generate_series(1, 20000) AS n`
-      }
-      yield* sql`CHECKPOINT`.pipe(Effect.ignore)
-      const deleted = yield* walOf(
-        `DELETE FROM logged_requests WHERE at >= '2026-08-01T00:00:00Z' AND at < '2026-08-02T00:00:00Z'`
-      )
-      const dropped = yield* walOf(`SELECT logged_requests_drop_partitions('2026-08-03T00:00:00Z')`)
-      // A DELETE writes a record for each row (some 50 bytes and more); a drop writes the catalog's
-      // changes (after the checkpoint, whole pages of it), whatever the rows: two days of 20,000 rows.
-      assert.isAbove(deleted, 20_000 * 50, `a DELETE writes every row it deletes to the WAL (${deleted} bytes)`)
-      assert.isBelow(dropped, deleted / 5, `two days dropped, ${dropped} bytes, against one deleted, ${deleted}`)
-      assert.strictEqual(
-        (yield* sql<{ n: number }>`
+        }
+        yield* sql`CHECKPOINT`.pipe(Effect.ignore)
+        const deleted = yield* walOf(
+          `DELETE FROM logged_requests WHERE at >= '2026-08-01T00:00:00Z' AND at < '2026-08-02T00:00:00Z'`
+        )
+        const dropped = yield* walOf(`SELECT logged_requests_drop_partitions('2026-08-03T00:00:00Z')`)
+        // A DELETE writes a record for each row (some 50 bytes and more); a drop writes the catalog's
+        // changes (after the checkpoint, whole pages of it), whatever the rows: two days of 20,000 rows.
+        assert.isAbove(
+          deleted,
+          20_000 * 50,
+          `a DELETE writes every row it deletes to the WAL (${deleted} bytes)`
+        )
+        assert.isBelow(
+          dropped,
+          deleted / 5,
+          `two days dropped, ${dropped} bytes, against one deleted, ${deleted}`
+        )
+        assert.strictEqual(
+          (yield* sql<{ n: number }>`
           SELECT count(*)::int AS n FROM logged_requests WHERE at < '2026-08-03T00:00:00Z'`)[0]!.n,
-        0
-      )
-    })
+          0
+        )
+      })
   )
 
   it.effect(
