@@ -17,7 +17,8 @@ const movedBatchesPerSweep = 20
  * older than the current minute's neighbours, idempotency records past their 24 h memory or long
  * past their lease, the request log's days older than `REQUEST_LOG_RETENTION_DAYS` (a day's partition
  * dropped whole once its last row is past it, so a row stays between N and N + 1 days), and the
- * rejected bodies kept for rescue older than `REJECTED_RETENTION_DAYS` (their rows stay). It makes
+ * rejected bodies kept for rescue older than `REJECTED_RETENTION_DAYS` (their rows stay); the requests
+ * whose key named no origin (`unattributed_requests`) past the same retention, by DELETE. It makes
  * the request log's partitions from yesterday to a week ahead, and moves into `logged_requests` up to
  * 100,000 of the rows in `request_log`, the table before partitioning (`PreviousRequestLog`). Every
  * step is idempotent, so instances need no coordination.
@@ -46,6 +47,24 @@ export const sweep = Effect.gen(function* () {
     yield* Effect.logInfo("request log rows moved from request_log").pipe(
       Effect.annotateLogs({ rows: moved })
     )
+  // The requests whose key named no origin (a table of its own, not partitioned: a reference table on
+  // Citus, where each DELETE is a commit on every node, so in bounded batches): the same retention.
+  let unattributedDeleted = 0
+  for (let batch = 0; batch < movedBatchesPerSweep; batch++) {
+    const deleted = yield* sql`
+      WITH gone AS (
+        DELETE FROM unattributed_requests WHERE id IN (
+          SELECT id FROM unattributed_requests WHERE at < ${cutoff} ORDER BY at LIMIT 5000)
+        RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM gone`.pipe(countOf)
+    unattributedDeleted += deleted
+    if (deleted < 5000) break
+  }
+  if (unattributedDeleted > 0)
+    yield* Effect.logInfo("unattributed requests past their retention deleted").pipe(
+      Effect.annotateLogs({ rows: unattributedDeleted })
+    )
   const dropped = (yield* sql<{ name: string }>`
     SELECT logged_requests_drop_partitions(${cutoff}) AS name`).map((row) => row.name)
   if (dropped.length > 0)
@@ -64,7 +83,7 @@ export const sweep = Effect.gen(function* () {
     yield* Effect.logInfo("rejected bodies past their retention deleted").pipe(
       Effect.annotateLogs({ rows: rejectedBodiesDeleted })
     )
-  return { requestLogDaysDropped: dropped, rejectedBodiesDeleted }
+  return { requestLogDaysDropped: dropped, unattributedDeleted, rejectedBodiesDeleted }
 }).pipe(Effect.withSpan("Janitor.sweep"))
 
 export const layerJanitor = Layer.effectDiscard(

@@ -125,6 +125,11 @@ layer(
         yield* logRow(Date.parse("2026-09-15T00:00:00.000Z"), "cutoff-day-past")
         yield* logRow(now - 30 * day + 60_000, "just-within")
         yield* logRow(now - day, "yesterday")
+        const unattributed = (requestId: string, at: number) => sql`
+          INSERT INTO unattributed_requests (request_id, at, key_prefix, status, outcome, duration_ms)
+          VALUES (${requestId}, ${new Date(at)}, 'lk_live_nobody00', 401, 'unauthorized', 1)`
+        yield* unattributed("unattributed-past", now - 30 * day - 60_000)
+        yield* unattributed("unattributed-within", now - 30 * day + 60_000)
         // Live and test keys' records alike (test mode's own tables, migration 0015).
         for (const table of ["idempotency_keys", "test_idempotency_keys"]) {
           const completed = (key: string, at: number) => sql`
@@ -152,6 +157,13 @@ layer(
           "logged_requests_20260914"
         ])
         assert.notInclude(result.requestLogDaysDropped, "logged_requests_20260915")
+        assert.strictEqual(result.unattributedDeleted, 1)
+        assert.deepStrictEqual(
+          (yield* sql<{ request_id: string }>`SELECT request_id FROM unattributed_requests`).map(
+            (row) => row.request_id
+          ),
+          ["unattributed-within"]
+        )
         const left = yield* sql<{ request_id: string }>`SELECT request_id FROM logged_requests ORDER BY at`
         assert.deepStrictEqual(
           left.map((row) => row.request_id),
