@@ -49,13 +49,15 @@ const query = async <A extends Record<string, unknown>>(
 
 /**
  * Every table of the schema (read from the catalog, so a table added later is compared too): its
- * number of rows and a digest of their text, in an order that does not depend on where they live.
+ * number of rows and a digest of their text, in an order that does not depend on where they live. A
+ * partitioned table's rows are its partitions' (a day's partition made ahead holds none yet).
  */
 const tableContents = async (database: string) => {
   const tables = await query<{ name: string }>(
     database,
     `SELECT c.relname AS name FROM pg_class c
-     WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') ORDER BY 1`
+     WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+     ORDER BY 1`
   )
   const [row] = await query<Record<string, { rows: number; digest: string }>>(
     database,
@@ -222,10 +224,10 @@ const populate = async (harness: Harness, single: string): Promise<Before> => {
 }
 
 /**
- * Tables only the release before migration 0027 writes (its rate windows), kept during the deploy
- * and empty on a database this release filled: still placed and compared, but not required to hold a row.
+ * Tables only an earlier release writes (its rate windows before migration 0027, its request log
+ * before 0029), kept during the deploy and empty on a database this release filled: still placed and compared, but not required to hold a row.
  */
-const previousReleaseTables = ["rate_limit_windows", "test_rate_limit_windows"]
+const previousReleaseTables = ["rate_limit_windows", "test_rate_limit_windows", "request_log"]
 
 describe.skipIf(citus === null)(
   `from one PostgreSQL to Citus: a dump restored onto the cluster${citus === null ? " (skipped: not on a Citus cluster, TEST_CITUS_WORKERS unset; `.ci/citus start` runs one)" : ""}`,
