@@ -45,7 +45,11 @@ describe.skipIf(skipped !== undefined)(
 
     beforeAll(async () => {
       process.once("exit", killEverything)
+      const startedAt = performance.now()
       cluster = await startCitusCluster({ archive: true })
+      console.log(
+        `cluster of its own (.ci/citus start) up in ${((performance.now() - startedAt) / 1000).toFixed(1)} s`
+      )
       partners = await partnersOnEveryWorker(cluster)
       await cluster.baseBackups()
       services.push(await startServer(await freePort(), { env: { DATABASE_URL: cluster.url } }))
