@@ -200,6 +200,33 @@ describe.skipIf(skipped !== undefined)(
         return first > 0 && earlier.every((attempt) => attempt.status === 503) && lead.attempts[first]!.replay
       })
 
+    /**
+     * The answered requests without a request-log row once the worker is back (or replaced): the
+     * batches that touched it waited in the instance's queue. Waits up to 20 s for the queue.
+     */
+    const unlogged = async (leads: ReadonlyArray<Lead>) => {
+      const answered = leads.flatMap((lead) => lead.attempts).flatMap((attempt) => attempt.requestId ?? [])
+      const db = inspector(cluster.url)
+      try {
+        for (let waited = 0; ; waited += 250) {
+          const logged = new Set(
+            (
+              await db.query<{ request_id: string }>(
+                `SELECT request_id FROM request_log WHERE request_id = ANY($1)
+                 UNION ALL SELECT request_id FROM unattributed_requests WHERE request_id = ANY($1)`,
+                [answered]
+              )
+            ).map((row) => row.request_id)
+          )
+          const missing = answered.filter((requestId) => !logged.has(requestId))
+          if (missing.length === 0 || waited >= 20_000) return { answered: answered.length, missing, waited }
+          await sleep(250)
+        }
+      } finally {
+        await db.close()
+      }
+    }
+
     /** Every acknowledged lead exactly once on the cluster, with the id it was acknowledged with and one note. */
     const notStoredOnce = async (leads: ReadonlyArray<Lead>) => {
       const db = inspector(cluster.url)
@@ -227,8 +254,22 @@ describe.skipIf(skipped !== undefined)(
       }
     }
 
+    /** The service's log lines from `offset` (of its stdout) on that mention `text`. */
+    const logLinesSince = (offset: number, text: string) =>
+      service.output.stdout
+        .slice(offset)
+        .split("\n")
+        .filter((line) => line.includes(text))
+
+    /** What the service said about the keys of writes whose outcome it did not know (the 500s). */
+    const printKeysKept = (offset: number) => {
+      const kept = logLinesSince(offset, "idempotency key")
+      if (kept.length > 0) console.log(kept.slice(0, 6).join("\n"))
+    }
+
     it("stopped for 10 s and started again: the other worker's partner served, the lost one's answered 503 and settled after, nothing lost", async () => {
       const worker = lost.worker
+      const logFrom = service.output.stdout.length
       const load = startLoad()
       const probing = startProbing()
       await sleep(3_000)
@@ -264,9 +305,7 @@ describe.skipIf(skipped !== undefined)(
         (probe) => probe.nodes?.[address(worker)] === "unreachable"
       )
       const lastProbe = probing.probes.at(-1)
-      const logLines = service.output.stdout
-        .split("\n")
-        .filter((line) => line.includes("database node unreachable"))
+      const logLines = logLinesSince(logFrom, "database node unreachable")
       console.log(
         `Citus worker stopped for ${seconds(restartIssuedAt - doneAt)} (pg_ctl stop -m immediate took ${seconds(doneAt - issuedAt)}, ` +
           `pg_ctl start ${seconds(restartedAt - restartIssuedAt)}): ${load.leads.length} leads; ` +
@@ -279,6 +318,7 @@ describe.skipIf(skipped !== undefined)(
           `${logLines.length} "database node unreachable" log lines`
       )
       if (logLines[0] !== undefined) console.log(logLines[0])
+      printKeysKept(logFrom)
 
       expect
         .soft(healthyDuring.length, "the other worker's partner sent during the outage")
@@ -314,6 +354,11 @@ describe.skipIf(skipped !== undefined)(
         )
         .toEqual([])
       expect.soft(await notStoredOnce(load.leads), "acknowledged leads not stored exactly once").toEqual([])
+      const log = await unlogged(load.leads)
+      console.log(
+        `request log: ${log.answered} answered requests, ${log.missing.length} without a row ${seconds(log.waited)} after the load`
+      )
+      expect.soft(log.missing, "answered requests without a request-log row").toEqual([])
       expect
         .soft(unreachableProbes.length, "/readyz listing the worker unreachable during the outage")
         .toBeGreaterThan(0)
@@ -335,6 +380,7 @@ describe.skipIf(skipped !== undefined)(
     it("lost for good: its synchronous standby promoted and the coordinator pointed at it (citus_update_node) serve its partner again, nothing acknowledged lost", async () => {
       const worker = lost.worker
       const standby = await cluster.synchronousStandby(worker)
+      const logFrom = service.output.stdout.length
       const load = startLoad()
       const probing = startProbing()
       await sleep(3_000)
@@ -376,6 +422,7 @@ describe.skipIf(skipped !== undefined)(
           `${tally(attempts(lost))}, its first 201/200 ${seconds(firstBack - switchedAt)} after citus_update_node answered ` +
           `(${seconds(firstBack - doneAt)} after the stop); /readyz last ${JSON.stringify(lastProbe?.nodes)}`
       )
+      printKeysKept(logFrom)
 
       expect
         .soft(servedShare, "share of 2xx of the other worker's partner until the switch")
@@ -402,6 +449,11 @@ describe.skipIf(skipped !== undefined)(
         .toBeGreaterThan(switchedAt)
       // Both cases' leads: what the old worker acknowledged is on the promoted standby.
       expect.soft(await notStoredOnce(everyLead), "acknowledged leads not stored exactly once").toEqual([])
+      const log = await unlogged(load.leads)
+      console.log(
+        `request log: ${log.answered} answered requests, ${log.missing.length} without a row ${seconds(log.waited)} after the load`
+      )
+      expect.soft(log.missing, "answered requests without a request-log row").toEqual([])
       expect.soft(lastProbe?.nodes, "/readyz after the switch").toEqual({
         [address(healthy.worker)]: "ok",
         [address(standby)]: "ok"
