@@ -99,7 +99,10 @@ export const startCitusCluster = async (options: { readonly archive: boolean }):
     const pids = await Promise.all(
       [...nodes, ...extra].map((node) => postmasterPid(node.dataDir).catch(() => undefined))
     )
-    await Promise.all(pids.flatMap((pid) => (pid === undefined ? [] : [stopPostmaster(pid)])))
+    // Only postmasters it started: a pid file left behind may name a process that is not one.
+    await Promise.all(
+      pids.flatMap((pid) => (pid !== undefined && known.has(pid) ? [stopPostmaster(pid)] : []))
+    )
     // Removes the directory (its own servers, stopped above, are gone already).
     await run(ci, ["stop", dir], { timeout: 60_000 })
   }
@@ -110,12 +113,8 @@ export const startCitusCluster = async (options: { readonly archive: boolean }):
       maxBuffer: 16 * 1024 * 1024,
       env: { ...process.env, CITUS_WAL_ARCHIVE: options.archive ? "on" : "off" }
     })
-    const ports = [
-      exported(started.stdout, "TEST_DATABASE_URL"),
-      exported(started.stdout, "TEST_CITUS_WORKERS")
-    ]
-    const serviceUrl = new URL(ports[0]!)
-    const workerPorts = ports[1]!
+    const serviceUrl = new URL(exported(started.stdout, "TEST_DATABASE_URL"))
+    const workerPorts = exported(started.stdout, "TEST_CITUS_WORKERS")
       .split(",")
       .map((worker) => Number(worker.slice(worker.lastIndexOf(":") + 1)))
     nodes.push(

@@ -53,7 +53,7 @@ describe.skipIf(skipped !== undefined)(
       partners = await partnersOnEveryWorker(cluster)
       await cluster.baseBackups()
       services.push(await startServer(await freePort(), { env: { DATABASE_URL: cluster.url } }))
-    }, 180_000)
+    }, 300_000)
 
     afterAll(async () => {
       await Promise.all(services.map((service) => service.stop("SIGTERM")))

@@ -97,7 +97,7 @@ describe.skipIf(skipped !== undefined)(
       service = await startServer(await freePort(), {
         env: { DATABASE_URL: cluster.url, HEALTH_PORT: String(healthPort) }
       })
-    }, 180_000)
+    }, 300_000)
 
     afterAll(async () => {
       await service?.stop("SIGTERM")
