@@ -33,13 +33,27 @@ export const unavailable = (): string | undefined => {
 export const randomSecret = () =>
   Buffer.from(crypto.getRandomValues(new Uint8Array(18))).toString("base64url")
 
-/** Runs one of PostgreSQL's programs as `postgres` when this process is root (as .ci/postgres does), else as itself. */
-export const asPostgres = async (bin: string, program: string, args: ReadonlyArray<string>) => {
+/**
+ * Runs one of PostgreSQL's programs as `postgres` when this process is root (as .ci/postgres does),
+ * else as itself, with `env` added to this process's environment (runuser keeps it).
+ */
+export const asPostgres = async (
+  bin: string,
+  program: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {}
+) => {
   const command = path.join(bin, program)
   const [file, argv] =
     process.getuid?.() === 0 ? ["runuser", ["-u", "postgres", "--", command, ...args]] : [command, [...args]]
   try {
-    return (await run(file, argv, { timeout: 90_000, maxBuffer: 16 * 1024 * 1024 })).stdout
+    return (
+      await run(file, argv, {
+        timeout: 90_000,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, ...env }
+      })
+    ).stdout
   } catch (error) {
     const failed = error as { stderr?: string; message: string }
     throw new Error(`${program} ${args.join(" ")} failed: ${failed.stderr ?? failed.message}`)
