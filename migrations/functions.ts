@@ -301,8 +301,7 @@ DECLARE
   v_lead_id uuid;
   v_assignee uuid;
   v_created boolean := false;
-  v_filled text[] := '{}';
-  v_fill text[];
+  v_filled text[];
   v_rule record;
   v_turn bigint;
   v_before leads%ROWTYPE;
@@ -327,7 +326,11 @@ BEGIN
 
   IF v_lead_id IS NOT NULL THEN
     v_created := true;
-    v_fill := ARRAY(SELECT jsonb_object_keys(v_given));
+    IF v_given <> '{}'::jsonb THEN
+      v_filled := ARRAY(SELECT jsonb_object_keys(v_given));
+    ELSE
+      v_filled := '{}';
+    END IF;
   END IF;
 
   -- A test lead is never assigned and sets off no task (docs/contract.md#10-test-mode).
@@ -367,9 +370,9 @@ BEGIN
     END IF;
     v_lead_id := v_before.id;
     v_assignee := v_before.assignee_id;
-    v_fill := ARRAY(SELECT f.key FROM jsonb_each(to_jsonb(v_before)) f
+    v_filled := ARRAY(SELECT f.key FROM jsonb_each(to_jsonb(v_before)) f
                     WHERE f.value = 'null'::jsonb AND v_given ? f.key);
-    IF cardinality(v_fill) = 0 THEN
+    IF cardinality(v_filled) = 0 THEN
       UPDATE leads l
       SET property_id = COALESCE(l.property_id, v_property_id),
           updated_at = v_now
@@ -379,16 +382,18 @@ BEGIN
       -- each set of them, run only by an enrichment that fills one.
       EXECUTE format('UPDATE leads l SET %s, property_id = COALESCE(l.property_id, $3), updated_at = $4 '
                      'WHERE l.organization_id = $1 AND l.id = $2',
-                     (SELECT string_agg(format('%1$I = ($5).%1$I', f), ', ') FROM unnest(v_fill) f))
+                     (SELECT string_agg(format('%1$I = ($5).%1$I', f), ', ') FROM unnest(v_filled) f))
       USING p_organization_id, v_lead_id, v_property_id, v_now, v_lead;
     END IF;
-    IF v_before.property_id IS NULL AND v_property_id IS NOT NULL THEN v_fill := array_append(v_fill, 'property'); END IF;
+    IF v_before.property_id IS NULL AND v_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
   ELSIF v_property_id IS NOT NULL THEN
-    v_fill := array_append(v_fill, 'property');
+    v_filled := array_append(v_filled, 'property');
   END IF;
   EXIT attempts;
   END LOOP;
-  v_filled := ARRAY(SELECT f FROM unnest(v_fill) f ORDER BY f COLLATE "C");
+  IF cardinality(v_filled) > 1 THEN
+    v_filled := ARRAY(SELECT f FROM unnest(v_filled) f ORDER BY f COLLATE "C");
+  END IF;
 
   IF v_note IS NOT NULL THEN
     INSERT INTO lead_notes (organization_id, lead_id, body, request_id, created_at)
