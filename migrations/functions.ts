@@ -278,8 +278,9 @@ $fn$`
     // released meanwhile (a lost answer settled by `IdempotencyStore.settle`, a lease run out) makes
     // it roll back with P0004, so a released key always means nothing was written
     // (docs/contract.md#5-idempotency). A completed key keeps the token of the reservation that
-    // completed it, so that settling a lost answer tells this request's completion from another's. A round-robin rule's turn is taken last among the lead's
-    // own rows and rolls back with the write. Answers `{lead_id, created, assignee_id, filled}`.
+    // completed it, so that settling a lost answer tells this request's completion from another's. A
+    // round-robin rule's turn is taken last among the lead's own rows and rolls back with the write.
+    // Answers `{lead_id, created, assignee_id, filled}`.
     name: "lead_create_or_enrich",
     text: `
 CREATE OR REPLACE FUNCTION lead_create_or_enrich(p_organization_id uuid, p_write jsonb) RETURNS jsonb
