@@ -7,8 +7,9 @@
  * correct for the code of the release before. A new signature is a new function beside the old one,
  * which a later release's contract migration drops (0026, 0028). A write function's signature is
  * fixed: the organization and one `jsonb` document that an Effect Schema encodes, answered by one
- * `jsonb` document (a new field of the lead changes the document and the statements that store it);
- * no function has more than 6 arguments.
+ * `jsonb` document; no function has more than 6 arguments. The lead's own fields travel in the
+ * document by name and are stored by name (`lead_create_or_enrich`), so a new field of the lead
+ * changes the document's Schema and the table, not a text here.
  *
  * Every function a request calls takes the organization first and touches that organization's rows
  * only (each statement names `organization_id`), so Citus runs the whole call on the node that holds
@@ -145,9 +146,9 @@ $fn$`
     // An event of the outbox and its webhook deliveries (docs/webhooks.md), from one document
     // (`OutboxEvent` in src/Webhooks/Outbox.ts: `lead_id`, `type`, `payload`, `now`, `livemode`,
     // `filled`, `snapshot`): the payload an endpoint receives is snapshotted now (the lead as this
-    // write left it, `filled` the fields an enrichment filled), only when an enabled endpoint of the
-    // organization takes the event; a test event names its endpoint in `snapshot`. Every writer of
-    // the outbox calls this. Answers `{id, event_id}`.
+    // write left it, `filled` the fields an enrichment filled that it carries), only when an enabled
+    // endpoint of the organization takes the event; a test event names its endpoint in `snapshot`.
+    // Every writer of the outbox calls this. Answers `{id, event_id}`.
     name: "outbox_event_add",
     text: `
 CREATE OR REPLACE FUNCTION outbox_event_add(p_organization_id uuid, p_event jsonb) RETURNS jsonb
@@ -182,6 +183,11 @@ BEGIN
       JOIN origins o ON o.organization_id = l.organization_id
                     AND o.id = COALESCE((v_payload ->> 'origin_id')::uuid, l.origin_id)
       WHERE l.organization_id = p_organization_id AND l.id = v_lead_id;
+      -- Of the fields the write filled, those the payload's lead carries (docs/webhooks.md).
+      v_snapshot := jsonb_set(v_snapshot, '{filled}', (
+        SELECT COALESCE(jsonb_agg(f.name ORDER BY f.n), '[]'::jsonb)
+        FROM jsonb_array_elements_text(v_snapshot -> 'filled') WITH ORDINALITY AS f(name, n)
+        WHERE (v_snapshot -> 'lead') ? f.name));
     END IF;
   END IF;
 
@@ -263,53 +269,69 @@ $fn$`
     // A create or enrichment from the write's document (`LeadWriteDocument` in
     // src/Intake/LeadRepository.ts: the request's `input` as normalised, `origin_id`, `livemode`,
     // `request_id`, `phone_key`, `note`, `now`, `due_at`, `idempotency`), with `property_id` set by the
-    // caller once the property is resolved. A write with an Idempotency-Key commits only with its
-    // key's completion: a reservation released meanwhile (a lost answer settled by
-    // `IdempotencyStore.settle`, a lease run out) makes it roll back with P0004, so a released key
-    // always means nothing was written (docs/contract.md#5-idempotency). A completed key keeps the
-    // token of the reservation that completed it, so that settling a lost answer tells this
-    // request's completion from another's. A round-robin rule's turn is taken last among the lead's
-    // own rows and rolls back with the write. Answers `{lead_id, created, assignee_id, filled}`.
+    // caller once the property is resolved. The lead's own fields are stored by name: every key of
+    // `input` that names a column of `leads` (`LeadFields` in src/Domain/LeadInput.ts; a column the
+    // document does not name is NULL, not its default), so a new field is a column and a field of the
+    // Schema, not an edit here. An enrichment fills the lead's empty ones among them, all but `nombre`
+    // and `telefono` (`fillableFieldNames`); `filled` names them, the property as `property`, in byte
+    // order. A write with an Idempotency-Key commits only with its key's completion: a reservation
+    // released meanwhile (a lost answer settled by `IdempotencyStore.settle`, a lease run out) makes
+    // it roll back with P0004, so a released key always means nothing was written
+    // (docs/contract.md#5-idempotency). A completed key keeps the token of the reservation that
+    // completed it, so that settling a lost answer tells this request's completion from another's. A
+    // round-robin rule's turn is taken last among the lead's own rows and rolls back with the write.
+    // Answers `{lead_id, created, assignee_id, filled}`.
     name: "lead_create_or_enrich",
     text: `
 CREATE OR REPLACE FUNCTION lead_create_or_enrich(p_organization_id uuid, p_write jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
 DECLARE
-  v_input jsonb := p_write -> 'input';
   v_origin_id uuid := (p_write ->> 'origin_id')::uuid;
   v_livemode boolean := (p_write ->> 'livemode')::boolean;
   v_request_id text := p_write ->> 'request_id';
   v_now timestamptz := (p_write ->> 'now')::timestamptz;
   v_due_at timestamptz := (p_write ->> 'due_at')::timestamptz;
   v_note text := p_write ->> 'note';
-  v_email text := v_input ->> 'email';
   v_property_id uuid := (p_write ->> 'property_id')::uuid;
   v_key text := p_write -> 'idempotency' ->> 'key';
   v_token uuid := (p_write -> 'idempotency' ->> 'token')::uuid;
   v_match_key text := lead_match_key(p_write ->> 'phone_key', (p_write ->> 'livemode')::boolean);
+  v_lead leads%ROWTYPE := jsonb_populate_record(NULL::leads, p_write -> 'input');
+  -- The fields this write gives that an enrichment may fill, by column.
+  v_given jsonb := jsonb_strip_nulls(to_jsonb(v_lead)) - 'nombre' - 'telefono';
   v_lead_id uuid;
   v_assignee uuid;
   v_created boolean := false;
-  v_filled text[] := '{}';
+  v_filled text[];
   v_rule record;
   v_turn bigint;
-  v_before record;
+  v_before leads%ROWTYPE;
   v_attempt integer := 0;
 BEGIN
+  v_lead.id := gen_random_uuid();
+  v_lead.organization_id := p_organization_id;
+  v_lead.origin_id := v_origin_id;
+  v_lead.phone_key := v_match_key;
+  v_lead.property_id := v_property_id;
+  v_lead.assignee_id := NULL;
+  v_lead.created_at := v_now;
+  v_lead.updated_at := v_now;
+  v_lead.erased_at := NULL;
+  v_lead.livemode := v_livemode;
   <<attempts>>
   LOOP
   v_attempt := v_attempt + 1;
-  INSERT INTO leads (organization_id, origin_id, nombre, telefono, phone_key, email, property_id, created_at, updated_at,
-                     livemode)
-  VALUES (p_organization_id, v_origin_id, v_input ->> 'nombre', v_input ->> 'telefono', v_match_key, v_email,
-          v_property_id, v_now, v_now, v_livemode)
+  INSERT INTO leads VALUES (v_lead.*)
   ON CONFLICT (organization_id, phone_key) DO NOTHING
   RETURNING id INTO v_lead_id;
 
   IF v_lead_id IS NOT NULL THEN
     v_created := true;
-    IF v_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
-    IF v_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
+    IF v_given <> '{}'::jsonb THEN
+      v_filled := ARRAY(SELECT jsonb_object_keys(v_given));
+    ELSE
+      v_filled := '{}';
+    END IF;
   END IF;
 
   -- A test lead is never assigned and sets off no task (docs/contract.md#10-test-mode).
@@ -337,7 +359,7 @@ BEGIN
   END IF;
 
   IF v_lead_id IS NULL THEN
-    SELECT l.id, l.email, l.property_id INTO v_before
+    SELECT l.* INTO v_before
     FROM leads l
     WHERE l.organization_id = p_organization_id AND l.phone_key = v_match_key
     FOR UPDATE;
@@ -347,17 +369,32 @@ BEGIN
       END IF;
       CONTINUE attempts;
     END IF;
-    UPDATE leads l
-    SET email = COALESCE(l.email, v_email),
-        property_id = COALESCE(l.property_id, v_property_id),
-        updated_at = v_now
-    WHERE l.organization_id = p_organization_id AND l.id = v_before.id
-    RETURNING l.id, l.assignee_id INTO v_lead_id, v_assignee;
-    IF v_before.email IS NULL AND v_email IS NOT NULL THEN v_filled := array_append(v_filled, 'email'); END IF;
+    v_lead_id := v_before.id;
+    v_assignee := v_before.assignee_id;
+    v_filled := ARRAY(SELECT f.key FROM jsonb_each(to_jsonb(v_before)) f
+                    WHERE f.value = 'null'::jsonb AND v_given ? f.key);
+    IF cardinality(v_filled) = 0 THEN
+      UPDATE leads l
+      SET property_id = COALESCE(l.property_id, v_property_id),
+          updated_at = v_now
+      WHERE l.organization_id = p_organization_id AND l.id = v_lead_id;
+    ELSE
+      -- The empty fields this write gives, set by their columns' names: a statement of its own for
+      -- each set of them, run only by an enrichment that fills one.
+      EXECUTE format('UPDATE leads l SET %s, property_id = COALESCE(l.property_id, $3), updated_at = $4 '
+                     'WHERE l.organization_id = $1 AND l.id = $2',
+                     (SELECT string_agg(format('%1$I = ($5).%1$I', f), ', ') FROM unnest(v_filled) f))
+      USING p_organization_id, v_lead_id, v_property_id, v_now, v_lead;
+    END IF;
     IF v_before.property_id IS NULL AND v_property_id IS NOT NULL THEN v_filled := array_append(v_filled, 'property'); END IF;
+  ELSIF v_property_id IS NOT NULL THEN
+    v_filled := array_append(v_filled, 'property');
   END IF;
   EXIT attempts;
   END LOOP;
+  IF cardinality(v_filled) > 1 THEN
+    v_filled := ARRAY(SELECT f FROM unnest(v_filled) f ORDER BY f COLLATE "C");
+  END IF;
 
   IF v_note IS NOT NULL THEN
     INSERT INTO lead_notes (organization_id, lead_id, body, request_id, created_at)

@@ -1,5 +1,10 @@
 import { Cause, Exit, Option, Schema, type SchemaAST, type SchemaIssue } from "effect"
-import type { LeadInput, PropertyReference } from "../Domain/LeadInput.ts"
+import {
+  type LeadFields,
+  type LeadInput,
+  leadFieldNames,
+  type PropertyReference
+} from "../Domain/LeadInput.ts"
 import { fieldAt, LeadRequest, normalizeEmail, normalizeNombre, rankOf } from "./LeadRequest.ts"
 
 const describe = (ast: SchemaAST.AST): string => {
@@ -108,10 +113,22 @@ const extrasOf = (extras: NonNullable<LeadRequest["extras"]>) => {
   return stored
 }
 
+/**
+ * The lead's fields as the contract's schema decoded them, where that schema states their
+ * normalisation: each field of `LeadFields` the request gives. The type says that every field of
+ * the request that the lead stores decodes to the stored field's type.
+ */
+const givenFields = (request: LeadRequest & { readonly [K in keyof LeadFields]?: LeadFields[K] | null }) => {
+  const given: Partial<Record<keyof LeadFields, unknown>> = {}
+  for (const name of leadFieldNames) if (request[name] !== undefined) given[name] = request[name]
+  return given as Partial<LeadFields>
+}
+
 /** The request as stored: names and e-mails normalised, the note's parts trimmed, empty parts dropped. */
 export const normalisedLead = (request: LeadRequest): LeadInput => {
   const mensaje = request.mensaje?.trim() ?? ""
   return {
+    ...givenFields(request),
     nombre: normalizeNombre(request.nombre),
     telefono: request.telefono ?? null,
     email: request.email == null ? null : normalizeEmail(request.email),

@@ -241,15 +241,11 @@ export const LeadRequest = Schema.Struct({
 })
 export type LeadRequest = typeof LeadRequest.Type
 
-/** The body's fields in the order docs/contract.md#2-normalisation names the first failing one; unknown fields come last. */
-export const fieldOrder: ReadonlyArray<keyof LeadRequest> = [
-  "nombre",
-  "telefono",
-  "email",
-  "mensaje",
-  "propiedad",
-  "extras"
-]
+/**
+ * The body's fields in the order docs/contract.md#2-normalisation names the first failing one (the
+ * order `LeadRequest` declares them in); unknown fields come last.
+ */
+export const fieldOrder = Object.keys(LeadRequest.fields) as ReadonlyArray<keyof LeadRequest>
 
 /**
  * The name a failure at `path` is reported under: the body itself, a field, `propiedad.codigo` and

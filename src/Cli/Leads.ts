@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import { Audit } from "../Console/AuditLog.ts"
+import { leadFieldNames } from "../Domain/LeadInput.ts"
 import { type LeadDetail, LeadRepository, type LeadSummary } from "../Intake/LeadRepository.ts"
 import { PersonalData } from "../PersonalData/PersonalData.ts"
 import { csvFlag, leadsCsv } from "./Csv.ts"
@@ -34,9 +35,10 @@ const describeLead = (lead: ReturnType<typeof detailView>) =>
       ? `Lead ${lead.id}`
       : `Lead ${lead.id}: ERASED at ${lead.erased_at} (a tombstone; no personal data is kept)`) +
       (lead.livemode ? "" : " [TEST DATA]"),
-    `  nombre:       ${orDash(lead.nombre)}`,
-    `  telefono:     ${orDash(lead.telefono)}`,
-    `  email:        ${orDash(lead.email)}`,
+    ...leadFieldNames.map((name) => {
+      const value = lead[name]
+      return `  ${`${name}:`.padEnd(14)}${orDash(value === null ? null : String(value))}`
+    }),
     `  origin:       ${lead.origin}`,
     `  property:     ${beside(lead.property_codigo, lead.property_id)}`,
     `  assignee:     ${beside(lead.assignee_name, lead.assignee_id)}`,

@@ -1,16 +1,19 @@
 import { Effect, Option, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import { StoredLeadFields } from "../Domain/LeadInput.ts"
 import { decodeFirst, decodeRows } from "../Platform/Sql/Decode.ts"
 
+/**
+ * A lead's row as `to_jsonb` gives it, with what its references name: the stored fields by
+ * `StoredLeadFields`, as the write's document gave them, so a new field is read without an edit here.
+ */
 const LeadRow = Schema.Struct({
   id: Schema.String,
   organization_id: Schema.String,
   origin_id: Schema.String,
   origin_label: Schema.String,
-  nombre: Schema.NullOr(Schema.String),
-  telefono: Schema.NullOr(Schema.String),
+  ...StoredLeadFields.fields,
   phone_key: Schema.NullOr(Schema.String),
-  email: Schema.NullOr(Schema.String),
   /** The lead's column; `property` is the catalog row it names, when that row exists. */
   property_id: Schema.NullOr(Schema.String),
   property: Schema.NullOr(
@@ -18,9 +21,9 @@ const LeadRow = Schema.Struct({
   ),
   assignee_id: Schema.NullOr(Schema.String),
   assignee_name: Schema.NullOr(Schema.String),
-  created_at: Schema.Date,
-  updated_at: Schema.Date,
-  erased_at: Schema.NullOr(Schema.Date),
+  created_at: Schema.DateFromString,
+  updated_at: Schema.DateFromString,
+  erased_at: Schema.NullOr(Schema.DateFromString),
   livemode: Schema.Boolean
 })
 const NoteRow = Schema.Struct({ body: Schema.String, request_id: Schema.String, created_at: Schema.Date })
@@ -55,17 +58,20 @@ export interface LeadRecord {
 export const readLead = Effect.fn("LeadRecord.read")(function* (id: string) {
   const sql = yield* SqlClient.SqlClient
   const found = yield* sql`
-    SELECT l.id, l.organization_id, l.origin_id, o.label AS origin_label, l.nombre, l.telefono, l.phone_key,
-           l.email, l.property_id,
-           CASE WHEN p.id IS NULL THEN NULL
-                ELSE jsonb_build_object('id', p.id, 'codigo', p.codigo, 'external_code', p.external_code)
-           END AS property,
-           l.assignee_id, a.name AS assignee_name, l.created_at, l.updated_at, l.erased_at, l.livemode
+    SELECT to_jsonb(l) || jsonb_build_object(
+             'origin_label', o.label,
+             'property', CASE WHEN p.id IS NULL THEN NULL
+                              ELSE jsonb_build_object('id', p.id, 'codigo', p.codigo, 'external_code', p.external_code)
+                         END,
+             'assignee_name', a.name) AS lead
     FROM leads l
     JOIN origins o ON o.id = l.origin_id AND o.organization_id = l.organization_id
     LEFT JOIN properties p ON p.id = l.property_id AND p.organization_id = l.organization_id
     LEFT JOIN agents a ON a.id = l.assignee_id AND a.organization_id = l.organization_id
-    WHERE l.id = ${id}`.pipe(decodeFirst(LeadRow))
+    WHERE l.id = ${id}`.pipe(
+    decodeFirst(Schema.Struct({ lead: LeadRow })),
+    Effect.map(Option.map((row) => row.lead))
+  )
   if (Option.isNone(found)) return Option.none<LeadRecord>()
   // What hangs on the lead, read in its organization (on Citus: on the one node holding it). Ids of a
   // distributed table are not in the order of their rows (each node numbers its own): time first.

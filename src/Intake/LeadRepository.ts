@@ -1,7 +1,13 @@
 import { Clock, Context, Effect, Exit, Layer, Option, Schema } from "effect"
 import { SqlClient, type SqlError, SqlSchema } from "effect/sql"
 import { UnknownEntity } from "../Domain/Errors.ts"
-import { LeadInput, noteBody } from "../Domain/LeadInput.ts"
+import {
+  fillableFieldNames,
+  LeadInput,
+  noteBody,
+  type StoredLeadFields,
+  storedFieldsOf
+} from "../Domain/LeadInput.ts"
 import { idempotencySlot, idempotencySlotParts, MemoryStore } from "../Platform/MemoryStore.ts"
 import { countOf, IdRow, requireExisting } from "../Platform/Sql/Decode.ts"
 import {
@@ -47,8 +53,11 @@ export type KeyedWritten =
   | { readonly _tag: "Written"; readonly written: LeadWritten }
   | Exclude<Reservation, { readonly _tag: "Reserved" }>
 
-/** A lead field a write set: on creation the ones given, on enrichment the empty ones it filled. */
-export const FilledField = Schema.Literals(["email", "property"])
+/**
+ * A lead field a write set: on creation the ones given, on enrichment the empty ones it filled (of
+ * `fillableFieldNames`, and the property), in byte order.
+ */
+export const FilledField = Schema.Literals([...fillableFieldNames, "property"])
 export type FilledField = typeof FilledField.Type
 
 export interface LeadWritten {
@@ -58,14 +67,11 @@ export interface LeadWritten {
   readonly filled: ReadonlyArray<FilledField>
 }
 
-export interface LeadDetail {
+/** A lead as `lead show` reads it: its stored fields (each null once the lead is erased) and what hangs on it. */
+export interface LeadDetail extends StoredLeadFields {
   readonly id: string
   readonly organization_id: string
   readonly origin: string
-  /** NULL once the lead is erased. */
-  readonly nombre: string | null
-  readonly telefono: string | null
-  readonly email: string | null
   readonly property_id: string | null
   readonly property_codigo: string | null
   readonly assignee_id: string | null
@@ -98,7 +104,8 @@ export const firstContactMillis = 15 * 60 * 1000
  * migrations/functions.ts) and the memory fake both read it: the request's input whole, as
  * normalised, with who writes it, when, its phone's match key, its note and the Idempotency-Key's
  * reservation it completes. The functions take it as one `jsonb` argument beside the organization,
- * so a new field of the lead changes `LeadInput` and the statements that store it, not a signature.
+ * so a new field of the lead changes `LeadFields` (src/Domain/LeadInput.ts) and the table, not a
+ * signature or a statement.
  */
 export const LeadWriteDocument = Schema.Struct({
   origin_id: Schema.String,
@@ -382,9 +389,7 @@ export class LeadRepository extends Context.Service<
             id: lead.id,
             organization_id: lead.organization_id,
             origin: lead.origin_label,
-            nombre: lead.nombre,
-            telefono: lead.telefono,
-            email: lead.email,
+            ...storedFieldsOf(lead),
             property_id: lead.property_id,
             property_codigo: lead.property?.codigo ?? null,
             assignee_id: lead.assignee_id,
@@ -488,10 +493,8 @@ export class LeadRepository extends Context.Service<
           id: crypto.randomUUID(),
           organizationId,
           originId: write.origin_id,
-          nombre: input.nombre,
-          telefono: input.telefono,
+          ...storedFieldsOf(input),
           phoneKey: write.phone_key,
-          email: input.email,
           propertyId,
           assigneeId: write.livemode ? assign(organizationId, write, propertyId) : null,
           createdAt: now,
@@ -507,14 +510,18 @@ export class LeadRepository extends Context.Service<
             createdAt: now
           })
         }
+        // As `lead_create_or_enrich`: the given fields the lead has empty, by name.
         const filled: Array<FilledField> = []
-        if (input.email !== null && (existing === undefined || existing.email === null)) filled.push("email")
+        const given = storedFieldsOf(input)
+        for (const name of fillableFieldNames) {
+          if (given[name] === null || (existing !== undefined && existing[name] !== null)) continue
+          filled.push(name)
+          if (existing !== undefined) Object.assign(existing, { [name]: given[name] })
+        }
         if (propertyId !== null && (existing === undefined || existing.propertyId === null))
           filled.push("property")
-        if (existing !== undefined) {
-          existing.email ??= input.email
-          existing.propertyId ??= propertyId
-        }
+        if (existing !== undefined) existing.propertyId ??= propertyId
+        filled.sort()
         if (write.note !== null)
           store.notes.push({ leadId: lead.id, body: write.note, requestId: write.request_id, createdAt: now })
         const outcome = existing === undefined ? "created" : "enriched"
@@ -575,9 +582,7 @@ export class LeadRepository extends Context.Service<
             id: lead.id,
             organization_id: lead.organizationId,
             origin: store.origins.get(lead.originId)?.label ?? "",
-            nombre: lead.nombre,
-            telefono: lead.telefono,
-            email: lead.email,
+            ...storedFieldsOf(lead),
             property_id: lead.propertyId,
             property_codigo:
               lead.propertyId === null ? null : (store.properties.get(lead.propertyId)?.codigo ?? null),

@@ -1,5 +1,6 @@
 import { Context, Layer } from "effect"
 import type { KeyMode } from "../Domain/ApiKey.ts"
+import type { StoredLeadFields } from "../Domain/LeadInput.ts"
 
 /**
  * The state behind every `layerMemory`: one object shared by the in-memory services so they
@@ -40,16 +41,16 @@ export interface MemoryState {
     rotation: number
     seq: number
   }>
+  /** A lead's stored fields (`StoredLeadFields`) beside the columns the service sets. */
   readonly leads: Map<
     string,
     {
+      -readonly [K in keyof StoredLeadFields]: StoredLeadFields[K]
+    } & {
       id: string
       organizationId: string
       originId: string
-      nombre: string | null
-      telefono: string | null
       phoneKey: string | null
-      email: string | null
       propertyId: string | null
       assigneeId: string | null
       createdAt: number

@@ -7,7 +7,7 @@ import * as fc from "fast-check"
  * validator over the same document, so a property can say "what the document calls valid" without a
  * hand-written copy of its rules. The subset is what a request body or header parameter uses: types,
  * `$ref`, `allOf`, `anyOf`/`oneOf`, `enum`/`const`, strings (`minLength`, `maxLength`, `pattern`,
- * `format: uuid`), numbers, booleans, null, and objects (`properties`, `required`,
+ * `format: uuid`), numbers (`integer`, `minimum`, `maximum`), booleans, null, and objects (`properties`, `required`,
  * `additionalProperties`, `propertyNames`, `minProperties`, `maxProperties`, a property schema `false`).
  * Anything else throws, so a document that grows a keyword makes the generator grow too.
  */
@@ -40,6 +40,8 @@ const understood = new Set([
   "const",
   "minLength",
   "maxLength",
+  "minimum",
+  "maximum",
   "pattern",
   "format",
   "properties",
@@ -607,6 +609,79 @@ export class SchemaArbitraries {
 
   // -- any schema -------------------------------------------------------------------------------
 
+  // -- numbers ----------------------------------------------------------------------------------
+
+  #numberRules(parts: ReadonlyArray<Json>) {
+    const minimums = parts.flatMap((part) => (typeof part.minimum === "number" ? [part.minimum] : []))
+    const maximums = parts.flatMap((part) => (typeof part.maximum === "number" ? [part.maximum] : []))
+    return {
+      integer: parts.some((part) => part.type === "integer"),
+      minimum: minimums.length === 0 ? undefined : Math.max(...minimums),
+      maximum: maximums.length === 0 ? undefined : Math.min(...maximums)
+    }
+  }
+
+  #validNumber(parts: ReadonlyArray<Json>): fc.Arbitrary<number> {
+    const { integer, minimum, maximum } = this.#numberRules(parts)
+    if (integer) {
+      const min = Math.ceil(minimum ?? Number.MIN_SAFE_INTEGER)
+      const max = Math.floor(maximum ?? Number.MAX_SAFE_INTEGER)
+      // the bounds themselves and small values, beside any in between
+      return fc.oneof(
+        fc.constantFrom(min, max),
+        fc.integer({ min, max: Math.min(max, min + 1000) }),
+        fc.integer({ min, max })
+      )
+    }
+    if (minimum === undefined && maximum === undefined) return valueOfType("number") as fc.Arbitrary<number>
+    return fc.double({
+      ...(minimum === undefined ? {} : { min: minimum }),
+      ...(maximum === undefined ? {} : { max: maximum }),
+      noNaN: true,
+      noDefaultInfinity: true
+    })
+  }
+
+  #invalidNumber(parts: ReadonlyArray<Json>): ReadonlyArray<Option> {
+    const { integer, minimum, maximum } = this.#numberRules(parts)
+    const options: Array<Option> = []
+    if (minimum !== undefined)
+      options.push(
+        leaf(
+          fc
+            .oneof(
+              fc.constant(minimum - 1),
+              fc.double({ max: minimum, maxExcluded: true, noNaN: true, noDefaultInfinity: true })
+            )
+            .map((value) => ({ value, mutation: `below minimum ${minimum}`, path: [] }))
+        )
+      )
+    if (maximum !== undefined)
+      options.push(
+        leaf(
+          fc
+            .oneof(
+              fc.constant(maximum + 1),
+              fc.double({ min: maximum, minExcluded: true, noNaN: true, noDefaultInfinity: true })
+            )
+            .map((value) => ({ value, mutation: `above maximum ${maximum}`, path: [] }))
+        )
+      )
+    if (integer) {
+      // a fraction beside an admitted integer small enough to keep it (past 2^52 a double has none)
+      const min = Math.max(Math.ceil(minimum ?? -1e6), -1e6)
+      const max = Math.max(min, Math.min(Math.floor(maximum ?? 1e6), 1e6))
+      options.push(
+        leaf(
+          fc
+            .integer({ min, max })
+            .map((value) => ({ value: value + 0.5, mutation: "not an integer", path: [] }))
+        )
+      )
+    }
+    return options
+  }
+
   /** Values the schema admits (by this module's reading; the document's validator has the last word). */
   valid(schema: unknown): fc.Arbitrary<unknown> {
     const parts = this.#parts(schema)
@@ -628,6 +703,8 @@ export class SchemaArbitraries {
             return this.#validString(parts)
           case "object":
             return this.#validObject(parts)
+          case "number":
+            return this.#validNumber(parts)
           case "array":
             throw new Error("the generator does not know arrays yet")
           default:
@@ -687,7 +764,13 @@ export class SchemaArbitraries {
       ]
     }
     return this.#types(parts).flatMap((type) =>
-      type === "string" ? this.#invalidString(parts) : type === "object" ? this.#invalidObject(parts) : []
+      type === "string"
+        ? this.#invalidString(parts)
+        : type === "object"
+          ? this.#invalidObject(parts)
+          : type === "number"
+            ? this.#invalidNumber(parts)
+            : []
     )
   }
 }

@@ -125,6 +125,66 @@ layer(layerFreshDatabase, { excludeTestServices: true })("SQL functions: migrati
       })
   )
 
+  it.effect(
+    "a column of leads is stored and filled from the document's field of its name, with no new text; a webhook's filled names only its lead's fields",
+    () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`ALTER TABLE leads ADD COLUMN probe text`
+        const [organization] = yield* sql<{ readonly id: string }>`
+          INSERT INTO organizations (name, country) VALUES ('Probe', 'MX') RETURNING id`
+        const [origin] = yield* sql<{ readonly id: string }>`
+          INSERT INTO origins (organization_id, label, rate_limit, created_at)
+          VALUES (${organization!.id}, 'web', 60, now()) RETURNING id`
+        yield* sql`
+          INSERT INTO webhook_endpoints (organization_id, url, events, test_events, secret, created_at)
+          VALUES (${organization!.id}, 'https://crm.example/hook', '{lead.enriched}'::text[], false, 'whsec_probe', now())`
+        const write = (input: object, requestId: string) =>
+          sql<{ readonly answer: { readonly lead_id: string; readonly filled: ReadonlyArray<string> } }>`
+            SELECT lead_write(${organization!.id}, ${JSON.stringify({
+              origin_id: origin!.id,
+              livemode: true,
+              request_id: requestId,
+              input: {
+                nombre: "Ana",
+                telefono: "55 1234 5678",
+                email: null,
+                mensaje: null,
+                propiedad: null,
+                extras: [],
+                ...input
+              },
+              phone_key: "+525512345678",
+              note: null,
+              now: new Date().toISOString(),
+              due_at: new Date().toISOString(),
+              idempotency: null
+            })}::jsonb) AS answer`.pipe(Effect.map(([row]) => row!.answer))
+
+        const created = yield* write({}, "probe-1")
+        assert.deepStrictEqual(created.filled, [])
+        const enriched = yield* write({ probe: "dato", email: "ana@example.com" }, "probe-2")
+        assert.deepStrictEqual(enriched.filled, ["email", "probe"])
+        const again = yield* write({ probe: "otro" }, "probe-3")
+        assert.deepStrictEqual(again.filled, [])
+        const stored = yield* sql<{ readonly probe: string; readonly email: string }>`
+          SELECT probe, email FROM leads WHERE id = ${created.lead_id}`
+        assert.deepStrictEqual([...stored], [{ probe: "dato", email: "ana@example.com" }])
+        const snapshots = yield* sql<{ readonly filled: unknown }>`
+          SELECT webhook_snapshot -> 'filled' AS filled FROM outbox_events
+          WHERE lead_id = ${created.lead_id} AND type = 'lead.enriched' ORDER BY created_at, id`
+        assert.deepStrictEqual(
+          snapshots.map((row) => row.filled),
+          [["email"], []]
+        )
+        yield* sql`DELETE FROM webhook_deliveries WHERE organization_id = ${organization!.id}`
+        yield* sql`DELETE FROM outbox_events WHERE organization_id = ${organization!.id}`
+        yield* sql`DELETE FROM lead_tasks WHERE organization_id = ${organization!.id}`
+        yield* sql`DELETE FROM leads WHERE organization_id = ${organization!.id}`
+        yield* sql`ALTER TABLE leads DROP COLUMN probe`
+      })
+  )
+
   it.effect("a distributed function is found by its name alone; a name with two signatures is refused", () =>
     Effect.gen(function* () {
       assert.strictEqual(yield* Migrations.signatureOf("lead_write"), "lead_write(uuid,jsonb)")
