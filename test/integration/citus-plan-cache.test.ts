@@ -244,10 +244,12 @@ describe.skipIf(inspection === null)("on Citus, the shard queries of a create ar
             connections
           })
         )
+        // A failure says what was measured, so that a run on another build reports its figures.
+        const figures = `${plans.length - duringMeasured} plans cached during ${warmUp} warm-up creates, ${duringMeasured} during the next ${measured}; ${statements} shard queries, ${connections} connections`
         assert.isAbove(
           statements,
           0,
-          "the worker cached plans of the creates' shard queries (DEBUG5 is logged)"
+          `the worker cached plans of the creates' shard queries (DEBUG5 is logged): ${figures}`
         )
         // Each connection plans each statement once (again only if the plan is invalidated, say by an
         // ANALYZE of a shard): what the measured creates add cannot exceed one round of it, however
@@ -255,9 +257,9 @@ describe.skipIf(inspection === null)("on Citus, the shard queries of a create ar
         assert.isAtMost(
           duringMeasured,
           statements * connections,
-          `plans cached during ${measured} creates, against ${statements} shard queries x ${connections} connections`
+          `plans cached during ${measured} creates, against ${statements} shard queries x ${connections} connections (${figures})`
         )
-        assert.isBelow(duringMeasured, measured, `plans cached during ${measured} creates`)
+        assert.isBelow(duringMeasured, measured, `plans cached during ${measured} creates (${figures})`)
       }),
     { timeout: 300_000 }
   )
@@ -281,7 +283,11 @@ describe.skipIf(inspection === null)("on Citus, the shard queries of a create ar
         // the ones kept served these creates from the first to the last.
         const still = yield* backendsOf(holder, name)
         const kept = connections.filter((pid) => still.includes(pid) && before.has(pid))
-        assert.isAbove(kept.length, 0, "worker connections kept through the creates")
+        assert.isAbove(
+          kept.length,
+          0,
+          `worker connections kept through the creates (${connections.length} measured before, ${still.length} after)`
+        )
         const after = yield* memoryOf(holder, kept)
         const growth = kept
           .map((pid) => ({ pid, before: before.get(pid)!, growth: after.get(pid)! - before.get(pid)! }))
@@ -300,10 +306,11 @@ describe.skipIf(inspection === null)("on Citus, the shard queries of a create ar
         // small and bounded (a plan made again after an ANALYZE of a shard replaces the old one, a few
         // catalog cache entries). Planning on every create and keeping every plan adds tens of KB per
         // create: the busiest of these connections serves at least 5,000 / connections creates.
+        const kib = (bytes: number) => Math.round(bytes / 1024)
         assert.isAtMost(
           growth[0]!.growth,
           1024 * 1024,
-          `the busiest connection grew by ${growth[0]!.growth} bytes`
+          `the busiest connection grew by ${growth[0]!.growth} bytes (${kib(growth[0]!.before)} KiB to ${kib(growth[0]!.before + growth[0]!.growth)} KiB) over ${measured} creates; growth of the ${kept.length} of ${connections.length} connections kept, KiB: ${growth.map((c) => kib(c.growth)).join(" ")}; ${Math.round(measured / seconds)} creates/s`
         )
       }),
     { timeout: 900_000 }
