@@ -12,18 +12,20 @@ const columns =
  * `logged_requests` until the contract release drops it: the rows it held at the deploy, and those the
  * previous release's instances write there until they stop.
  *
- * One batch: the newest `batchSize` rows, moved in one transaction with their ids (their days'
+ * One batch: the newest `size` rows (5,000 by default), moved in one transaction with their ids (their days'
  * partitions made first); rows older than `cutoff` (past the retention) are deleted instead. Two
  * statements rather than one writable CTE, so that Citus runs each on the shards' nodes. Returns the
  * rows taken from `request_log`: none when it is empty.
  */
-export const moveBatch = (cutoff: Date) =>
+export const moveBatch = (cutoff: Date, size = batchSize) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return yield* sql.withTransaction(
       Effect.gen(function* () {
+        // Ordered by the column, not by the text it is read as (`ORDER BY` an output column's name
+        // sorts that column: "999999" would come before "5075520", the oldest rows first).
         const rows = yield* sql<{ id: string }>`
-          SELECT id::text AS id FROM request_log ORDER BY id DESC LIMIT ${batchSize}`
+          SELECT r.id::text AS id FROM request_log r ORDER BY r.id DESC LIMIT ${size}`
         if (rows.length === 0) return 0
         const batch = sql`id = ANY(${`{${rows.map((row) => row.id).join(",")}}`}::bigint[])`
         yield* sql`

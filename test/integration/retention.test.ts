@@ -3,6 +3,7 @@ import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { sweep } from "../../src/Intake/Janitor.ts"
+import * as PreviousRequestLog from "../../src/Intake/PreviousRequestLog.ts"
 import { AppConfig, appConfig } from "../../src/Platform/Config.ts"
 import { WebhookDeliveries } from "../../src/Webhooks/Deliveries.ts"
 import { addOutboxEvent } from "../../src/Webhooks/Outbox.ts"
@@ -273,6 +274,31 @@ layer(
           "nothing moved into a day past the retention"
         )
       }).pipe(Effect.provide(TestClock.layer()))
+  )
+
+  it.effect("moves request_log's newest rows first, by id, whatever the ids' digits", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const [origin] = yield* sql<{ id: string; organization_id: string }>`
+        WITH org AS (INSERT INTO organizations (name) VALUES ('Por orden') RETURNING id)
+        INSERT INTO origins (organization_id, label) SELECT id, 'web' FROM org RETURNING id, organization_id`
+      // Ids 99,999,999 and 100,000,000: as text, the older sorts after the newer.
+      yield* sql`
+        INSERT INTO request_log (id, organization_id, row_key, request_id, at, origin_id, status, outcome, duration_ms)
+        OVERRIDING SYSTEM VALUE
+        SELECT 99999998 + n, ${origin!.organization_id}, gen_random_uuid(), 'digits-' || n, now() - interval '1 hour',
+               ${origin!.id}, 201, 'created', 1
+        FROM generate_series(1, 2) AS n`
+      assert.strictEqual(yield* PreviousRequestLog.moveBatch(new Date(0), 1), 1)
+      const moved = yield* sql<{ id: string }>`
+        SELECT id::text AS id FROM logged_requests WHERE origin_id = ${origin!.id}`
+      assert.deepStrictEqual(
+        moved.map((row) => row.id),
+        ["100000000"],
+        "the newest row moved first, its id kept"
+      )
+      yield* sql`DELETE FROM request_log WHERE origin_id = ${origin!.id}`
+    })
   )
 
   it.effect("the janitor and the webhooks' retention, run at once, each prune their own tables only", () =>
