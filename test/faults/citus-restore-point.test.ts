@@ -9,6 +9,7 @@ import {
   postLead,
   startCitusCluster
 } from "./citus-cluster.ts"
+import { expectRestored } from "./restored.ts"
 import { inspector, newLead, sleep } from "./support.ts"
 
 interface Sent extends Attempt {
@@ -18,7 +19,6 @@ interface Sent extends Attempt {
   readonly partner: Partner
 }
 
-const digits = (phone: string) => phone.replace(/\D/g, "")
 const restorePoint = "before-the-mistake"
 const skipped = citusUnavailable()
 
@@ -94,7 +94,7 @@ describe.skipIf(skipped !== undefined)(
         const first = sent.map((lead) => lead.requestId!)
         for (let waited = 0; ; waited += 100) {
           const [row] = await db.query<{ logged: number }>(
-            "SELECT count(*)::int AS logged FROM request_log WHERE request_id = ANY($1)",
+            "SELECT count(*)::int AS logged FROM logged_requests WHERE request_id = ANY($1)",
             [first]
           )
           if (row!.logged === first.length) break
@@ -136,82 +136,25 @@ describe.skipIf(skipped !== undefined)(
       const restoredIn = performance.now() - restoreStartedAt
 
       const check = inspector(cluster.url)
-      let restoredSent: ReadonlyArray<Sent> = []
       try {
-        const leads = await check.query<{
-          id: string
-          organization_id: string
-          telefono: string
-          notes: number
-          tasks: number
-          events: number
-        }>(
-          `SELECT l.id, l.organization_id, l.telefono,
-             (SELECT count(*)::int FROM lead_notes n WHERE n.organization_id = l.organization_id AND n.lead_id = l.id) AS notes,
-             (SELECT count(*)::int FROM lead_tasks t WHERE t.organization_id = l.organization_id AND t.lead_id = l.id) AS tasks,
-             (SELECT count(*)::int FROM outbox_events e WHERE e.organization_id = l.organization_id AND e.lead_id = l.id) AS events
-           FROM leads l`
-        )
-        const keys = await check.query<{ key: string; state: string; lead_id: string | null }>(
-          "SELECT key, state, response->>'lead_id' AS lead_id FROM idempotency_keys"
-        )
-        const rows = await check.query<{ request_id: string; status: number; lead_id: string | null }>(
-          "SELECT request_id, status, lead_id FROM request_log"
-        )
-        const byPhone = new Map(leads.map((lead) => [digits(lead.telefono), lead]))
-        const keyOf = new Map(keys.map((row) => [row.key, row]))
-        const rowOf = new Map(rows.map((row) => [row.request_id, row]))
-        const present = (lead: Sent) => byPhone.get(digits(lead.phone))?.id === lead.leadId
-        restoredSent = sent.filter(present)
-
-        console.log(
-          `Citus restore point (${sent.length} leads acknowledged by 2 partners, one per worker): ` +
-            `${before.length} before citus_create_restore_point was asked for, ${straddling.length} in flight while it ran ` +
-            `(${(made.answeredAt - made.askedAt).toFixed(0)} ms), ${later.length} after; restored 3 nodes in ` +
-            `${(restoredIn / 1000).toFixed(1)} s: ${leads.length} leads (${restoredSent.length - before.length} of those in flight), ` +
-            `${keys.length} keys, ${rows.length} request-log rows`
-        )
-        expect(
-          before.filter((lead) => !present(lead)).map((lead) => `${lead.partner.worker.name} ${lead.key}`),
-          "leads acknowledged before the restore point, missing"
-        ).toEqual([])
-        expect(
-          later.filter((lead) => byPhone.has(digits(lead.phone))).map((lead) => lead.key),
-          "leads sent after the restore point, present"
-        ).toEqual([])
-        expect(leads.length, "no lead that no client was told about").toBe(restoredSent.length)
-        expect(
-          leads
-            .filter((lead) => lead.notes !== 1 || lead.tasks !== 1 || lead.events !== 1)
-            .map((lead) => `${lead.id}: ${lead.notes} notes, ${lead.tasks} tasks, ${lead.events} events`),
-          "leads without exactly one note, task and outbox event"
-        ).toEqual([])
-        expect(
-          restoredSent
-            .filter(
-              (lead) =>
-                keyOf.get(lead.key)?.state !== "completed" || keyOf.get(lead.key)?.lead_id !== lead.leadId
-            )
-            .map((lead) => lead.key),
-          "restored leads whose key is not completed with them"
-        ).toEqual([])
-        expect(keys.length, "keys of leads the restore does not hold").toBe(restoredSent.length)
         // The request log: every row written before the restore point was asked for (the service
-        // had flushed them), and no row of a lead the restore does not hold.
-        expect(
-          firstLogged.filter((requestId) => !rowOf.has(requestId)),
-          "request-log rows written before the restore point, missing"
-        ).toEqual([])
-        const sentOf = new Map(sent.map((lead) => [lead.requestId, lead]))
-        expect(
-          rows
-            .filter((row) => {
-              const lead = sentOf.get(row.request_id)
-              return lead === undefined || !present(lead) || row.status !== 201 || row.lead_id !== lead.leadId
-            })
-            .map((row) => row.request_id),
-          "request-log rows of no restored lead"
-        ).toEqual([])
+        // had flushed them) is there.
+        await expectRestored(check, {
+          sent,
+          before,
+          later,
+          logged: firstLogged,
+          moment: "the restore point",
+          name: (lead) => `${lead.partner.worker.name} ${lead.key}`,
+          read: ({ leads, keys, rows, restored }) =>
+            console.log(
+              `Citus restore point (${sent.length} leads acknowledged by 2 partners, one per worker): ` +
+                `${before.length} before citus_create_restore_point was asked for, ${straddling.length} in flight while it ran ` +
+                `(${(made.answeredAt - made.askedAt).toFixed(0)} ms), ${later.length} after; restored 3 nodes in ` +
+                `${(restoredIn / 1000).toFixed(1)} s: ${leads} leads (${restored.length - before.length} of those in flight), ` +
+                `${keys} keys, ${rows} request-log rows`
+            )
+        })
       } finally {
         await check.close()
       }

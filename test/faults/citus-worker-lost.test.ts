@@ -201,6 +201,31 @@ describe.skipIf(skipped !== undefined)(
       })
 
     /**
+     * What both cases assert of every lead's answers: none the contract does not allow, no 503 that
+     * wrote, and every lead's retries settled with a 201/200.
+     */
+    const expectAnswersSettled = (
+      leads: ReadonlyArray<Lead>,
+      stop: { readonly issuedAt: number; readonly doneAt: number }
+    ) => {
+      expect.soft(unexplained(leads, stop), "answers the contract does not allow").toEqual([])
+      expect
+        .soft(
+          writtenBy503(leads).map((lead) => lead.key),
+          "leads a 503 wrote (their first 2xx a replay)"
+        )
+        .toEqual([])
+      expect
+        .soft(
+          leads
+            .filter((lead) => !acknowledged(lead.attempts.at(-1)))
+            .map((lead) => `${lead.key}: ${lead.attempts.map(answerName).join(", ")}`),
+          "leads whose retries did not settle"
+        )
+        .toEqual([])
+    }
+
+    /**
      * The answered requests without a request-log row once the worker is back (or replaced): the
      * batches that touched it waited in the instance's queue. Waits up to 20 s for the queue.
      */
@@ -212,7 +237,7 @@ describe.skipIf(skipped !== undefined)(
           const logged = new Set(
             (
               await db.query<{ request_id: string }>(
-                `SELECT request_id FROM request_log WHERE request_id = ANY($1)
+                `SELECT request_id FROM logged_requests WHERE request_id = ANY($1)
                  UNION ALL SELECT request_id FROM unattributed_requests WHERE request_id = ANY($1)`,
                 [answered]
               )
@@ -336,23 +361,7 @@ describe.skipIf(skipped !== undefined)(
           "the lost worker's partner during the outage: anything but 503 with Retry-After (or 409 after a 500)"
         )
         .toEqual([])
-      expect
-        .soft(unexplained(load.leads, { issuedAt, doneAt }), "answers the contract does not allow")
-        .toEqual([])
-      expect
-        .soft(
-          writtenBy503(load.leads).map((lead) => lead.key),
-          "leads a 503 wrote (their first 2xx a replay)"
-        )
-        .toEqual([])
-      expect
-        .soft(
-          load.leads
-            .filter((lead) => !acknowledged(lead.attempts.at(-1)))
-            .map((lead) => `${lead.key}: ${lead.attempts.map(answerName).join(", ")}`),
-          "leads whose retries did not settle"
-        )
-        .toEqual([])
+      expectAnswersSettled(load.leads, { issuedAt, doneAt })
       expect.soft(await notStoredOnce(load.leads), "acknowledged leads not stored exactly once").toEqual([])
       const log = await unlogged(load.leads)
       console.log(
@@ -427,23 +436,7 @@ describe.skipIf(skipped !== undefined)(
       expect
         .soft(servedShare, "share of 2xx of the other worker's partner until the switch")
         .toBeGreaterThanOrEqual(0.95)
-      expect
-        .soft(unexplained(load.leads, { issuedAt, doneAt }), "answers the contract does not allow")
-        .toEqual([])
-      expect
-        .soft(
-          writtenBy503(load.leads).map((lead) => lead.key),
-          "leads a 503 wrote (their first 2xx a replay)"
-        )
-        .toEqual([])
-      expect
-        .soft(
-          load.leads
-            .filter((lead) => !acknowledged(lead.attempts.at(-1)))
-            .map((lead) => `${lead.key}: ${lead.attempts.map(answerName).join(", ")}`),
-          "leads whose retries did not settle"
-        )
-        .toEqual([])
+      expectAnswersSettled(load.leads, { issuedAt, doneAt })
       expect
         .soft(firstBack, "a 201/200 for the lost worker's partner after the switch")
         .toBeGreaterThan(switchedAt)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Env, freePort, json, type RunningServer, runInProcess, startServer } from "../e2e/Processes.ts"
 import { type ArchivingServer, startArchivingServer } from "./archive.ts"
+import { expectRestored } from "./restored.ts"
 import { unavailable } from "./standby.ts"
 import { inspector, newLead, sleep } from "./support.ts"
 
@@ -15,7 +16,6 @@ interface Sent {
   readonly leadId: string | undefined
 }
 
-const digits = (phone: string) => phone.replace(/\D/g, "")
 const skipped = unavailable()
 
 /**
@@ -106,7 +106,7 @@ describe.skipIf(skipped !== undefined)(
         const first = sent.map((lead) => lead.requestId!)
         for (let waited = 0; ; waited += 100) {
           const [row] = await db.query<{ logged: number }>(
-            "SELECT count(*)::int AS logged FROM request_log WHERE request_id = ANY($1)",
+            "SELECT count(*)::int AS logged FROM logged_requests WHERE request_id = ANY($1)",
             [first]
           )
           if (row!.logged === first.length) break
@@ -137,78 +137,20 @@ describe.skipIf(skipped !== undefined)(
       const check = inspector(server.url(restored.port))
       let restoredSent: ReadonlyArray<Sent> = []
       try {
-        const leads = await check.query<{
-          id: string
-          telefono: string
-          notes: number
-          tasks: number
-          events: number
-        }>(
-          `SELECT l.id, l.telefono,
-             (SELECT count(*)::int FROM lead_notes n WHERE n.lead_id = l.id) AS notes,
-             (SELECT count(*)::int FROM lead_tasks t WHERE t.lead_id = l.id) AS tasks,
-             (SELECT count(*)::int FROM outbox_events e WHERE e.lead_id = l.id) AS events
-           FROM leads l`
-        )
-        const keys = await check.query<{ key: string; state: string; lead_id: string | null }>(
-          "SELECT key, state, response->>'lead_id' AS lead_id FROM idempotency_keys"
-        )
-        const rows = await check.query<{ request_id: string; status: number; lead_id: string | null }>(
-          "SELECT request_id, status, lead_id FROM request_log"
-        )
-        const byPhone = new Map(leads.map((lead) => [digits(lead.telefono), lead]))
-        const keyOf = new Map(keys.map((row) => [row.key, row]))
-        const rowOf = new Map(rows.map((row) => [row.request_id, row]))
-        const present = (lead: Sent) => byPhone.get(digits(lead.phone))?.id === lead.leadId
-        restoredSent = sent.filter(present)
-
-        console.log(
-          `point-in-time recovery (${server.version}): ${sent.length} leads acknowledged, target ${recorded.text}; ` +
-            `${before.length} before it, ${straddling.length} in flight when it was read, ${later.length} after; ` +
-            `restored ${leads.length} leads (${restoredSent.length - before.length} of those in flight), ` +
-            `${keys.length} keys, ${rows.length} request-log rows`
-        )
-        expect(
-          before.filter((lead) => !present(lead)).map((lead) => lead.key),
-          "leads acknowledged before the target, missing"
-        ).toEqual([])
-        expect(
-          later.filter((lead) => byPhone.has(digits(lead.phone))).map((lead) => lead.key),
-          "leads sent after the target, present"
-        ).toEqual([])
-        expect(leads.length, "no lead that no client was told about").toBe(restoredSent.length)
-        expect(
-          leads
-            .filter((lead) => lead.notes !== 1 || lead.tasks !== 1 || lead.events !== 1)
-            .map((lead) => lead.id),
-          "leads without exactly one note, task and outbox event"
-        ).toEqual([])
-        // Idempotency-Keys: a restored lead's key completed with its lead; no other key at all.
-        expect(
-          restoredSent
-            .filter(
-              (lead) =>
-                keyOf.get(lead.key)?.state !== "completed" || keyOf.get(lead.key)?.lead_id !== lead.leadId
+        restoredSent = await expectRestored(check, {
+          sent,
+          before,
+          later,
+          logged: firstLogged,
+          moment: "the target",
+          read: ({ leads, keys, rows, restored }) =>
+            console.log(
+              `point-in-time recovery (${server.version}): ${sent.length} leads acknowledged, target ${recorded.text}; ` +
+                `${before.length} before it, ${straddling.length} in flight when it was read, ${later.length} after; ` +
+                `restored ${leads} leads (${restored.length - before.length} of those in flight), ` +
+                `${keys} keys, ${rows} request-log rows`
             )
-            .map((lead) => lead.key),
-          "restored leads whose key is not completed with them"
-        ).toEqual([])
-        expect(keys.length, "keys of leads the restore does not hold").toBe(restoredSent.length)
-        // The request log: the rows seen before the target was read, and no row of a lead not restored.
-        expect(
-          firstLogged.filter((requestId) => !rowOf.has(requestId)),
-          "request-log rows written before the target, missing"
-        ).toEqual([])
-        const sentOf = new Map(sent.map((lead) => [lead.requestId, lead]))
-        expect(
-          rows
-            .filter((row) => {
-              const lead = sentOf.get(row.request_id)
-              return lead === undefined || !present(lead) || row.status !== 201 || row.lead_id !== lead.leadId
-            })
-            .map((row) => row.request_id),
-          "request-log rows of no restored lead"
-        ).toEqual([])
+        })
       } finally {
         await check.close()
       }
