@@ -9,6 +9,13 @@ import { json } from "../e2e/Processes.ts"
 import { type Receiver, startReceiver } from "../webhooks/support.ts"
 import { strayWords } from "./catalog-words.ts"
 import {
+  everyAuditAction,
+  everyOutcome,
+  everyWebhookState,
+  longestIdempotencyKey,
+  longestLead
+} from "./every-word.ts"
+import {
   addOperator,
   apiFromPage,
   type ConsoleServer,
@@ -22,7 +29,9 @@ import {
 
 /**
  * Every page and dialog of the console, at 1280 and 375 px, in Spanish (Mexico) and English:
- * axe-core finds no WCAG 2.0/2.1/2.2 A or AA violation, and nothing is wider than the viewport.
+ * axe-core finds no WCAG 2.0/2.1/2.2 A or AA violation, and nothing is wider than the viewport, with
+ * the longest words the console can show (every-word.ts): every request outcome, endpoint, delivery
+ * and attempt state, audited action, and a lead with every field at its longest.
  * Spanish screenshots go to docs/console/es/ (the English ones are the other tests'). In Spanish,
  * every visible word is the Spanish catalog's: none is English, none skipped the catalogs (values,
  * code and numbers aside).
@@ -56,8 +65,18 @@ const describeViolations = (violations: ReadonlyArray<AxeViolation>) =>
     )
     .join("\n")
 
+/**
+ * How far the page, or an open dialog, reaches past the viewport or past its own box (a dialog
+ * scrolls sideways inside itself without widening the page).
+ */
 const overflow = (page: Page): Promise<number> =>
-  page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth") as Promise<number>
+  page.evaluate(`Math.max(
+    document.scrollingElement.scrollWidth - window.innerWidth,
+    ...[...document.querySelectorAll("dialog[open]")].flatMap((dialog) => {
+      const box = dialog.getBoundingClientRect()
+      return [box.right - window.innerWidth, -box.left, dialog.scrollWidth - dialog.clientWidth]
+    })
+  )`) as Promise<number>
 
 type Language = "es" | "en"
 const widths = [1280, 375] as const
@@ -101,13 +120,21 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     "direccion@laslomas.test",
     "EB-77812",
     "Lead Intake",
-    /^sitio-[0-9a-f]{6}$/
+    "Lucía Treviño",
+    "Lucía Treviño Garza",
+    "Lucía T.",
+    longestIdempotencyKey,
+    /^sitio-[0-9a-f]{6}$/,
+    /^(María Guadalupe de los Ángeles|Me interesa el departamento de tres|Campaña de preventa)/,
+    /^(utm_campaign_|req_|QRO-2048-)/
   ]
 
   beforeAll(async () => {
     // The endpoint's receiver refuses (503, on 127.0.0.1): its deliveries fail with their attempts
     // and, after four failed attempts over more than WEBHOOK_DISABLE_AFTER, it is paused.
-    receiver = await startReceiver(() => ({ status: 503 }))
+    receiver = await startReceiver((request) => ({
+      status: request.path.includes("/al-corriente") ? 204 : 503
+    }))
     app = await startConsole({
       WEBHOOK_WORKER: "true",
       WEBHOOK_ALLOW_PRIVATE: "true",
@@ -134,6 +161,20 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
       )
     )
     json(await app.cli("property", "add", "--org", org, "--codigo", "GDL-0450", "--json"))
+    const longestCode = `QRO-2048-${"torre-mirador-juriquilla-".repeat(4)}`.slice(0, 100)
+    json(
+      await app.cli(
+        "property",
+        "add",
+        "--org",
+        org,
+        "--codigo",
+        "QRO-2048",
+        "--external-code",
+        longestCode,
+        "--json"
+      )
+    )
     const origin = json(
       await app.cli("origin", "create", "--org", org, "--label", "Sitio web principal", "--json")
     )
@@ -152,10 +193,16 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     })
     expect(created.status).toBe(201)
     webhookId = (created.body as { endpoint: { id: string } }).endpoint.id
+    const active = await apiFromPage(page, "POST", "/api/webhooks", {
+      body: {
+        url: receiver.url("/crm/al-corriente/prospectos"),
+        events: ["lead.created", "lead.enriched", "lead.erased"]
+      }
+    })
+    expect(active.status).toBe(201)
     // an export of each list, so the Audit page shows both actions, in either language
     for (const list of ["requests", "leads"])
       await page.evaluate(async (url) => (await fetch(url)).text(), `/api/${list}.csv`)
-    await context.close()
 
     const first = await postLead(app.publicUrl, origin.key, {
       nombre: "María Fernanda Gutiérrez",
@@ -177,6 +224,33 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
       if (Date.now() > deadline) throw new Error("the refused endpoint was not paused")
       await new Promise((resolve) => setTimeout(resolve, 200))
     }
+    await everyOutcome(app, {
+      key: origin.key,
+      longestLead: longestLead(longestCode),
+      rescue: async (requestId, body) => {
+        const rescued = await apiFromPage(page, "POST", `/api/requests/${requestId}/rescue`, {
+          body: { body }
+        })
+        expect(rescued.status).toBe(200)
+      }
+    })
+    await everyWebhookState(
+      app,
+      page,
+      {
+        failing: receiver.url("/integraciones/erp-corporativo/webhooks/eventos-de-prospectos-con-fallas"),
+        gone: receiver.url("/integraciones/crm-anterior/webhooks/direccion-que-ya-no-existe"),
+        disabled: receiver.url("/integraciones/crm-de-pruebas/webhooks/desactivado-por-mantenimiento")
+      },
+      webhookId
+    )
+    await everyAuditAction(
+      app,
+      org,
+      admin.email,
+      receiver.url("/integraciones/crm-inmobiliario/webhooks/prospectos-recibidos-desde-el-sitio-web")
+    )
+    await context.close()
   })
 
   afterAll(async () => {
@@ -220,10 +294,20 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     { name: "requests", path: "/requests" },
     // The last request sent above is a 400 whose body is kept: the dialog shows it with the rescue form.
     { name: "requests-kept", path: "/requests?kept=true" },
+    // A replay's: its outcome has the longest words of the log.
     {
       name: "request-dialog",
       path: "/requests",
-      open: (page) => openDialog(page, () => page.locator("main tbody tr button.link").first().click())
+      open: (page) =>
+        openDialog(page, () =>
+          page
+            .locator("main tbody tr")
+            .filter({ has: page.locator('.badge[title="replay"]') })
+            .first()
+            .locator("button.link")
+            .first()
+            .click()
+        )
     },
     { name: "leads", path: "/leads" },
     { name: "lead", path: "/leads/:lead" },
@@ -351,6 +435,26 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
             await check("menu")
           })
         }
+
+        it("the detail of every request, one outcome after another", async () => {
+          await page.goto("/requests")
+          await page.locator("main h1").waitFor()
+          const rows = page.locator("main tbody tr")
+          await expect
+            .poll(() => rows.count())
+            .toBeGreaterThanOrEqual(Object.keys(en.requests.outcomes).length)
+          const count = await rows.count()
+          for (let index = 0; index < count; index++) {
+            const row = rows.nth(index)
+            const outcome = await row.locator(".badge[title]").first().getAttribute("title")
+            await openDialog(page, () => row.locator("button.link").first().click())
+            expect(await overflow(page), `the detail of a request ${outcome}: wider by`).toBeLessThanOrEqual(
+              0
+            )
+            await page.keyboard.press("Escape")
+            await expect.poll(() => page.locator("dialog[open]").count()).toBe(0)
+          }
+        })
 
         for (const view of views(language)) {
           it(view.name, async () => {
