@@ -94,6 +94,7 @@ export const longestIdempotencyKey = `pedido-${"7f3c9a1e-4b2d-4e8f-9a6b-".repeat
  * Sends one request of every outcome a partner can cause, rescues a kept one, and writes the rest
  * (those of a fault, of a clock) as copies of a logged request with the other outcome; then checks
  * that the log holds every outcome the console has words for, a kept body and a rescued one.
+ * Answers the id of the lead with every field at its longest.
  */
 export const everyOutcome = async (
   app: ConsoleServer,
@@ -105,7 +106,8 @@ export const everyOutcome = async (
 ) => {
   const { key } = options
   const lead = options.longestLead
-  expect((await postLead(app.publicUrl, key, lead)).status).toBe(201)
+  const longest = await postLead(app.publicUrl, key, lead)
+  expect(longest.status).toBe(201)
   expect((await postLead(app.publicUrl, key, { ...lead, email: null })).status).toBe(200)
   const keyed = { "idempotency-key": longestIdempotencyKey }
   const body = { nombre: "Lucía Treviño", telefono: "+52 81 5555 0101" }
@@ -165,6 +167,7 @@ export const everyOutcome = async (
   expect(logged.map((row) => row.outcome)).toEqual(expect.arrayContaining([...requestOutcomes]))
   expect(logged.some((row) => row.kept)).toBe(true)
   expect(logged.some((row) => row.rescued)).toBe(true)
+  return longest.body.lead_id as string
 }
 
 /**
