@@ -164,6 +164,12 @@ export const time = (iso: string | null | undefined, style: TimeStyle = "datetim
 /** The label of a column of times: names the organization's time zone they are shown in. */
 export const timeColumnLabel = (label: string) => t.common.timeColumn(label, zoneLabel())
 
+/**
+ * A column's label as a stacked card shows it beside each value: a hyphen joins what it joins, so a
+ * zone stays on one line ("RECEIVED (GMT-" above "6)" on a phone).
+ */
+const cardLabel = (label: string) => label.replaceAll("-", "\u2011")
+
 export const duration = (ms: number | null | undefined) => formatMilliseconds(ms)
 
 export const number = (value: number | null | undefined) => formatNumber(value)
@@ -464,7 +470,11 @@ export const table = <Row>({
             "tr",
             rowAttributes?.(row) ?? {},
             columns.map((column) =>
-              h("td", { "data-label": column.label, class: column.className }, cellContent(column.cell(row)))
+              h(
+                "td",
+                { "data-label": cardLabel(column.label), class: column.className },
+                cellContent(column.cell(row))
+              )
             )
           )
         )
