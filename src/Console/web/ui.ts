@@ -205,7 +205,13 @@ export const outcomeBadge = (outcome: string | null | undefined) =>
  */
 export const attemptError = (error: string): Child => {
   const words = t.webhooks.attemptErrors
-  const code = (text: string) => h("code", { class: "error-text" }, text)
+  // a system code breaks after an underscore before anywhere else ("ERR_HTTP2_STREAM_CANCE" above "L")
+  const code = (text: string) =>
+    h(
+      "code",
+      { class: "error-text" },
+      text.split(/(?<=_)/).flatMap((part, index) => (index === 0 ? [part] : [h("wbr"), part]))
+    )
   let match = /^HTTP (\d{3})$/.exec(error)
   if (match) return h("span", { class: "error-text", title: error }, words.http(match[1] ?? ""))
   match = /^redirect: HTTP (\d{3}) \(not followed\)$/.exec(error)
