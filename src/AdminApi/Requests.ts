@@ -15,6 +15,29 @@ import {
 } from "./Common.ts"
 import { AdminNotFound, AdminPropertyNotFound, AdminValidationError, Conflict, Forbidden } from "./Errors.ts"
 
+/**
+ * Every outcome the request log records for `POST /v1/leads`: what the request did to its lead, or
+ * the code of the public API's error it was answered with (each one the operation declares).
+ */
+export const requestOutcomes = [
+  "created",
+  "enriched",
+  "replay",
+  "dry_run",
+  "invalid_key",
+  "validation_error",
+  "rate_limited",
+  "idempotency_conflict",
+  "idempotency_in_progress",
+  "property_not_found",
+  "payload_too_large",
+  "unsupported_media_type",
+  "temporarily_unavailable",
+  "internal_error"
+] as const
+
+export type RequestOutcome = (typeof requestOutcomes)[number]
+
 export const RequestItem = Schema.Struct({
   request_id: Schema.String,
   at: Instant,

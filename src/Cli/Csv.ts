@@ -1,5 +1,6 @@
 import { Effect, Option, Schema, Stdio, Stream } from "effect"
 import { SqlClient } from "effect/sql"
+import type { AuditAction } from "../AdminApi/Audit.ts"
 import { Organization } from "../AdminApi/Overview.ts"
 import { Audit } from "../Console/AuditLog.ts"
 import { csvFile, exportTarget, leadColumns, requestColumns } from "../Console/CsvExport.ts"
@@ -21,7 +22,7 @@ const write = (chunks: Stream.Stream<string, unknown, never>) =>
     Stream.run(chunks, stdio.stdout({ endOnDone: false }))
   ).pipe(Effect.orDie)
 
-const audited = (organizationId: string | null, action: string, target: string) =>
+const audited = (organizationId: string | null, action: AuditAction, target: string) =>
   Effect.gen(function* () {
     const actor = yield* Input.actor(Option.none(), "exporting")
     return (rowCount: number) =>

@@ -1,5 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import type { AuditAction } from "../AdminApi/Audit.ts"
 import { Audit } from "../Console/AuditLog.ts"
 import { type EventType, eventTypes, isEventType } from "../Domain/WebhookPayload.ts"
 import { WebhookConfig } from "../Platform/Config.ts"
@@ -127,7 +128,7 @@ const webhookRemove = Input.command(
 )
 
 /** The audit row of an operator's change to an endpoint, as the console writes it (`webhook.disable`, ...). */
-const auditEndpoint = (action: string, actor: string, endpoint: WebhookEndpoint) =>
+const auditEndpoint = (action: AuditAction, actor: string, endpoint: WebhookEndpoint) =>
   Audit.use((audit) =>
     audit.record({
       organizationId: endpoint.organizationId,

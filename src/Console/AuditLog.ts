@@ -1,19 +1,21 @@
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { SqlClient } from "effect/sql"
+import type { AuditAction } from "../AdminApi/Audit.ts"
 import { decodeRows } from "../Platform/Sql/Sql.ts"
 
 export interface AuditEvent {
   readonly organizationId: string | null
   readonly operatorId: string | null
   readonly operatorEmail: string
-  /** What was done, e.g. `origin.create`, `key.rotate`, `session.login_failed`. */
-  readonly action: string
+  readonly action: AuditAction
   /** What it was done to (an id, a label); never a key or a password. */
   readonly target: string | null
   readonly ip: string | null
 }
 
-export interface AuditEntry extends AuditEvent {
+/** An entry as read back: its action as it was written, whichever release wrote it. */
+export interface AuditEntry extends Omit<AuditEvent, "action"> {
+  readonly action: string
   readonly id: string
   readonly at: Date
 }

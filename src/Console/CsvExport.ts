@@ -1,6 +1,7 @@
 import { DateTime, Effect, Ref, Stream } from "effect"
 import { HttpApiSchema } from "effect/http-api"
 import { SqlClient } from "effect/sql"
+import type { AuditAction } from "../AdminApi/Audit.ts"
 import { CurrentOperator } from "../AdminApi/Common.ts"
 import type { LeadItem } from "../AdminApi/Leads.ts"
 import type { RequestItem } from "../AdminApi/Requests.ts"
@@ -89,7 +90,7 @@ export const exportTarget = (selected: string, rowCount: number) =>
  */
 export const csvDownload = <A, E>(file: {
   readonly organizationId: string | null
-  readonly action: string
+  readonly action: AuditAction
   readonly selected: string
   readonly name: string
   readonly columns: ReadonlyArray<CsvColumn<A>>

@@ -35,7 +35,7 @@ const outcomeOf = (sent: Finished): Outcome => {
   return sent.status === 410 ? "gone" : "http_error"
 }
 
-const connectionErrors: Record<string, string> = {
+export const connectionErrors: Record<string, string> = {
   ECONNREFUSED: "connection refused",
   ECONNRESET: "connection reset",
   EPIPE: "connection reset",

@@ -3,6 +3,7 @@ import { Duration, Effect, Layer, Option, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { Organizations } from "../../src/Accounts/Organizations.ts"
+import { type AuditAction, auditActions } from "../../src/AdminApi/Audit.ts"
 import { Audit } from "../../src/Console/AuditLog.ts"
 import { LoginThrottle } from "../../src/Console/LoginThrottle.ts"
 import { Operators } from "../../src/Console/Operators.ts"
@@ -263,7 +264,7 @@ layer(layerPostgres, { excludeTestServices: true })("console services (postgres)
       const audit = yield* Audit
       const org = yield* organization
       const other = yield* organization
-      const entry = (organizationId: string | null, action: string) =>
+      const entry = (organizationId: string | null, action: AuditAction) =>
         audit.record({
           organizationId,
           operatorId: null,
@@ -273,13 +274,14 @@ layer(layerPostgres, { excludeTestServices: true })("console services (postgres)
           ip: "127.0.0.1"
         })
       yield* TestClock.setTime(Date.parse("2026-03-01T10:00:00Z"))
-      for (let i = 0; i < 12; i++) yield* entry(org.id, `action.${i}`)
-      yield* entry(other.id, "elsewhere")
+      const actions = auditActions.slice(0, 12)
+      for (const action of actions) yield* entry(org.id, action)
+      yield* entry(other.id, "webhook.test")
       yield* entry(null, "session.sign_in")
       const first = yield* audit.list({ organizationId: org.id, includePlatform: false }, { limit: 3 })
       assert.deepStrictEqual(
         first.items.map((e) => e.action),
-        ["action.11", "action.10", "action.9"]
+        actions.slice(9).reverse()
       )
       assert.strictEqual(first.items[0]!.at.toISOString(), "2026-03-01T10:00:00.000Z")
       assert.strictEqual(first.items[0]!.ip, "127.0.0.1")
@@ -290,17 +292,7 @@ layer(layerPostgres, { excludeTestServices: true })("console services (postgres)
       )
       assert.deepStrictEqual(
         second.items.map((e) => e.action),
-        [
-          "action.8",
-          "action.7",
-          "action.6",
-          "action.5",
-          "action.4",
-          "action.3",
-          "action.2",
-          "action.1",
-          "action.0"
-        ]
+        actions.slice(0, 9).reverse()
       )
       assert.isNull(second.nextCursor)
       const platform = yield* audit.list({ organizationId: org.id, includePlatform: true }, { limit: 100 })
@@ -310,7 +302,7 @@ layer(layerPostgres, { excludeTestServices: true })("console services (postgres)
       )
       assert.notInclude(
         platform.items.map((e) => e.action),
-        "elsewhere"
+        "webhook.test"
       )
       const garbage = yield* audit.list(
         { organizationId: org.id, includePlatform: false },

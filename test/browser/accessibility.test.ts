@@ -3,11 +3,20 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { auditActions } from "../../src/AdminApi/Audit.ts"
+import { requestOutcomes } from "../../src/AdminApi/Requests.ts"
 import { en } from "../../src/Console/web/messages/en.ts"
 import { es } from "../../src/Console/web/messages/es.ts"
 import { json } from "../e2e/Processes.ts"
 import { type Receiver, startReceiver } from "../webhooks/support.ts"
 import { strayWords } from "./catalog-words.ts"
+import {
+  everyAuditAction,
+  everyOutcome,
+  everyWebhookState,
+  longestIdempotencyKey,
+  longestLead
+} from "./every-word.ts"
 import {
   addOperator,
   apiFromPage,
@@ -22,7 +31,9 @@ import {
 
 /**
  * Every page and dialog of the console, at 1280 and 375 px, in Spanish (Mexico) and English:
- * axe-core finds no WCAG 2.0/2.1/2.2 A or AA violation, and nothing is wider than the viewport.
+ * axe-core finds no WCAG 2.0/2.1/2.2 A or AA violation, and nothing is wider than the viewport, with
+ * the longest words the console can show (every-word.ts): every request outcome, endpoint, delivery
+ * and attempt state, audited action, and a lead with every field at its longest.
  * Spanish screenshots go to docs/console/es/ (the English ones are the other tests'). In Spanish,
  * every visible word is the Spanish catalog's: none is English, none skipped the catalogs (values,
  * code and numbers aside).
@@ -56,8 +67,27 @@ const describeViolations = (violations: ReadonlyArray<AxeViolation>) =>
     )
     .join("\n")
 
+/**
+ * How far the page, or an open dialog, reaches past the viewport or past its own box (a dialog
+ * scrolls sideways inside itself without widening the page), or a table past its frame (which
+ * scrolls sideways and hides its last columns).
+ */
 const overflow = (page: Page): Promise<number> =>
-  page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth") as Promise<number>
+  page.evaluate(`Math.max(
+    document.scrollingElement.scrollWidth - window.innerWidth,
+    ...[...document.querySelectorAll(".table-wrap")].map((wrap) => wrap.scrollWidth - wrap.clientWidth),
+    ...[...document.querySelectorAll("dialog[open]")].flatMap((dialog) => {
+      const box = dialog.getBoundingClientRect()
+      return [box.right - window.innerWidth, -box.left, dialog.scrollWidth - dialog.clientWidth]
+    })
+  )`) as Promise<number>
+
+/**
+ * A directory for a screenshot of every view and request detail, in both languages at both widths
+ * (`LAYOUT_SCREENSHOTS=/tmp/console-shots`), to look at as an operator would; docs/console/es/ keeps
+ * the Spanish ones either way.
+ */
+const layoutScreenshots = process.env.LAYOUT_SCREENSHOTS
 
 type Language = "es" | "en"
 const widths = [1280, 375] as const
@@ -70,6 +100,8 @@ interface View {
   readonly path: string
   /** Opens the dialog or view on top of the page at `path`; none for the page itself. */
   readonly open?: (page: Page) => Promise<void>
+  /** Not shown in docs/console/es/ (a page of test data no operator would send). */
+  readonly undocumented?: true
 }
 
 const openDialog = async (page: Page, click: () => Promise<void>) => {
@@ -85,6 +117,7 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
   let browser: Browser
   let admin: Operator
   let leadId = ""
+  let longestLeadId = ""
   let webhookId = ""
   let receiver: Receiver
   const results: Array<string> = []
@@ -101,13 +134,21 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     "direccion@laslomas.test",
     "EB-77812",
     "Lead Intake",
-    /^sitio-[0-9a-f]{6}$/
+    "Lucía Treviño",
+    "Lucía Treviño Garza",
+    "Lucía T.",
+    longestIdempotencyKey,
+    /^sitio-[0-9a-f]{6}$/,
+    /^(María Guadalupe de los Ángeles|Me interesa el departamento de tres|Campaña de preventa)/,
+    /^(utm_campaign_|QRO-2048-)/
   ]
 
   beforeAll(async () => {
     // The endpoint's receiver refuses (503, on 127.0.0.1): its deliveries fail with their attempts
     // and, after four failed attempts over more than WEBHOOK_DISABLE_AFTER, it is paused.
-    receiver = await startReceiver(() => ({ status: 503 }))
+    receiver = await startReceiver((request) => ({
+      status: request.path.includes("/al-corriente") ? 204 : 503
+    }))
     app = await startConsole({
       WEBHOOK_WORKER: "true",
       WEBHOOK_ALLOW_PRIVATE: "true",
@@ -134,6 +175,20 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
       )
     )
     json(await app.cli("property", "add", "--org", org, "--codigo", "GDL-0450", "--json"))
+    const longestCode = `QRO-2048-${"torre-mirador-juriquilla-".repeat(4)}`.slice(0, 100)
+    json(
+      await app.cli(
+        "property",
+        "add",
+        "--org",
+        org,
+        "--codigo",
+        "QRO-2048",
+        "--external-code",
+        longestCode,
+        "--json"
+      )
+    )
     const origin = json(
       await app.cli("origin", "create", "--org", org, "--label", "Sitio web principal", "--json")
     )
@@ -152,10 +207,16 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     })
     expect(created.status).toBe(201)
     webhookId = (created.body as { endpoint: { id: string } }).endpoint.id
+    const active = await apiFromPage(page, "POST", "/api/webhooks", {
+      body: {
+        url: receiver.url("/crm/al-corriente/prospectos"),
+        events: ["lead.created", "lead.enriched", "lead.erased"]
+      }
+    })
+    expect(active.status).toBe(201)
     // an export of each list, so the Audit page shows both actions, in either language
     for (const list of ["requests", "leads"])
       await page.evaluate(async (url) => (await fetch(url)).text(), `/api/${list}.csv`)
-    await context.close()
 
     const first = await postLead(app.publicUrl, origin.key, {
       nombre: "María Fernanda Gutiérrez",
@@ -167,6 +228,8 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     expect(first.status).toBe(201)
     leadId = first.body.lead_id
     await postLead(app.publicUrl, origin.key, { nombre: "José Ángel Ramírez", telefono: "+52 33 9876 5432" })
+    // a third delivery to the refused endpoint, so its deliveries can show each state
+    await postLead(app.publicUrl, origin.key, { nombre: "Lucía Treviño", telefono: "+52 81 5555 0100" })
     await postLead(app.publicUrl, origin.key, { nombre: "", telefono: "12" })
     const deadline = Date.now() + 30_000
     while (
@@ -177,7 +240,32 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
       if (Date.now() > deadline) throw new Error("the refused endpoint was not paused")
       await new Promise((resolve) => setTimeout(resolve, 200))
     }
-  })
+    longestLeadId = await everyOutcome(app, {
+      key: origin.key,
+      longestLead: longestLead(longestCode),
+      rescue: async (requestId, body) => {
+        const rescued = await apiFromPage(page, "POST", `/api/requests/${requestId}/rescue`, {
+          body: { body }
+        })
+        expect(rescued.status).toBe(200)
+      }
+    })
+    await everyWebhookState(
+      app,
+      page,
+      (name) => receiver.url(`/integraciones/erp-corporativo-de-la-inmobiliaria/webhooks/eventos-${name}`),
+      webhookId
+    )
+    await everyAuditAction(
+      app,
+      org,
+      admin.email,
+      receiver.url("/integraciones/crm-inmobiliario/webhooks/prospectos-recibidos-desde-el-sitio-web")
+    )
+    await context.close()
+    // a server, a sign-in and some forty requests, endpoints and audit entries: on a loaded 2-core
+    // machine (load average 25) this took more than the hook's 120 s
+  }, 240_000)
 
   afterAll(async () => {
     if (results.length > 0) console.log(`axe results:\n${results.join("\n")}`)
@@ -220,13 +308,24 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
     { name: "requests", path: "/requests" },
     // The last request sent above is a 400 whose body is kept: the dialog shows it with the rescue form.
     { name: "requests-kept", path: "/requests?kept=true" },
+    // A replay's: its outcome has the longest words of the log.
     {
       name: "request-dialog",
       path: "/requests",
-      open: (page) => openDialog(page, () => page.locator("main tbody tr button.link").first().click())
+      open: (page) =>
+        openDialog(page, () =>
+          page
+            .locator("main tbody tr")
+            .filter({ has: page.locator('.badge[title="replay"]') })
+            .first()
+            .locator("button.link")
+            .first()
+            .click()
+        )
     },
     { name: "leads", path: "/leads" },
     { name: "lead", path: "/leads/:lead" },
+    { name: "lead-longest", path: "/leads/:longest", undocumented: true },
     {
       name: "lead-erase-dialog",
       path: "/leads/:lead",
@@ -276,7 +375,7 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
       path: "/audit",
       open: async (page) => {
         const actions = { es, en }[language].audit.actions
-        for (const action of ["requests.export_csv", "leads.export_csv"])
+        for (const action of auditActions)
           await expect
             .poll(() => page.locator(`main [data-action="${action}"]`).first().textContent())
             .toBe(actions[action])
@@ -309,7 +408,7 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
 
         afterAll(() => context?.close())
 
-        const check = async (name: string) => {
+        const check = async (name: string, options: { readonly undocumented?: true } = {}) => {
           const lang = await page.evaluate("document.documentElement.lang")
           expect(lang, `${name}: <html lang>`).toBe(language === "es" ? "es-MX" : "en")
           const violations = await axeViolations(page)
@@ -317,11 +416,17 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
           results.push(
             `  ${language} ${String(width).padStart(4)} ${name.padEnd(24)} ${violations.length === 0 ? "no violations" : violations.map((v) => v.id).join(", ")}${wider > 0 ? `; ${wider} px too wide` : ""}`
           )
-          if (language === "es") {
+          if (language === "es" && options.undocumented === undefined) {
             const file = width === 375 ? `mobile-${name}` : name
             await page.evaluate("document.getElementById('toasts')?.replaceChildren()")
             await page.screenshot({ path: path.join(screenshotDir, "es", `${file}.png`), fullPage: true })
           }
+          if (layoutScreenshots !== undefined)
+            await page.screenshot({
+              path: path.join(layoutScreenshots, `${language}-${width}-${name}.png`),
+              // an open dialog as the screen shows it; a page whole
+              fullPage: (await page.locator("dialog[open]").count()) === 0
+            })
           if (language === "es")
             expect(await strayWords(page, knownValues), `${name}: words not in Spanish`).toEqual([])
           expect(violations, `${name}:\n${describeViolations(violations)}`).toEqual([])
@@ -352,14 +457,44 @@ describe("accessibility and width of every page and dialog, in Spanish and Engli
           })
         }
 
+        it("the detail of every request, one outcome after another", async () => {
+          await page.goto("/requests")
+          await page.locator("main h1").waitFor()
+          const rows = page.locator("main tbody tr")
+          await expect.poll(() => rows.count()).toBeGreaterThanOrEqual(requestOutcomes.length)
+          const count = await rows.count()
+          const seen = new Set<string>()
+          const wider: Array<string> = []
+          for (let index = 0; index < count; index++) {
+            const row = rows.nth(index)
+            const outcome = (await row.locator(".badge[title]").first().getAttribute("title")) ?? "none"
+            if (layoutScreenshots !== undefined && !seen.has(outcome))
+              await row.screenshot({
+                path: path.join(layoutScreenshots, `${language}-${width}-row-${outcome}.png`)
+              })
+            await openDialog(page, () => row.locator("button.link").first().click())
+            const by = await overflow(page)
+            if (by > 0) wider.push(`${outcome} (row ${index + 1}): ${by} px`)
+            if (layoutScreenshots !== undefined && !seen.has(outcome))
+              await page.screenshot({
+                path: path.join(layoutScreenshots, `${language}-${width}-request-${outcome}.png`)
+              })
+            seen.add(outcome)
+            await page.keyboard.press("Escape")
+            await expect.poll(() => page.locator("dialog[open]").count()).toBe(0)
+          }
+          expect([...seen]).toEqual(expect.arrayContaining([...requestOutcomes]))
+          expect(wider, `request details wider than the ${width} px viewport`).toEqual([])
+        })
+
         for (const view of views(language)) {
           it(view.name, async () => {
-            await page.goto(view.path.replace(":lead", leadId))
+            await page.goto(view.path.replace(":lead", leadId).replace(":longest", longestLeadId))
             await page.locator("main h1").waitFor()
             await page.waitForLoadState("networkidle").catch(() => undefined)
             await expect.poll(() => page.locator("[aria-busy=true], main .loading").count()).toBe(0)
             if (view.open !== undefined) await view.open(page)
-            await check(view.name)
+            await check(view.name, view)
             expect(problems).toEqual([])
           })
         }

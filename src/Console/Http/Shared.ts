@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import { type HttpApi, HttpApiBuilder, type HttpApiGroup } from "effect/http-api"
 import { AdminApi, CurrentOperator } from "../../AdminApi/AdminApi.ts"
+import type { AuditAction } from "../../AdminApi/Audit.ts"
 import { type Rejected, UnknownEntity } from "../../Domain/Errors.ts"
 import { RequestLog } from "../../Intake/RequestLog.ts"
 import { Audit } from "../AuditLog.ts"
@@ -55,7 +56,7 @@ export const organizationScope = Effect.gen(function* () {
 
   const record = Effect.fn("Admin.audit")(function* (
     organization: OrganizationRow,
-    action: string,
+    action: AuditAction,
     target: string
   ) {
     const operator = yield* CurrentOperator

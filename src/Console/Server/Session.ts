@@ -8,6 +8,7 @@ import {
   sessionCookieName,
   sessionSecurity
 } from "../../AdminApi/AdminApi.ts"
+import type { AuditAction } from "../../AdminApi/Audit.ts"
 import { Audit } from "../AuditLog.ts"
 import {
   AdminRequest,
@@ -64,7 +65,7 @@ export const layerSessionHandlers = HttpApiBuilder.group(
         HttpServerResponse.expireCookie(sessionCookieName, { sameSite, path, secure, httpOnly })
       )
     }).pipe(Effect.orDie)
-    const record = (operator: OperatorIdentity, action: string, target: string | null = null) =>
+    const record = (operator: OperatorIdentity, action: AuditAction, target: string | null = null) =>
       audit.record({
         organizationId: operator.organizationId,
         operatorId: operator.id,

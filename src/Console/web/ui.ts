@@ -164,6 +164,12 @@ export const time = (iso: string | null | undefined, style: TimeStyle = "datetim
 /** The label of a column of times: names the organization's time zone they are shown in. */
 export const timeColumnLabel = (label: string) => t.common.timeColumn(label, zoneLabel())
 
+/**
+ * A column's label as a stacked card shows it beside each value: a hyphen joins what it joins, so a
+ * zone stays on one line ("RECEIVED (GMT-" above "6)" on a phone).
+ */
+const cardLabel = (label: string) => label.replaceAll("-", "\u2011")
+
 export const duration = (ms: number | null | undefined) => formatMilliseconds(ms)
 
 export const number = (value: number | null | undefined) => formatNumber(value)
@@ -199,7 +205,13 @@ export const outcomeBadge = (outcome: string | null | undefined) =>
  */
 export const attemptError = (error: string): Child => {
   const words = t.webhooks.attemptErrors
-  const code = (text: string) => h("code", { class: "error-text" }, text)
+  // a system code breaks after an underscore before anywhere else ("ERR_HTTP2_STREAM_CANCE" above "L")
+  const code = (text: string) =>
+    h(
+      "code",
+      { class: "error-text" },
+      text.split(/(?<=_)/).flatMap((part, index) => (index === 0 ? [part] : [h("wbr"), part]))
+    )
   let match = /^HTTP (\d{3})$/.exec(error)
   if (match) return h("span", { class: "error-text", title: error }, words.http(match[1] ?? ""))
   match = /^redirect: HTTP (\d{3}) \(not followed\)$/.exec(error)
@@ -464,7 +476,11 @@ export const table = <Row>({
             "tr",
             rowAttributes?.(row) ?? {},
             columns.map((column) =>
-              h("td", { "data-label": column.label, class: column.className }, cellContent(column.cell(row)))
+              h(
+                "td",
+                { "data-label": cardLabel(column.label), class: column.className },
+                cellContent(column.cell(row))
+              )
             )
           )
         )

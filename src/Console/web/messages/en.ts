@@ -1,3 +1,4 @@
+import type { AuditAction, RequestOutcome } from "../../../AdminApi/AdminApi.ts"
 import type { AdminErrorCode } from "../../../AdminApi/Errors.ts"
 import { captureEn } from "./pages/capture.ts"
 import { catalogEn } from "./pages/catalog.ts"
@@ -291,7 +292,7 @@ export const en = {
       unsupported_media_type: "Not JSON",
       temporarily_unavailable: "Database unavailable",
       internal_error: "Server error"
-    } as Readonly<Record<string, string>>,
+    } satisfies Record<RequestOutcome, string> as Readonly<Record<string, string>>,
     status2xx: "2xx success",
     status4xx: "4xx client error",
     status5xx: "5xx server error",
@@ -363,7 +364,6 @@ export const en = {
       "rule.create": "Capture rule added",
       "rule.delete": "Capture rule deleted",
       "session.sign_in": "Signed in",
-      "session.sign_in_failed": "Failed sign-in",
       "session.sign_in_throttled": "Sign-in blocked (too many attempts)",
       "session.sign_out": "Signed out",
       "session.sign_out_everywhere": "Signed out everywhere",
@@ -377,7 +377,7 @@ export const en = {
       "webhook.rotate_secret": "Signing secret rotated",
       "webhook.test": "Test event sent",
       "webhook.auto_disabled": "Webhook endpoint paused automatically"
-    } as Readonly<Record<string, string>>,
+    } satisfies Record<AuditAction, string> as Readonly<Record<string, string>>,
     title: "Audit",
     lede: "Every operator action: who, what, when and from where. Entries are kept.",
     caption: "Audit log",

@@ -1,3 +1,4 @@
+import type { AuditAction, RequestOutcome } from "../../../AdminApi/AdminApi.ts"
 import type { Messages } from "./en.ts"
 import { captureEs } from "./pages/capture.ts"
 import { catalogEs } from "./pages/catalog.ts"
@@ -280,7 +281,7 @@ export const es: Messages = {
       unsupported_media_type: "No es JSON",
       temporarily_unavailable: "Base de datos no disponible",
       internal_error: "Error del servidor"
-    },
+    } satisfies Record<RequestOutcome, string>,
     status2xx: "2xx (aceptadas)",
     status4xx: "4xx (rechazadas por los datos o la clave)",
     status5xx: "5xx (fallas del servidor)",
@@ -351,7 +352,6 @@ export const es: Messages = {
       "rule.create": "Regla de asignación agregada",
       "rule.delete": "Regla de asignación eliminada",
       "session.sign_in": "Inicio de sesión",
-      "session.sign_in_failed": "Inicio de sesión fallido",
       "session.sign_in_throttled": "Inicio de sesión bloqueado (demasiados intentos)",
       "session.sign_out": "Cierre de sesión",
       "session.sign_out_everywhere": "Cierre de sesión en todos los dispositivos",
@@ -365,7 +365,7 @@ export const es: Messages = {
       "webhook.rotate_secret": "Secreto de firma rotado",
       "webhook.test": "Evento de prueba enviado",
       "webhook.auto_disabled": "Endpoint de webhook pausado automáticamente"
-    },
+    } satisfies Record<AuditAction, string>,
     title: "Auditoría",
     lede: "Cada acción de los operadores: quién, qué, cuándo y desde dónde. Los registros se conservan.",
     caption: "Registro de auditoría",

@@ -1,7 +1,7 @@
 // The request log: per origin or unattributed, filters, cursor pagination, live polling, detail dialog.
 // Live requests by default; the Test data switch shows the test keys' requests instead.
 
-import type { RequestFilters, RequestItem } from "../../../AdminApi/AdminApi.ts"
+import { type RequestFilters, type RequestItem, requestOutcomes } from "../../../AdminApi/AdminApi.ts"
 import { decodeLeadBody } from "../../../AdminApi/LeadBody.ts"
 import { apiUrl, call, canChange, errorText, isAbort, isPlatformAdmin } from "../api.ts"
 import { formatClock, formatDateTime, formatNumber, fromZonedLocal, t, toZonedLocal } from "../i18n.ts"
@@ -43,24 +43,6 @@ type Filters = { -readonly [K in keyof typeof RequestFilters]?: string }
 const isTest = (item: Item) => item.livemode === false
 
 const POLL_MS = 3000
-
-/** The public API's outcomes, as the request log records them (the filter's values; shown in words). */
-const outcomes = [
-  "created",
-  "enriched",
-  "replay",
-  "dry_run",
-  "invalid_key",
-  "validation_error",
-  "rate_limited",
-  "idempotency_conflict",
-  "idempotency_in_progress",
-  "property_not_found",
-  "payload_too_large",
-  "unsupported_media_type",
-  "temporarily_unavailable",
-  "internal_error"
-]
 
 /** `?a=1&b=2` from the filters that are set. */
 const queryString = (params: Filters) => {
@@ -416,7 +398,7 @@ export const renderRequests: Page = async (main, { signal, navigate, search }) =
     { name: "outcome" },
     [
       ["", t.requests.anyOutcome],
-      ...outcomes.map((value) => [value, t.requests.outcomes[value] ?? value] as const)
+      ...requestOutcomes.map((value) => [value, t.requests.outcomes[value] ?? value] as const)
     ],
     filters.outcome
   )
