@@ -145,7 +145,7 @@ export const everyOutcome = async (
   )
   const logged = await withSql(app, (sql) =>
     Effect.gen(function* () {
-      const present = (yield* sql<{ outcome: string }>`SELECT DISTINCT outcome FROM request_log`).map(
+      const present = (yield* sql<{ outcome: string }>`SELECT DISTINCT outcome FROM logged_requests`).map(
         (row) => row.outcome
       )
       for (const outcome of requestOutcomes.filter((outcome) => !present.includes(outcome))) {
@@ -153,15 +153,15 @@ export const everyOutcome = async (
         // A copy of the partner's first request with the outcome a fault or a clock would have given it,
         // and a request id as the server makes them.
         yield* sql`
-          INSERT INTO request_log (request_id, at, organization_id, origin_id, key_prefix, status, outcome,
+          INSERT INTO logged_requests (request_id, at, organization_id, origin_id, key_prefix, status, outcome,
                                    idempotency_key, duration_ms, livemode)
           SELECT ${crypto.randomUUID()}, now(), organization_id, origin_id,
                  key_prefix, ${status}, ${outcome}, idempotency_key, duration_ms, livemode
-          FROM request_log WHERE origin_id IS NOT NULL ORDER BY id LIMIT 1`
+          FROM logged_requests WHERE origin_id IS NOT NULL ORDER BY id LIMIT 1`
       }
       return yield* sql<{ outcome: string; kept: boolean; rescued: boolean }>`
         SELECT outcome, bool_or(kept_body IS NOT NULL) AS kept, bool_or(rescued_lead_id IS NOT NULL) AS rescued
-        FROM request_log GROUP BY outcome`
+        FROM logged_requests GROUP BY outcome`
     })
   )
   expect(logged.map((row) => row.outcome)).toEqual(expect.arrayContaining([...requestOutcomes]))
