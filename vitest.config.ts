@@ -13,7 +13,7 @@ import { defineConfig } from "vitest/config"
 const timed = [
   "test/faults/**/!(write-failure).test.ts",
   "test/cluster/**/*.test.ts",
-  "test/admin/api.test.ts",
+  "test/admin/sign-in-timing.test.ts",
   "test/admin/limits.test.ts",
   "test/integration/failure.test.ts",
   "test/integration/health.test.ts",
