@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest"
-import { dayInZone, fromZonedLocal, setTimeZone, toZonedLocal } from "../../src/Console/web/i18n.ts"
+import {
+  dayInZone,
+  formatDate,
+  formatShort,
+  fromZonedLocal,
+  setLocale,
+  setTimeZone,
+  toZonedLocal
+} from "../../src/Console/web/i18n.ts"
 import { midnightInZone } from "../../src/Domain/Locale.ts"
 
 /**
@@ -74,5 +82,21 @@ describe("the console's clock, in the organization's zone", () => {
   it("falls back to Mexico City for a zone the browser does not know", () => {
     setTimeZone("Mars/Olympus_Mons")
     expect(dayInZone(Date.parse("2026-11-26T00:03:00Z"))).toBe("2026-11-25")
+  })
+
+  it("writes a date one way with or without its year, in Spanish and in English", () => {
+    setTimeZone("America/Mexico_City")
+    const thisYear = new Date().getUTCFullYear()
+    const inThisYear = `${thisYear}-03-05T18:00:00.000Z`
+    const lastYear = `${thisYear - 1}-03-05T18:00:00.000Z`
+    setLocale("es-MX")
+    // Not "05-mar" beside "05 mar 2025": ICU's Spanish pattern without a year puts a dash.
+    expect(formatDate(inThisYear)).toBe("5 mar")
+    expect(formatDate(lastYear)).toBe(`5 mar ${thisYear - 1}`)
+    expect(formatShort(inThisYear)).toBe("5 mar, 12:00:00")
+    expect(formatShort(lastYear)).toBe(`5 mar ${thisYear - 1}, 12:00:00`)
+    setLocale("en")
+    expect(formatDate(inThisYear)).toBe("Mar 5")
+    expect(formatDate(lastYear)).toBe(`Mar 5, ${thisYear - 1}`)
   })
 })

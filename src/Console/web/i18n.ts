@@ -93,17 +93,20 @@ const clockParts: Intl.DateTimeFormatOptions = {
   second: "2-digit",
   hourCycle: "h23"
 }
-const dayParts: Intl.DateTimeFormatOptions = { month: "short", day: "2-digit", ...clockParts }
+// The day as a number, not two digits: Spanish's short pattern with two digits and no year is
+// "01-dic", with a year "01 dic 2026", so one table read two ways; with a number it is "1 dic" and
+// "1 dic 2026" (and "Dec 1", "Dec 1, 2026").
+const dayParts: Intl.DateTimeFormatOptions = { month: "short", day: "numeric", ...clockParts }
 const dateTimeParts: Intl.DateTimeFormatOptions = { year: "numeric", ...dayParts }
 
 const makeFormats = () => ({
   dateTime: new Intl.DateTimeFormat(locale, { timeZone, ...dateTimeParts }),
   dateTimeZoned: new Intl.DateTimeFormat(locale, { timeZone, ...dateTimeParts, timeZoneName: "short" }),
   shortDateTime: new Intl.DateTimeFormat(locale, { timeZone, ...dayParts }),
-  date: new Intl.DateTimeFormat(locale, { timeZone, year: "numeric", month: "short", day: "2-digit" }),
-  dayMonth: new Intl.DateTimeFormat(locale, { timeZone, month: "short", day: "2-digit" }),
+  date: new Intl.DateTimeFormat(locale, { timeZone, year: "numeric", month: "short", day: "numeric" }),
+  dayMonth: new Intl.DateTimeFormat(locale, { timeZone, month: "short", day: "numeric" }),
   /** A calendar day the API sends as `YYYY-MM-DD`: shown as that day, whatever the zone. */
-  calendarDay: new Intl.DateTimeFormat(locale, { timeZone: "UTC", month: "short", day: "2-digit" }),
+  calendarDay: new Intl.DateTimeFormat(locale, { timeZone: "UTC", month: "short", day: "numeric" }),
   hourMinute: new Intl.DateTimeFormat(locale, {
     timeZone,
     hour: "2-digit",

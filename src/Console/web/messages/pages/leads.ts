@@ -3,7 +3,7 @@ export const leadsEn = {
   title: "Leads",
   searchLabel: "Search leads",
   searchField: "Phone, name or e-mail",
-  searchPlaceholder: "+52 55 1234 5678, Ana López or ana@example.com",
+  searchPlaceholder: "Ana López or 55 1234 5678",
   searchHint: "A phone matches in any format: spaces, dashes, with or without the country code.",
   search: "Search",
   matching: (q: string) => `Leads matching “${q}”.`,
@@ -83,7 +83,7 @@ export const leadsEs: typeof leadsEn = {
   title: "Prospectos",
   searchLabel: "Buscar prospectos",
   searchField: "Teléfono, nombre o correo",
-  searchPlaceholder: "+52 55 1234 5678, Ana López o ana@ejemplo.mx",
+  searchPlaceholder: "Ana López o 55 1234 5678",
   searchHint:
     "El teléfono se encuentra en cualquier formato: con espacios o guiones, con o sin lada internacional.",
   search: "Buscar",

@@ -6,7 +6,7 @@ export const webhooksEn = {
   newEndpoint: "New endpoint",
   newEndpointTitle: "New webhook endpoint",
   url: "URL",
-  urlPlaceholder: "https://crm.example.com/hooks/leads",
+  urlPlaceholder: "https://crm.example.com/hooks",
   urlHint:
     "An https:// address on the public internet; private, loopback and link-local addresses are refused.",
   urlRequired: "Enter the URL to POST events to.",
@@ -145,7 +145,7 @@ export const webhooksEs: typeof webhooksEn = {
   newEndpoint: "Nuevo endpoint",
   newEndpointTitle: "Nuevo endpoint de webhook",
   url: "URL",
-  urlPlaceholder: "https://crm.ejemplo.mx/hooks/prospectos",
+  urlPlaceholder: "https://crm.ejemplo.mx/webhooks",
   urlHint:
     "Una dirección https:// en internet pública; no se aceptan direcciones privadas, de loopback ni de enlace local.",
   urlRequired: "Escribe la URL a la que se enviarán los eventos.",
