@@ -86,21 +86,30 @@ const adminClient = () => {
  * while it exists: a run that kept them all would spend its CPU on them.
  *
  * On a Citus cluster that gives its superuser (`TEST_CITUS_SUPERUSER_URLS`, `.ci/citus`'s) the
- * superuser drops them, trying again every 250 ms for up to 5 s. As the test role, `WITH (FORCE)`
- * may not end the superuser's sessions that Citus's maintenance daemons hold in a database's copies
- * ("must be a superuser to terminate superuser process"), and a propagated `DROP DATABASE` that
- * meets one leaves the cluster in pieces: the coordinator's copy invalid, the workers' there, each
- * with a maintenance daemon that tries several times a second to connect to the coordinator's
- * invalid copy. A CI run that left twenty of them spent its later files' CPU on that, and their
- * writes timed out: docs/testing.md has the reproduction and the reasons in Citus's source. Even the
- * superuser's drop may fail for a moment ("being accessed by other users": a daemon's connection
- * still starting, which is no session to end yet), hence the tries; one that failed half-way is
- * finished node by node, with Citus's propagation off. A database still there is named on stderr.
+ * superuser drops them, trying again every 250 ms for at most 25 s in all (the hook has 60). As the
+ * test role, `WITH (FORCE)` may not end the superuser's sessions that Citus's maintenance daemons
+ * hold in a database's copies ("must be a superuser to terminate superuser process"), and a
+ * propagated `DROP DATABASE` that meets one leaves the cluster in pieces: the coordinator's copy
+ * invalid, the workers' there, each with a maintenance daemon that tries several times a second to
+ * connect to the coordinator's invalid copy. A CI run that left twenty of them spent its later
+ * files' CPU on that, and their writes timed out: docs/testing.md has the reproduction and the
+ * reasons in Citus's source. Even the superuser's drop may fail ("being accessed by other users": a
+ * connection still starting, which is no session to end yet, keeps it waiting 5 s), hence the tries;
+ * one that failed half-way is finished node by node, with Citus's propagation off. A database still
+ * there is named on stderr.
  */
+const dropBudgetMillis = 25_000
+
 export const dropCreatedDatabases = Effect.gen(function* () {
   if (created.size === 0) return
   const nodes = postgres().citus?.inspection ?? null
-  /** Runs `statement` on a session of its own, again every 250 ms until it succeeds (at most `times`). */
+  // Every try of every database ends by then, well within the hook's 60 s (a try that meets a
+  // connection starting waits 5 s before it fails).
+  const deadline = Date.now() + dropBudgetMillis
+  /**
+   * Runs `statements` on a session of their own, again every 250 ms until they succeed (at most
+   * `times` more, and none past the deadline).
+   */
   const tried = (url: string | null, times: number, ...statements: ReadonlyArray<string>) =>
     Effect.scoped(
       Effect.gen(function* () {
@@ -108,12 +117,16 @@ export const dropCreatedDatabases = Effect.gen(function* () {
           url === null ? yield* adminClient() : yield* PgClient.makeClient({ url: Redacted.make(url) })
         for (const statement of statements) yield* admin.unsafe(statement)
       })
-    ).pipe(Effect.retry({ schedule: Schedule.spaced("250 millis"), times }), Effect.exit)
+    ).pipe(
+      Effect.timeout("10 seconds"),
+      Effect.retry({ schedule: Schedule.spaced("250 millis"), times, while: () => Date.now() < deadline }),
+      Effect.exit
+    )
   for (const name of created) {
     const drop = `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`
     let dropped = yield* tried(nodes?.[0]?.superuserUrl ?? null, nodes === null ? 0 : 20, drop)
     // What a propagated drop that failed half-way left, each node's copy by itself.
-    if (Exit.isFailure(dropped) && nodes !== null) {
+    if (Exit.isFailure(dropped) && nodes !== null && Date.now() < deadline) {
       dropped = Exit.void
       for (const node of nodes) {
         const alone = yield* tried(
